@@ -1,0 +1,51 @@
+// Command allocate is the AllocateFunction Lambda: POST /v1/allocations and
+// GET /v1/allocations/{gameInstanceId} behind an HTTP API (payload 2.0).
+package main
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+)
+
+func main() {
+	cfg, err := config.LoadAllocate(os.Getenv)
+	if err != nil {
+		// Start-up failure: exiting makes Lambda report an init error.
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	log := logging.New(os.Stdout, cfg.LogLevel)
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	if err != nil {
+		log.Error("load AWS configuration", "error", err)
+		os.Exit(1)
+	}
+
+	svc := allocation.NewService(allocation.Options{
+		Store:          store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable),
+		Allocator:      gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
+		Tokens:         secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
+		Defaults:       allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet},
+		BackendAddress: cfg.BackendAddress,
+		AttemptTimeout: cfg.AttemptTimeout,
+		Lease:          cfg.AllocationLease,
+		Retention:      cfg.RecordRetention,
+	})
+	lambda.Start(httpadapter.NewV2(httpapi.NewAllocateHandler(svc, log)).ProxyWithContext)
+}

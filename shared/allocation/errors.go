@@ -1,0 +1,60 @@
+package allocation
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Code is a stable error code clients can switch on.
+type Code string
+
+// The public error codes. The HTTP layer maps them to statuses in one place.
+const (
+	CodeInvalidRequest       Code = "INVALID_REQUEST"
+	CodeAllocationInProgress Code = "ALLOCATION_IN_PROGRESS"
+	CodeIdempotencyMismatch  Code = "IDEMPOTENCY_MISMATCH"
+	CodeNoCapacity           Code = "NO_CAPACITY"
+	CodeUpstreamTimeout      Code = "UPSTREAM_TIMEOUT"
+	CodeAllocationFailed     Code = "ALLOCATION_FAILED"
+	CodeNotFound             Code = "NOT_FOUND"
+	CodeInternal             Code = "INTERNAL"
+)
+
+// Error is every error the domain returns to its callers.
+type Error struct {
+	Code    Code
+	Message string
+	// Attempts is set for upstream failures.
+	Attempts []Attempt
+	// RetryAfter is set when the caller should come back later.
+	RetryAfter time.Duration
+	// Err is the internal cause; it is logged, never shown to clients.
+	Err error
+}
+
+func (e *Error) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("%s: %s: %v", e.Code, e.Message, e.Err)
+	}
+	return fmt.Sprintf("%s: %s", e.Code, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// CodeOf returns the code of err, INTERNAL for anything unclassified.
+func CodeOf(err error) Code {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Code
+	}
+	return CodeInternal
+}
+
+func invalid(format string, args ...any) *Error {
+	return &Error{Code: CodeInvalidRequest, Message: fmt.Sprintf(format, args...)}
+}
+
+func internal(message string, err error) *Error {
+	return &Error{Code: CodeInternal, Message: message, Err: err}
+}

@@ -1,0 +1,106 @@
+package allocation
+
+import (
+	"errors"
+	"net/http"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+)
+
+// outcome classifies one attempt for the fallback and error-code decisions.
+type outcome int
+
+const (
+	outcomeOK       outcome = iota + 1
+	outcomeCapacity         // 404, 409, 429, 503: no server right now
+	outcomeTimeout          // no answer in time
+	outcomeFailed           // anything else: auth, 5xx, bad body, transport
+	outcomeSkipped          // not tried: the deadline left no time for it
+)
+
+func classifyError(err error) outcome {
+	var gf *gamefabric.Error
+	if !errors.As(err, &gf) {
+		return outcomeFailed
+	}
+	switch gf.Kind {
+	case gamefabric.KindTimeout:
+		return outcomeTimeout
+	case gamefabric.KindStatus:
+		switch gf.Status {
+		case http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+			return outcomeCapacity
+		}
+	}
+	return outcomeFailed
+}
+
+// failureCode turns the attempts of a failed allocation into the public code:
+// NO_CAPACITY when every attempt found no capacity, UPSTREAM_TIMEOUT when the
+// attempts that were not capacity answers all timed out (or nothing could be
+// tried in time), ALLOCATION_FAILED otherwise.
+func failureCode(attempts []Attempt) Code {
+	var tried, capacity, timeouts int
+	for _, a := range attempts {
+		switch a.outcome {
+		case outcomeSkipped:
+			continue
+		case outcomeCapacity:
+			capacity++
+		case outcomeTimeout:
+			timeouts++
+		}
+		tried++
+	}
+	switch {
+	case tried == 0:
+		return CodeUpstreamTimeout
+	case capacity == tried:
+		return CodeNoCapacity
+	case timeouts > 0 && timeouts+capacity == tried:
+		return CodeUpstreamTimeout
+	default:
+		return CodeAllocationFailed
+	}
+}
+
+func failureMessage(code Code) string {
+	switch code {
+	case CodeNoCapacity:
+		return "no game server available in any region tried"
+	case CodeUpstreamTimeout:
+		return "GameFabric did not answer in time"
+	default:
+		return "GameFabric rejected or failed every allocation attempt"
+	}
+}
+
+// RetryPolicy bounds same-region retries after a 429.
+type RetryPolicy struct {
+	// Max429Retries is how many times a region answering 429 is asked again.
+	Max429Retries int
+	// BaseBackoff doubles per retry when the allocator sends no Retry-After.
+	BaseBackoff time.Duration
+	// MaxWait caps one wait; a longer Retry-After moves on to the next region.
+	MaxWait time.Duration
+}
+
+// DefaultRetryPolicy is used when the service is given none.
+var DefaultRetryPolicy = RetryPolicy{Max429Retries: 2, BaseBackoff: 100 * time.Millisecond, MaxWait: 2 * time.Second}
+
+// wait429 is how long to wait before asking a region again after its
+// retry-th 429, and whether to ask again at all.
+func (p RetryPolicy) wait429(retry int, retryAfter, remaining time.Duration) (time.Duration, bool) {
+	if retry >= p.Max429Retries {
+		return 0, false
+	}
+	wait := retryAfter
+	if wait <= 0 {
+		wait = p.BaseBackoff << retry
+	}
+	if wait > p.MaxWait || wait >= remaining {
+		return 0, false
+	}
+	return wait, true
+}

@@ -1,0 +1,80 @@
+package allocation
+
+import (
+	"errors"
+	"time"
+)
+
+// State is where a game instance's allocation stands.
+type State string
+
+const (
+	StateAllocating State = "Allocating" // claimed; an upstream call is in flight
+	StateAllocated  State = "Allocated"  // a game server was allocated
+	StateFailed     State = "Failed"     // every attempt failed; may be retried
+)
+
+// Server is what the backend needs to send players to the game server.
+type Server struct {
+	Address string         `json:"address"`
+	IP      string         `json:"ip"`
+	Ports   map[string]int `json:"ports"`
+}
+
+// Attempt is one upstream call. Status is 0 when no HTTP answer arrived.
+type Attempt struct {
+	Region     string `json:"region"`
+	Status     int    `json:"status"`
+	Error      string `json:"error,omitempty"`
+	Body       string `json:"body,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+	outcome    outcome
+}
+
+// Failure is why a Failed record failed.
+type Failure struct {
+	Code    Code   `json:"code"`
+	Message string `json:"message"`
+}
+
+// Record is one game instance's allocation as stored.
+type Record struct {
+	GameInstanceID string
+	State          State
+	Fingerprint    Fingerprint
+	Environment    string
+	ArmadaSet      string
+	Region         string
+	FallbackUsed   bool
+	Server         *Server
+	Attempts       []Attempt
+	Failure        *Failure
+	// PartnerGameTokenHash is the SHA-256 of the game server's link-back
+	// credential; the token itself is never stored.
+	PartnerGameTokenHash string
+	// ClaimID identifies the invocation holding the claim; the outcome is
+	// written only if the claim is still ours.
+	ClaimID        string
+	LeaseExpiresAt time.Time
+	CreatedAt      time.Time
+	UpdatedAt      time.Time
+	ExpiresAt      time.Time
+}
+
+// Store errors.
+var (
+	// ErrNotFound: no record for that game instance.
+	ErrNotFound = errors.New("game instance not found")
+	// ErrClaimLost: the claim expired and another invocation took it over.
+	ErrClaimLost = errors.New("claim lost to another invocation")
+)
+
+// ClaimConflictError is returned by Store.Claim when the game instance is
+// already claimed or allocated; Existing is the record that blocked it.
+type ClaimConflictError struct {
+	Existing Record
+}
+
+func (e *ClaimConflictError) Error() string {
+	return "game instance " + e.Existing.GameInstanceID + " is " + string(e.Existing.State)
+}

@@ -1,0 +1,211 @@
+// Package allocation is the domain: it validates an allocation request,
+// claims the game instance so only one upstream allocation can happen, asks
+// GameFabric region by region, and records the outcome.
+package allocation
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strings"
+)
+
+// Request is the body of POST /v1/allocations.
+type Request struct {
+	GameInstanceID     string `json:"gameInstanceId"`
+	DesiredRegion      string `json:"desiredRegion"`
+	GameServerVersion  string `json:"gameServerVersion"`
+	ServerArgs         string `json:"serverArgs"`
+	PartnerGameToken   string `json:"partnerGameToken"`
+	PartnerSocialToken string `json:"partnerSocialToken"`
+}
+
+// Field limits. They keep one record far below DynamoDB's 400 KB item limit
+// and reject garbage early with a message that names the field.
+const (
+	MaxBodyBytes          = 64 << 10
+	maxGameInstanceID     = 128
+	maxRegion             = 64
+	maxGameServerVersion  = 256
+	maxServerArgs         = 8 << 10
+	maxPartnerGameToken   = 1 << 10
+	maxPartnerSocialToken = 8 << 10
+	maxLabelValue         = 63 // env and armadaset travel as Kubernetes label values
+)
+
+var (
+	gameInstanceIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+	regionPattern         = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+	labelValuePattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+)
+
+// DecodeRequest parses a request body strictly: one JSON object, known fields only.
+func DecodeRequest(body []byte) (Request, error) {
+	if len(body) > MaxBodyBytes {
+		return Request{}, invalid("request body exceeds %d bytes", MaxBodyBytes)
+	}
+	if len(bytes.TrimSpace(body)) == 0 {
+		return Request{}, invalid("request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.DisallowUnknownFields()
+	var req Request
+	if err := dec.Decode(&req); err != nil {
+		return Request{}, invalid("request body is not a valid allocation request: %s", describeJSONError(err))
+	}
+	if !bytes.HasPrefix(bytes.TrimSpace(body), []byte("{")) {
+		return Request{}, invalid("request body must be a JSON object")
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return Request{}, invalid("request body has data after the JSON object")
+	}
+	return req, nil
+}
+
+func describeJSONError(err error) string {
+	var typeErr *json.UnmarshalTypeError
+	if errors.As(err, &typeErr) && typeErr.Field != "" {
+		return fmt.Sprintf("field %q must be a %s", typeErr.Field, typeErr.Type)
+	}
+	// encoding/json reports unknown fields as `json: unknown field "x"`.
+	return strings.TrimPrefix(err.Error(), "json: ")
+}
+
+// Defaults are the configured fallbacks (the plugin's fallback* settings).
+type Defaults struct {
+	Region      string
+	Environment string
+	ArmadaSet   string
+}
+
+// Spec is a validated request with every rule applied.
+type Spec struct {
+	GameInstanceID string
+	// Regions is the attempt plan: the primary, then the fallback.
+	Regions     []string
+	Environment string
+	ArmadaSet   string
+	// Fingerprint identifies the request for idempotency checks.
+	Fingerprint Fingerprint
+	// PartnerGameToken is empty when the caller gave none (one is minted).
+	PartnerGameToken   string
+	PartnerSocialToken string
+}
+
+// Fingerprint is what must match for a replay to count as the same request.
+type Fingerprint struct {
+	DesiredRegion     string
+	GameServerVersion string
+	ServerArgs        string
+}
+
+// Resolve validates req and applies the version and region rules. Every
+// problem is reported at once.
+func (d Defaults) Resolve(req Request) (Spec, error) {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
+
+	switch id := req.GameInstanceID; {
+	case id == "":
+		add("gameInstanceId is required")
+	case len(id) > maxGameInstanceID:
+		add("gameInstanceId must be at most %d characters", maxGameInstanceID)
+	case !gameInstanceIDPattern.MatchString(id):
+		add("gameInstanceId may only contain letters, digits and . _ : -")
+	}
+
+	desired := strings.ToLower(strings.TrimSpace(req.DesiredRegion))
+	if len(desired) > maxRegion || (desired != "" && !regionPattern.MatchString(desired)) {
+		add("desiredRegion must be at most %d characters of lowercase letters, digits and . _ -", maxRegion)
+	}
+	regions, err := PlanRegions(desired, d.Region)
+	if err != nil {
+		add("%s", err)
+	}
+
+	version := strings.TrimSpace(req.GameServerVersion)
+	var env, set string
+	if len(version) > maxGameServerVersion {
+		add("gameServerVersion must be at most %d characters", maxGameServerVersion)
+	} else {
+		env, set, err = ParseVersion(version, d.Environment, d.ArmadaSet)
+		if err != nil {
+			add("%s", err)
+		}
+	}
+
+	if len(req.ServerArgs) > maxServerArgs {
+		add("serverArgs must be at most %d bytes", maxServerArgs)
+	}
+	if len(req.PartnerGameToken) > maxPartnerGameToken {
+		add("partnerGameToken must be at most %d bytes", maxPartnerGameToken)
+	}
+	if len(req.PartnerSocialToken) > maxPartnerSocialToken {
+		add("partnerSocialToken must be at most %d bytes", maxPartnerSocialToken)
+	}
+	if len(problems) > 0 {
+		return Spec{}, invalid("%s", strings.Join(problems, "; "))
+	}
+	return Spec{
+		GameInstanceID: req.GameInstanceID,
+		Regions:        regions,
+		Environment:    env,
+		ArmadaSet:      set,
+		Fingerprint: Fingerprint{
+			DesiredRegion:     desired,
+			GameServerVersion: version,
+			ServerArgs:        req.ServerArgs,
+		},
+		PartnerGameToken:   req.PartnerGameToken,
+		PartnerSocialToken: req.PartnerSocialToken,
+	}, nil
+}
+
+// ParseVersion splits "<environment>::<armadaSet>" on the first "::". A
+// missing or empty part takes its fallback. A version without "::" is the
+// environment alone.
+func ParseVersion(version, fallbackEnv, fallbackSet string) (env, set string, err error) {
+	env, set, _ = strings.Cut(strings.TrimSpace(version), "::")
+	env, set = strings.TrimSpace(env), strings.TrimSpace(set)
+	if env == "" {
+		env = fallbackEnv
+	}
+	if set == "" {
+		set = fallbackSet
+	}
+	var missing []string
+	for _, p := range []struct{ name, value, fallback string }{
+		{"environment", env, "FALLBACK_ENVIRONMENT"},
+		{"armada set", set, "FALLBACK_ARMADA_SET"},
+	} {
+		switch {
+		case p.value == "":
+			missing = append(missing, fmt.Sprintf("gameServerVersion has no %s and %s is not configured (expected <environment>::<armadaSet>)", p.name, p.fallback))
+		case len(p.value) > maxLabelValue || !labelValuePattern.MatchString(p.value):
+			missing = append(missing, fmt.Sprintf("gameServerVersion %s %q must be a label value: at most %d letters, digits, . _ -, starting and ending alphanumeric", p.name, p.value, maxLabelValue))
+		}
+	}
+	if len(missing) > 0 {
+		return "", "", errors.New(strings.Join(missing, "; "))
+	}
+	return env, set, nil
+}
+
+// PlanRegions is the attempt order: the desired region (already normalised)
+// or else the fallback as primary, then the fallback if it differs.
+func PlanRegions(desired, fallback string) ([]string, error) {
+	fallback = strings.ToLower(strings.TrimSpace(fallback))
+	switch {
+	case desired == "" && fallback == "":
+		return nil, errors.New("desiredRegion is required because FALLBACK_REGION is not configured")
+	case desired == "":
+		return []string{fallback}, nil
+	case fallback == "" || fallback == desired:
+		return []string{desired}, nil
+	default:
+		return []string{desired, fallback}, nil
+	}
+}

@@ -1,0 +1,149 @@
+package allocation
+
+import (
+	"errors"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func TestDecodeRequest(t *testing.T) {
+	tests := []struct {
+		name    string
+		body    string
+		want    Request
+		wantErr string
+	}{
+		{name: "full", body: `{"gameInstanceId":"gi-1","desiredRegion":"us-west","gameServerVersion":"prag::set","serverArgs":"-x","partnerGameToken":"t","partnerSocialToken":"s"}`,
+			want: Request{GameInstanceID: "gi-1", DesiredRegion: "us-west", GameServerVersion: "prag::set", ServerArgs: "-x", PartnerGameToken: "t", PartnerSocialToken: "s"}},
+		{name: "minimal", body: ` {"gameInstanceId":"gi-1"} `, want: Request{GameInstanceID: "gi-1"}},
+		{name: "unknown field", body: `{"gameInstanceId":"gi-1","region":"x"}`, wantErr: `unknown field "region"`},
+		{name: "wrong type", body: `{"gameInstanceId":42}`, wantErr: `field "gameInstanceId" must be a string`},
+		{name: "empty", body: ``, wantErr: "empty"},
+		{name: "array", body: `[]`, wantErr: "not a valid allocation request"},
+		{name: "null", body: `null`, wantErr: "must be a JSON object"},
+		{name: "trailing data", body: `{"gameInstanceId":"a"} {"gameInstanceId":"b"}`, wantErr: "data after the JSON object"},
+		{name: "truncated", body: `{"gameInstanceId":"a"`, wantErr: "not a valid allocation request"},
+		{name: "too large", body: `{"serverArgs":"` + strings.Repeat("a", MaxBodyBytes) + `"}`, wantErr: "exceeds 65536 bytes"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := DecodeRequest([]byte(tc.body))
+			if tc.wantErr != "" {
+				assertInvalid(t, err, tc.wantErr)
+				return
+			}
+			if err != nil || got != tc.want {
+				t.Fatalf("DecodeRequest = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+}
+
+func assertInvalid(t *testing.T, err error, contains string) {
+	t.Helper()
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeInvalidRequest {
+		t.Fatalf("err = %v, want INVALID_REQUEST", err)
+	}
+	if !strings.Contains(e.Message, contains) {
+		t.Fatalf("message %q does not contain %q", e.Message, contains)
+	}
+}
+
+func TestParseVersion(t *testing.T) {
+	tests := []struct {
+		version, fbEnv, fbSet string
+		env, set              string
+		wantErr               string
+	}{
+		{version: "prag::sample-game-armada-set", env: "prag", set: "sample-game-armada-set"},
+		{version: "prag::set::extra", wantErr: "label value"}, // split on the first "::" only
+		{version: "", fbEnv: "dev", fbSet: "fleet", env: "dev", set: "fleet"},
+		{version: "::fleet", fbEnv: "dev", env: "dev", set: "fleet"},
+		{version: "prod::", fbSet: "fleet", env: "prod", set: "fleet"},
+		{version: "prod", fbSet: "fleet", env: "prod", set: "fleet"},
+		{version: " prod :: fleet ", env: "prod", set: "fleet"},
+		{version: "::fleet", wantErr: "no environment and FALLBACK_ENVIRONMENT"},
+		{version: "prod::", wantErr: "no armada set and FALLBACK_ARMADA_SET"},
+		{version: "", wantErr: "no environment"},
+		{version: "bad env::fleet", wantErr: `environment "bad env"`},
+		{version: "prod::" + strings.Repeat("a", 64), wantErr: "at most 63"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.version, func(t *testing.T) {
+			env, set, err := ParseVersion(tc.version, tc.fbEnv, tc.fbSet)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want it to contain %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || env != tc.env || set != tc.set {
+				t.Fatalf("ParseVersion = %q, %q, %v; want %q, %q", env, set, err, tc.env, tc.set)
+			}
+		})
+	}
+}
+
+func TestPlanRegions(t *testing.T) {
+	tests := []struct {
+		desired, fallback string
+		want              []string
+		wantErr           bool
+	}{
+		{desired: "us-west", fallback: "eu-central-1", want: []string{"us-west", "eu-central-1"}},
+		{desired: "us-west", fallback: "us-west", want: []string{"us-west"}},
+		{desired: "us-west", fallback: "US-WEST", want: []string{"us-west"}},
+		{desired: "us-west", want: []string{"us-west"}},
+		{fallback: "eu-central-1", want: []string{"eu-central-1"}},
+		{wantErr: true},
+	}
+	for _, tc := range tests {
+		got, err := PlanRegions(tc.desired, tc.fallback)
+		if (err != nil) != tc.wantErr || !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("PlanRegions(%q, %q) = %v, %v; want %v (err %v)", tc.desired, tc.fallback, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+func TestResolve(t *testing.T) {
+	d := Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet"}
+	tests := []struct {
+		name    string
+		req     Request
+		want    Spec
+		wantErr []string
+	}{
+		{name: "region normalised, fallback appended",
+			req: Request{GameInstanceID: "gi-1", DesiredRegion: "  US-West ", GameServerVersion: "dev::arena", ServerArgs: "-map=x"},
+			want: Spec{GameInstanceID: "gi-1", Regions: []string{"us-west", "eu-central-1"}, Environment: "dev", ArmadaSet: "arena",
+				Fingerprint: Fingerprint{DesiredRegion: "us-west", GameServerVersion: "dev::arena", ServerArgs: "-map=x"}}},
+		{name: "defaults only",
+			req:  Request{GameInstanceID: "a.b:c_d-e"},
+			want: Spec{GameInstanceID: "a.b:c_d-e", Regions: []string{"eu-central-1"}, Environment: "prag", ArmadaSet: "fleet"}},
+		{name: "every problem at once",
+			req:     Request{GameInstanceID: "bad id!", DesiredRegion: "us west", ServerArgs: strings.Repeat("x", 9000)},
+			wantErr: []string{"gameInstanceId may only contain", "desiredRegion must be", "serverArgs must be at most"}},
+		{name: "missing id", req: Request{}, wantErr: []string{"gameInstanceId is required"}},
+		{name: "id too long", req: Request{GameInstanceID: strings.Repeat("a", 129)}, wantErr: []string{"at most 128"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := d.Resolve(tc.req)
+			if tc.wantErr != nil {
+				for _, w := range tc.wantErr {
+					assertInvalid(t, err, w)
+				}
+				return
+			}
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
+				t.Fatalf("Resolve = %+v, %v; want %+v", got, err, tc.want)
+			}
+		})
+	}
+	if _, err := (Defaults{}).Resolve(Request{GameInstanceID: "gi"}); err == nil ||
+		!strings.Contains(err.Error(), "desiredRegion is required") || !strings.Contains(err.Error(), "FALLBACK_ARMADA_SET") {
+		t.Fatalf("no defaults: err = %v, want region and version problems", err)
+	}
+}

@@ -1,0 +1,300 @@
+package allocation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// Store persists records. Claim and Finish are conditional writes.
+type Store interface {
+	// Claim writes rec (state Allocating) unless the game instance has a
+	// record that is neither Failed nor an expired Allocating claim; then it
+	// returns *ClaimConflictError holding that record.
+	Claim(ctx context.Context, rec Record, now time.Time) error
+	// Finish writes the outcome if rec.ClaimID still holds the claim
+	// (ErrClaimLost otherwise) and returns the stored record.
+	Finish(ctx context.Context, rec Record) (Record, error)
+	// Get returns the record or ErrNotFound.
+	Get(ctx context.Context, gameInstanceID string) (Record, error)
+}
+
+// Allocator is GameFabric's allocate endpoint.
+type Allocator interface {
+	Allocate(ctx context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error)
+}
+
+// Tokens supplies the allocator bearer token.
+type Tokens interface {
+	Token(ctx context.Context) (string, error)
+	Refresh(ctx context.Context, stale string) (string, error)
+}
+
+// Options configures a Service. Zero durations take the defaults noted.
+type Options struct {
+	Store          Store
+	Allocator      Allocator
+	Tokens         Tokens
+	Defaults       Defaults
+	BackendAddress string
+	AttemptTimeout time.Duration // 10s
+	Lease          time.Duration // 60s
+	Retention      time.Duration // 7 days
+	Retry          *RetryPolicy  // DefaultRetryPolicy
+	Now            func() time.Time
+	Sleep          func(context.Context, time.Duration) error
+	Random         func([]byte) error // crypto/rand by default
+}
+
+// Service allocates game servers.
+type Service struct{ o Options }
+
+// leaseMargin keeps our own work well inside the claim's lease, so a live
+// invocation never has its claim taken over. finishReserve is the time kept
+// back from the Lambda deadline to record the outcome.
+const (
+	leaseMargin   = 5 * time.Second
+	finishReserve = time.Second
+	finishTimeout = 5 * time.Second
+	minAttempt    = 50 * time.Millisecond
+)
+
+// NewService fills in defaults.
+func NewService(o Options) *Service {
+	if o.AttemptTimeout <= 0 {
+		o.AttemptTimeout = 10 * time.Second
+	}
+	if o.Lease <= 0 {
+		o.Lease = 60 * time.Second
+	}
+	if o.Retention <= 0 {
+		o.Retention = 7 * 24 * time.Hour
+	}
+	if o.Retry == nil {
+		o.Retry = &DefaultRetryPolicy
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Sleep == nil {
+		o.Sleep = sleep
+	}
+	if o.Random == nil {
+		o.Random = cryptoRandom
+	}
+	return &Service{o: o}
+}
+
+// Result is a successful allocation; Created is false for a replay.
+type Result struct {
+	Record  Record
+	Created bool
+}
+
+// Get returns the record for a game instance.
+func (s *Service) Get(ctx context.Context, gameInstanceID string) (Record, error) {
+	if gameInstanceID == "" || len(gameInstanceID) > maxGameInstanceID || !gameInstanceIDPattern.MatchString(gameInstanceID) {
+		return Record{}, invalid("gameInstanceId must be 1-%d characters of letters, digits and . _ : -", maxGameInstanceID)
+	}
+	rec, err := s.o.Store.Get(ctx, gameInstanceID)
+	if errors.Is(err, ErrNotFound) {
+		return Record{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", gameInstanceID)}
+	}
+	if err != nil {
+		return Record{}, internal("read allocation", fmt.Errorf("get %s: %w", gameInstanceID, err))
+	}
+	return rec, nil
+}
+
+// Allocate allocates a game server for req.GameInstanceID at most once.
+func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
+	spec, err := s.o.Defaults.Resolve(req)
+	if err != nil {
+		return Result{}, err
+	}
+	// The token is read before claiming, so a Secrets Manager failure leaves
+	// no record behind. It is usually cached, so this costs nothing.
+	token, err := s.o.Tokens.Token(ctx)
+	if err != nil {
+		return Result{}, internal("the allocator credential is unavailable", err)
+	}
+
+	partnerToken := spec.PartnerGameToken
+	if partnerToken == "" {
+		if partnerToken, err = mintToken(s.o.Random); err != nil {
+			return Result{}, internal("mint partner game token", err)
+		}
+	}
+	claimID, err := mintToken(s.o.Random)
+	if err != nil {
+		return Result{}, internal("mint claim id", err)
+	}
+	now := s.o.Now()
+	rec := Record{
+		GameInstanceID:       spec.GameInstanceID,
+		State:                StateAllocating,
+		Fingerprint:          spec.Fingerprint,
+		Environment:          spec.Environment,
+		ArmadaSet:            spec.ArmadaSet,
+		PartnerGameTokenHash: HashToken(partnerToken),
+		ClaimID:              claimID,
+		LeaseExpiresAt:       now.Add(s.o.Lease),
+		CreatedAt:            now,
+		UpdatedAt:            now,
+		ExpiresAt:            now.Add(s.o.Retention),
+	}
+	if err := s.o.Store.Claim(ctx, rec, now); err != nil {
+		return s.onConflict(spec, now, err)
+	}
+
+	deadline := s.deadline(ctx)
+	payload := Payload{
+		GameInstanceID:       spec.GameInstanceID,
+		PartnerGameToken:     partnerToken,
+		PartnerSocialToken:   spec.PartnerSocialToken,
+		PragmaBackendAddress: s.o.BackendAddress,
+		ServerArgs:           spec.Fingerprint.ServerArgs,
+	}
+	redact := redactor(token, partnerToken, spec.PartnerSocialToken)
+	var attempts []Attempt
+	for i, region := range spec.Regions {
+		alloc, tried, tok := s.tryRegion(ctx, deadline, token, region, spec, payload, redact)
+		token = tok
+		attempts = append(attempts, tried...)
+		if alloc != nil {
+			rec.State, rec.Region, rec.FallbackUsed = StateAllocated, region, i > 0
+			rec.Server = &Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}
+			break
+		}
+	}
+	rec.Attempts = attempts
+	rec.UpdatedAt = s.o.Now()
+	var failure *Error
+	if rec.State != StateAllocated {
+		code := failureCode(attempts)
+		failure = &Error{Code: code, Message: failureMessage(code), Attempts: attempts}
+		rec.State, rec.Failure = StateFailed, &Failure{Code: code, Message: failure.Message}
+	}
+
+	// Record the outcome even if the caller has gone away: the upstream
+	// allocation happened and a replay must find it.
+	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
+	defer cancel()
+	stored, err := s.o.Store.Finish(fctx, rec)
+	if err != nil {
+		logging.FromContext(ctx).Error("recording allocation outcome failed",
+			"gameInstanceId", rec.GameInstanceID, "state", rec.State, "server", rec.Server, "error", err)
+		return Result{}, internal("recording the allocation failed", fmt.Errorf("finish %s: %w", rec.GameInstanceID, err))
+	}
+	if failure != nil {
+		return Result{}, failure
+	}
+	return Result{Record: stored, Created: true}, nil
+}
+
+func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error) {
+	var conflict *ClaimConflictError
+	if !errors.As(err, &conflict) {
+		return Result{}, internal("claiming the game instance failed", fmt.Errorf("claim %s: %w", spec.GameInstanceID, err))
+	}
+	existing := conflict.Existing
+	if existing.Fingerprint != spec.Fingerprint {
+		return Result{}, &Error{Code: CodeIdempotencyMismatch, Message: fmt.Sprintf(
+			"game instance %q was already requested with a different desiredRegion, gameServerVersion or serverArgs", spec.GameInstanceID)}
+	}
+	if existing.State == StateAllocating {
+		wait := time.Duration(math.Ceil(existing.LeaseExpiresAt.Sub(now).Seconds())) * time.Second
+		return Result{}, &Error{Code: CodeAllocationInProgress, RetryAfter: max(wait, time.Second),
+			Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", spec.GameInstanceID)}
+	}
+	return Result{Record: existing}, nil
+}
+
+// deadline bounds all upstream work: inside the lease, and inside the
+// Lambda deadline with time kept back to record the outcome.
+func (s *Service) deadline(ctx context.Context) time.Time {
+	margin := min(leaseMargin, s.o.Lease/4)
+	deadline := time.Now().Add(s.o.Lease - margin)
+	if d, ok := ctx.Deadline(); ok && d.Add(-finishReserve).Before(deadline) {
+		deadline = d.Add(-finishReserve)
+	}
+	return deadline
+}
+
+// tryRegion asks one region, refreshing the token once on 401 and retrying
+// 429s within the retry policy. It returns the allocation (nil on failure),
+// the attempts made and the token now in use.
+func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []Attempt, string) {
+	log := logging.FromContext(ctx)
+	req := gamefabric.AllocateRequest{
+		Region:     region,
+		Attributes: map[string]string{"env": spec.Environment, "armadaset": spec.ArmadaSet},
+		Payload:    payload,
+	}
+	var attempts []Attempt
+	refreshed := false
+	for retries429 := 0; ; {
+		remaining := time.Until(deadline)
+		if remaining < minAttempt {
+			return nil, append(attempts, Attempt{Region: region, Error: "not tried: no time left before the deadline", outcome: outcomeSkipped}), token
+		}
+		actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, remaining))
+		start := time.Now()
+		alloc, err := s.o.Allocator.Allocate(actx, token, req)
+		cancel()
+		a := Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), outcome: outcomeOK, Status: 200}
+		if err != nil {
+			a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, redact(err.Error()), ""
+			var gf *gamefabric.Error
+			if errors.As(err, &gf) {
+				a.Status, a.Body = gf.Status, redact(gf.Body)
+			}
+		}
+		attempts = append(attempts, a)
+		log.Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region,
+			"status", a.Status, "error", a.Error, "durationMs", a.DurationMs)
+		if err == nil {
+			return alloc, attempts, token
+		}
+
+		var gf *gamefabric.Error
+		errors.As(err, &gf)
+		switch {
+		case gf != nil && gf.Status == 401 && !refreshed:
+			refreshed = true
+			fresh, terr := s.o.Tokens.Refresh(ctx, token)
+			if terr != nil {
+				log.Error("refreshing the allocator token failed", "error", terr)
+				return nil, attempts, token
+			}
+			token = fresh
+		case gf != nil && gf.Status == 429:
+			wait, ok := s.o.Retry.wait429(retries429, gf.RetryAfter, time.Until(deadline)-minAttempt)
+			if !ok {
+				return nil, attempts, token
+			}
+			retries429++
+			if s.o.Sleep(ctx, wait) != nil {
+				return nil, attempts, token
+			}
+		default:
+			return nil, attempts, token
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}

@@ -1,0 +1,239 @@
+package allocation
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+)
+
+// memStore is an in-memory Store with the same claim rules as the DynamoDB
+// one; the real store is exercised against DynamoDB Local in tests/.
+type memStore struct {
+	mu      sync.Mutex
+	records map[string]Record
+}
+
+func (m *memStore) Claim(_ context.Context, rec Record, now time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old, ok := m.records[rec.GameInstanceID]; ok &&
+		old.State != StateFailed && !(old.State == StateAllocating && old.LeaseExpiresAt.Before(now)) {
+		return &ClaimConflictError{Existing: old}
+	}
+	m.records[rec.GameInstanceID] = rec
+	return nil
+}
+
+func (m *memStore) Finish(_ context.Context, rec Record) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if old := m.records[rec.GameInstanceID]; old.ClaimID != rec.ClaimID || old.State != StateAllocating {
+		return Record{}, ErrClaimLost
+	}
+	m.records[rec.GameInstanceID] = rec
+	return rec, nil
+}
+
+func (m *memStore) Get(_ context.Context, id string) (Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.records[id]; ok {
+		return r, nil
+	}
+	return Record{}, ErrNotFound
+}
+
+// script answers allocate calls per region from a queue of responses.
+type script struct {
+	mu     sync.Mutex
+	queue  map[string][]error // nil error = success
+	calls  []string
+	tokens []string
+	last   gamefabric.AllocateRequest
+}
+
+func (s *script) Allocate(_ context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls, s.tokens, s.last = append(s.calls, req.Region), append(s.tokens, token), req
+	q := s.queue[req.Region]
+	if len(q) == 0 {
+		return nil, &gamefabric.Error{Kind: gamefabric.KindStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
+	}
+	err := q[0]
+	s.queue[req.Region] = q[1:]
+	if err != nil {
+		return nil, err
+	}
+	return &gamefabric.Allocation{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}, Token: "cb"}, nil
+}
+
+type tokens struct{ current, next string }
+
+func (t *tokens) Token(context.Context) (string, error) { return t.current, nil }
+func (t *tokens) Refresh(_ context.Context, stale string) (string, error) {
+	if t.current == stale {
+		t.current = t.next
+	}
+	return t.current, nil
+}
+
+func status(code int, retryAfter time.Duration) error {
+	return &gamefabric.Error{Kind: gamefabric.KindStatus, Status: code, Message: http.StatusText(code), RetryAfter: retryAfter, Body: `{"error":"x"}`}
+}
+
+var timeout = &gamefabric.Error{Kind: gamefabric.KindTimeout, Message: "no answer"}
+
+func TestAllocateFallbackDecisions(t *testing.T) {
+	tests := []struct {
+		name         string
+		queue        map[string][]error
+		wantCalls    []string
+		wantRegion   string
+		wantFallback bool
+		wantCode     Code
+		wantTokens   []string
+	}{
+		{name: "primary succeeds", queue: map[string][]error{"us-west": {nil}},
+			wantCalls: []string{"us-west"}, wantRegion: "us-west"},
+		{name: "primary 500, fallback succeeds", queue: map[string][]error{"us-west": {status(500, 0)}, "eu": {nil}},
+			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "primary timeout, fallback succeeds", queue: map[string][]error{"us-west": {timeout}, "eu": {nil}},
+			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "429 retried in region before success", queue: map[string][]error{"us-west": {status(429, 0), status(429, time.Millisecond), nil}},
+			wantCalls: []string{"us-west", "us-west", "us-west"}, wantRegion: "us-west"},
+		{name: "429 exhausted then fallback", queue: map[string][]error{"us-west": {status(429, 0), status(429, 0), status(429, 0)}, "eu": {nil}},
+			wantCalls: []string{"us-west", "us-west", "us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "long Retry-After moves on at once", queue: map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {nil}},
+			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "401 refreshes the token once and retries", queue: map[string][]error{"us-west": {status(401, 0), nil}},
+			wantCalls: []string{"us-west", "us-west"}, wantRegion: "us-west", wantTokens: []string{"old", "new"}},
+		{name: "401 twice falls back with the fresh token", queue: map[string][]error{"us-west": {status(401, 0), status(401, 0)}, "eu": {nil}},
+			wantCalls: []string{"us-west", "us-west", "eu"}, wantRegion: "eu", wantFallback: true, wantTokens: []string{"old", "new", "new"}},
+		{name: "no capacity anywhere", queue: map[string][]error{"us-west": {status(404, 0)}, "eu": {status(503, 0)}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: CodeNoCapacity},
+		{name: "timeouts everywhere", queue: map[string][]error{"us-west": {timeout}, "eu": {timeout}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: CodeUpstreamTimeout},
+		{name: "bad gateway", queue: map[string][]error{"us-west": {status(403, 0)}, "eu": {status(502, 0)}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: CodeAllocationFailed},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			alloc := &script{queue: tc.queue}
+			svc, store := newTestService(alloc)
+			res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1", DesiredRegion: "us-west"})
+			if !reflect.DeepEqual(alloc.calls, tc.wantCalls) {
+				t.Fatalf("calls = %v, want %v", alloc.calls, tc.wantCalls)
+			}
+			if tc.wantTokens != nil && !reflect.DeepEqual(alloc.tokens, tc.wantTokens) {
+				t.Fatalf("tokens = %v, want %v", alloc.tokens, tc.wantTokens)
+			}
+			stored, _ := store.Get(context.Background(), "gi-1")
+			if tc.wantCode != "" {
+				var e *Error
+				if !errors.As(err, &e) || e.Code != tc.wantCode || len(e.Attempts) != len(tc.wantCalls) {
+					t.Fatalf("err = %v, want %s with %d attempts", err, tc.wantCode, len(tc.wantCalls))
+				}
+				if stored.State != StateFailed || stored.Failure == nil || stored.Failure.Code != tc.wantCode {
+					t.Fatalf("stored = %+v, want Failed %s", stored, tc.wantCode)
+				}
+				return
+			}
+			if err != nil || !res.Created || res.Record.Region != tc.wantRegion || res.Record.FallbackUsed != tc.wantFallback {
+				t.Fatalf("Allocate = %+v, %v; want region %s fallback %v", res, err, tc.wantRegion, tc.wantFallback)
+			}
+			if stored.State != StateAllocated || len(stored.Attempts) != len(tc.wantCalls) {
+				t.Fatalf("stored = %+v", stored)
+			}
+		})
+	}
+}
+
+func newTestService(alloc Allocator) (*Service, *memStore) {
+	store := &memStore{records: map[string]Record{}}
+	svc := NewService(Options{
+		Store: store, Allocator: alloc, Tokens: &tokens{current: "old", next: "new"},
+		Defaults:       Defaults{Region: "eu", Environment: "prag", ArmadaSet: "fleet"},
+		BackendAddress: "https://backend.example",
+		Retry:          &RetryPolicy{Max429Retries: 2, BaseBackoff: time.Millisecond, MaxWait: 10 * time.Millisecond},
+	})
+	return svc, store
+}
+
+func TestAllocatePayloadAndTokens(t *testing.T) {
+	alloc := &script{queue: map[string][]error{"eu": {nil}}}
+	svc, store := newTestService(alloc)
+	if _, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1", GameServerVersion: "dev::arena", ServerArgs: "-map=x", PartnerSocialToken: "social"}); err != nil {
+		t.Fatal(err)
+	}
+	p := alloc.last.Payload.(Payload)
+	if p.GameInstanceID != "gi-1" || p.PragmaBackendAddress != "https://backend.example" || p.ServerArgs != "-map=x" || p.PartnerSocialToken != "social" {
+		t.Fatalf("payload = %+v", p)
+	}
+	if len(p.PartnerGameToken) < 43 { // 256 bits base64url
+		t.Fatalf("minted token %q is shorter than 256 bits", p.PartnerGameToken)
+	}
+	if got := alloc.last.Attributes; !reflect.DeepEqual(got, map[string]string{"env": "dev", "armadaset": "arena"}) {
+		t.Fatalf("attributes = %v", got)
+	}
+	rec, _ := store.Get(context.Background(), "gi-1")
+	if rec.PartnerGameTokenHash != HashToken(p.PartnerGameToken) || strings.Contains(rec.PartnerGameTokenHash, p.PartnerGameToken) {
+		t.Fatalf("stored hash %q does not match the minted token", rec.PartnerGameTokenHash)
+	}
+}
+
+func TestAllocateIdempotency(t *testing.T) {
+	alloc := &script{queue: map[string][]error{"us-west": {nil}}}
+	svc, store := newTestService(alloc)
+	ctx := context.Background()
+	req := Request{GameInstanceID: "gi-1", DesiredRegion: "us-west", GameServerVersion: "dev::arena"}
+	if _, err := svc.Allocate(ctx, req); err != nil {
+		t.Fatal(err)
+	}
+	res, err := svc.Allocate(ctx, Request{GameInstanceID: "gi-1", DesiredRegion: " US-WEST", GameServerVersion: "dev::arena"})
+	if err != nil || res.Created || res.Record.State != StateAllocated || len(alloc.calls) != 1 {
+		t.Fatalf("replay = %+v, %v after %d calls; want the stored result", res, err, len(alloc.calls))
+	}
+	req.ServerArgs = "-different"
+	if _, err := svc.Allocate(ctx, req); CodeOf(err) != CodeIdempotencyMismatch {
+		t.Fatalf("mismatch err = %v", err)
+	}
+
+	// An in-flight claim blocks; an expired one can be taken over.
+	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
+		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(30 * time.Second)}
+	_, err = svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"})
+	var e *Error
+	if !errors.As(err, &e) || e.Code != CodeAllocationInProgress || e.RetryAfter < 29*time.Second {
+		t.Fatalf("in-flight err = %v, want ALLOCATION_IN_PROGRESS with Retry-After ~30s", err)
+	}
+	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
+		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-time.Second)}
+	alloc.queue["us-west"] = []error{nil}
+	if res, err := svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"}); err != nil || !res.Created {
+		t.Fatalf("takeover = %+v, %v", res, err)
+	}
+}
+
+func TestAllocateRedactsEchoedSecrets(t *testing.T) {
+	echo := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 400, Message: "bad", Body: `{"error":"token old is invalid"}`}
+	alloc := &script{queue: map[string][]error{"eu": {echo}}}
+	svc, _ := newTestService(alloc)
+	svc.o.Tokens = &tokens{current: "supersecret-token", next: "supersecret-token"}
+	echo.Body = `{"error":"token supersecret-token is invalid"}`
+	_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1"})
+	var e *Error
+	if !errors.As(err, &e) || len(e.Attempts) != 1 {
+		t.Fatalf("err = %v", err)
+	}
+	if strings.Contains(e.Attempts[0].Body, "supersecret") || !strings.Contains(e.Attempts[0].Body, "[redacted]") {
+		t.Fatalf("attempt body = %q, want the token redacted", e.Attempts[0].Body)
+	}
+}

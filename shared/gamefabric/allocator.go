@@ -1,0 +1,203 @@
+// Package gamefabric is a client for GameFabric's allocator API, as documented
+// publicly: POST {url} with a bearer token and {region, attributes, payload};
+// 200 answers {address, ip, ports, token, payload}; errors are any non-2xx
+// with {"error": "..."}; 429 means back off.
+package gamefabric
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Limits on what we read from the allocator.
+const (
+	MaxResponseBytes = 1 << 20 // a larger success body is treated as undecodable
+	MaxErrorBodyKept = 1 << 10 // error bodies are kept for diagnostics up to this size
+)
+
+// AllocateRequest is the body of an allocation call.
+type AllocateRequest struct {
+	Region     string            `json:"region"`
+	Attributes map[string]string `json:"attributes"`
+	Payload    any               `json:"payload"`
+}
+
+// Allocation is a successful allocation. Token is GameFabric's callback
+// token: a credential shared with the game server, never shown to callers.
+type Allocation struct {
+	Address string          `json:"address"`
+	IP      string          `json:"ip"`
+	Ports   map[string]int  `json:"ports"`
+	Token   string          `json:"token"`
+	Payload json.RawMessage `json:"payload,omitempty"`
+}
+
+// Kind classifies a failed call so callers can decide between retrying,
+// falling back and giving up.
+type Kind int
+
+const (
+	KindStatus    Kind = iota + 1 // the allocator answered non-2xx
+	KindTimeout                   // no answer in time
+	KindTransport                 // connection refused, reset, DNS, TLS ...
+	KindDecode                    // a 2xx whose body is not a usable allocation
+)
+
+func (k Kind) String() string {
+	switch k {
+	case KindStatus:
+		return "status"
+	case KindTimeout:
+		return "timeout"
+	case KindTransport:
+		return "transport"
+	case KindDecode:
+		return "decode"
+	}
+	return "unknown"
+}
+
+// Error is every failure Allocate returns.
+type Error struct {
+	Kind       Kind
+	Status     int           // HTTP status, 0 when there was no response
+	Message    string        // the allocator's {"error"} text, or a description
+	Body       string        // up to MaxErrorBodyKept bytes of the response body
+	RetryAfter time.Duration // from Retry-After on 429/503, 0 when absent
+	Err        error         // the underlying error, if any
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("allocator answered %d: %s", e.Status, e.Message)
+	}
+	return fmt.Sprintf("allocator %s: %s", e.Kind, e.Message)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Doer is the HTTP client; *http.Client satisfies it.
+type Doer interface {
+	Do(*http.Request) (*http.Response, error)
+}
+
+var _ Doer = (*http.Client)(nil)
+
+// Client calls one allocator endpoint.
+type Client struct {
+	http Doer
+	url  string
+}
+
+// NewClient calls url (the full allocate URL) through doer.
+func NewClient(doer Doer, url string) *Client {
+	return &Client{http: doer, url: url}
+}
+
+// Allocate makes one allocation call. The caller bounds it with ctx.
+func (c *Client) Allocate(ctx context.Context, token string, req AllocateRequest) (*Allocation, error) {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return nil, fmt.Errorf("encode allocate request: %w", err)
+	}
+	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("build allocate request: %w", err)
+	}
+	httpReq.Header.Set("Content-Type", "application/json")
+	httpReq.Header.Set("Accept", "application/json")
+	httpReq.Header.Set("Authorization", "Bearer "+token)
+
+	resp, err := c.http.Do(httpReq)
+	if err != nil {
+		return nil, transportError(ctx, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
+	if err != nil {
+		return nil, transportError(ctx, fmt.Errorf("read response: %w", err))
+	}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return nil, statusError(resp, raw)
+	}
+	return DecodeAllocation(raw)
+}
+
+// DecodeAllocation reads a 2xx allocate body.
+func DecodeAllocation(raw []byte) (*Allocation, error) {
+	if len(raw) > MaxResponseBytes {
+		return nil, &Error{Kind: KindDecode, Message: fmt.Sprintf("response body exceeds %d bytes", MaxResponseBytes)}
+	}
+	var a Allocation
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, &Error{Kind: KindDecode, Message: "response is not an allocation JSON object", Body: truncate(raw), Err: err}
+	}
+	a.Address = strings.TrimSpace(a.Address)
+	if a.Address == "" {
+		return nil, &Error{Kind: KindDecode, Message: "response has no address", Body: truncate(raw)}
+	}
+	if a.IP == "" {
+		// The address is documented as ip:port; recover the ip if omitted.
+		if host, _, err := net.SplitHostPort(a.Address); err == nil {
+			a.IP = host
+		}
+	}
+	return &a, nil
+}
+
+func statusError(resp *http.Response, raw []byte) *Error {
+	e := &Error{Kind: KindStatus, Status: resp.StatusCode, Body: truncate(raw)}
+	var doc struct {
+		Error string `json:"error"`
+	}
+	if json.Unmarshal(raw, &doc) == nil && doc.Error != "" {
+		e.Message = doc.Error
+	} else {
+		// Nitrado's own client falls back to the status text as well.
+		e.Message = http.StatusText(resp.StatusCode)
+	}
+	e.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	return e
+}
+
+func transportError(ctx context.Context, err error) *Error {
+	var ne net.Error
+	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
+		return &Error{Kind: KindTimeout, Message: "no answer before the attempt timeout", Err: err}
+	}
+	return &Error{Kind: KindTransport, Message: err.Error(), Err: err}
+}
+
+// ParseRetryAfter reads delta-seconds or an HTTP date; 0 when absent or bad.
+func ParseRetryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if secs, err := strconv.Atoi(v); err == nil {
+		if secs < 0 {
+			return 0
+		}
+		return time.Duration(secs) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}
+
+func truncate(b []byte) string {
+	if len(b) > MaxErrorBodyKept {
+		b = b[:MaxErrorBodyKept]
+	}
+	return strings.ToValidUTF8(string(b), "\uFFFD")
+}

@@ -1,0 +1,114 @@
+package gamefabric
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestAllocate(t *testing.T) {
+	tests := []struct {
+		name      string
+		status    int
+		body      string
+		header    map[string]string
+		wantKind  Kind
+		wantMsg   string
+		wantRetry time.Duration
+		wantAddr  string
+		wantIP    string
+	}{
+		{name: "success", status: 200, body: `{"address":"1.2.3.4:7777","ip":"1.2.3.4","ports":{"game":7777},"token":"cb","payload":{"ok":true}}`, wantAddr: "1.2.3.4:7777", wantIP: "1.2.3.4"},
+		{name: "success derives ip", status: 200, body: `{"address":"1.2.3.4:7777","ports":{"game":7777}}`, wantAddr: "1.2.3.4:7777", wantIP: "1.2.3.4"},
+		{name: "missing address", status: 200, body: `{"ip":"1.2.3.4"}`, wantKind: KindDecode, wantMsg: "no address"},
+		{name: "malformed", status: 200, body: `{"address":`, wantKind: KindDecode, wantMsg: "not an allocation"},
+		{name: "too large", status: 200, body: `{"address":"1.2.3.4:1","pad":"` + strings.Repeat("x", MaxResponseBytes) + `"}`, wantKind: KindDecode, wantMsg: "exceeds"},
+		{name: "error body", status: 404, body: `{"error":"no server found"}`, wantKind: KindStatus, wantMsg: "no server found"},
+		{name: "status text fallback", status: 502, body: `<html>`, wantKind: KindStatus, wantMsg: "Bad Gateway"},
+		{name: "429 retry-after", status: 429, body: `{}`, header: map[string]string{"Retry-After": "3"}, wantKind: KindStatus, wantRetry: 3 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var got AllocateRequest
+			srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if r.Header.Get("Authorization") != "Bearer tok" || r.Method != http.MethodPost || r.URL.Path != "/allocator/allocate" {
+					http.Error(w, `{"error":"bad request line"}`, 400)
+					return
+				}
+				b, _ := io.ReadAll(r.Body)
+				_ = json.Unmarshal(b, &got)
+				for k, v := range tc.header {
+					w.Header().Set(k, v)
+				}
+				w.WriteHeader(tc.status)
+				_, _ = io.WriteString(w, tc.body)
+			}))
+			defer srv.Close()
+			c := NewClient(srv.Client(), srv.URL+"/allocator/allocate")
+			a, err := c.Allocate(context.Background(), "tok", AllocateRequest{Region: "us-west", Attributes: map[string]string{"env": "e"}, Payload: map[string]string{"k": "v"}})
+			if got.Region != "us-west" || got.Attributes["env"] != "e" {
+				t.Fatalf("server saw %+v", got)
+			}
+			if tc.wantKind == 0 {
+				if err != nil || a.Address != tc.wantAddr || a.IP != tc.wantIP {
+					t.Fatalf("Allocate = %+v, %v", a, err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || e.Kind != tc.wantKind || !strings.Contains(e.Message, tc.wantMsg) || e.RetryAfter != tc.wantRetry {
+				t.Fatalf("err = %#v, want kind %s containing %q", err, tc.wantKind, tc.wantMsg)
+			}
+			if len(e.Body) > MaxErrorBodyKept {
+				t.Fatalf("kept %d body bytes", len(e.Body))
+			}
+		})
+	}
+}
+
+func TestAllocateTimeoutAndTransport(t *testing.T) {
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// The server notices the client hanging up only once the body is read.
+		_, _ = io.Copy(io.Discard, r.Body)
+		<-r.Context().Done()
+	}))
+	defer slow.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := NewClient(slow.Client(), slow.URL).Allocate(ctx, "t", AllocateRequest{Region: "r"})
+	var e *Error
+	if !errors.As(err, &e) || e.Kind != KindTimeout {
+		t.Fatalf("slow: err = %v, want timeout", err)
+	}
+
+	closed := httptest.NewServer(http.NotFoundHandler())
+	url := closed.URL
+	closed.Close()
+	_, err = NewClient(http.DefaultClient, url).Allocate(context.Background(), "t", AllocateRequest{Region: "r"})
+	if !errors.As(err, &e) || e.Kind != KindTransport {
+		t.Fatalf("refused: err = %v, want transport", err)
+	}
+}
+
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	tests := map[string]time.Duration{
+		"":                              0,
+		"5":                             5 * time.Second,
+		"-1":                            0,
+		"soon":                          0,
+		"Thu, 01 Jan 2026 00:00:10 GMT": 10 * time.Second,
+		"Wed, 31 Dec 2025 23:59:00 GMT": 0,
+	}
+	for in, want := range tests {
+		if got := ParseRetryAfter(in, now); got != want {
+			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
+		}
+	}
+}

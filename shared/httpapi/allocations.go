@@ -1,0 +1,146 @@
+package httpapi
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// Allocations is what the allocation routes need from the domain.
+type Allocations interface {
+	Allocate(ctx context.Context, req allocation.Request) (allocation.Result, error)
+	Get(ctx context.Context, gameInstanceID string) (allocation.Record, error)
+}
+
+var _ Allocations = (*allocation.Service)(nil)
+
+// AllocateRoutes maps each route pattern of the allocate function to its
+// handler; the patterns match the HttpApi events in template.yaml.
+func AllocateRoutes(svc Allocations) map[string]http.HandlerFunc {
+	h := allocationHandlers{svc: svc}
+	return map[string]http.HandlerFunc{
+		"POST /v1/allocations":                 h.create,
+		"GET /v1/allocations/{gameInstanceId}": h.get,
+	}
+}
+
+// NewAllocateHandler serves the allocate function's routes with logging,
+// panic recovery and JSON errors for unknown routes.
+func NewAllocateHandler(svc Allocations, log *slog.Logger) http.Handler {
+	return NewHandler(AllocateRoutes(svc), log)
+}
+
+type allocationHandlers struct{ svc Allocations }
+
+func (h allocationHandlers) create(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, allocation.MaxBodyBytes+1))
+	if err != nil {
+		writeError(w, r, &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "could not read the request body"})
+		return
+	}
+	req, err := allocation.DecodeRequest(body)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	res, err := h.svc.Allocate(r.Context(), req)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if res.Created {
+		status = http.StatusCreated
+		w.Header().Set("Location", "/v1/allocations/"+url.PathEscape(res.Record.GameInstanceID))
+	}
+	logging.FromContext(r.Context()).Info("allocation answered", "gameInstanceId", res.Record.GameInstanceID,
+		"created", res.Created, "state", res.Record.State, "region", res.Record.Region, "fallbackUsed", res.Record.FallbackUsed)
+	writeJSON(w, status, viewOf(res.Record))
+}
+
+func (h allocationHandlers) get(w http.ResponseWriter, r *http.Request) {
+	rec, err := h.svc.Get(r.Context(), r.PathValue("gameInstanceId"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(rec))
+}
+
+// recordView is the public shape of a record: no tokens, hashes or claims.
+type recordView struct {
+	GameInstanceID string              `json:"gameInstanceId"`
+	State          allocation.State    `json:"state"`
+	Region         string              `json:"region,omitempty"`
+	FallbackUsed   bool                `json:"fallbackUsed"`
+	Server         *allocation.Server  `json:"server,omitempty"`
+	Attempts       []attemptView       `json:"attempts"`
+	Error          *allocation.Failure `json:"error,omitempty"`
+	CreatedAt      string              `json:"createdAt,omitempty"`
+	UpdatedAt      string              `json:"updatedAt,omitempty"`
+}
+
+type attemptView struct {
+	Region     string `json:"region"`
+	Status     int    `json:"status"`
+	Error      string `json:"error,omitempty"`
+	DurationMs int64  `json:"durationMs"`
+}
+
+func viewOf(r allocation.Record) recordView {
+	v := recordView{
+		GameInstanceID: r.GameInstanceID,
+		State:          r.State,
+		Region:         r.Region,
+		FallbackUsed:   r.FallbackUsed,
+		Server:         r.Server,
+		Attempts:       make([]attemptView, 0, len(r.Attempts)),
+		Error:          r.Failure,
+		CreatedAt:      formatTime(r.CreatedAt),
+		UpdatedAt:      formatTime(r.UpdatedAt),
+	}
+	for _, a := range r.Attempts {
+		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Status: a.Status, Error: a.Error, DurationMs: a.DurationMs})
+	}
+	return v
+}
+
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+// NewHandler serves routes (pattern → handler) on one mux. Unknown paths get
+// a JSON 404 and known paths with another method a JSON 405.
+func NewHandler(routes map[string]http.HandlerFunc, log *slog.Logger) http.Handler {
+	mux := http.NewServeMux()
+	allowed := map[string][]string{}
+	for pattern, h := range routes {
+		mux.HandleFunc(pattern, h)
+		var method, path string
+		if _, err := fmt.Sscanf(pattern, "%s %s", &method, &path); err == nil {
+			allowed[path] = append(allowed[path], method)
+		}
+	}
+	for path, methods := range allowed {
+		mux.HandleFunc(path, func(w http.ResponseWriter, r *http.Request) {
+			for _, m := range methods {
+				w.Header().Add("Allow", m)
+			}
+			writeError(w, r, &allocation.Error{Code: codeMethodNotAllowed, Message: fmt.Sprintf("%s is not allowed on %s", r.Method, path)})
+		})
+	}
+	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeError(w, r, &allocation.Error{Code: allocation.CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
+	})
+	return withLogging(mux, log)
+}

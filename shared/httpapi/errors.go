@@ -1,0 +1,87 @@
+// Package httpapi is the HTTP face of the service: plain net/http handlers
+// that serve both API Gateway (through the Lambda adapter) and the local stack.
+package httpapi
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// statusOf is the one place where error codes become HTTP statuses.
+var statusOf = map[allocation.Code]int{
+	allocation.CodeInvalidRequest:       http.StatusBadRequest,
+	allocation.CodeAllocationInProgress: http.StatusConflict,
+	allocation.CodeIdempotencyMismatch:  http.StatusConflict,
+	allocation.CodeNoCapacity:           http.StatusServiceUnavailable,
+	allocation.CodeUpstreamTimeout:      http.StatusGatewayTimeout,
+	allocation.CodeAllocationFailed:     http.StatusBadGateway,
+	allocation.CodeNotFound:             http.StatusNotFound,
+	allocation.CodeInternal:             http.StatusInternalServerError,
+	codeMethodNotAllowed:                http.StatusMethodNotAllowed,
+}
+
+const codeMethodNotAllowed allocation.Code = "METHOD_NOT_ALLOWED"
+
+// StatusOf returns the HTTP status for an error code.
+func StatusOf(code allocation.Code) int {
+	if s, ok := statusOf[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+type errorBody struct {
+	Error errorDetail `json:"error"`
+}
+
+type errorDetail struct {
+	Code     allocation.Code      `json:"code"`
+	Message  string               `json:"message"`
+	Attempts []allocation.Attempt `json:"attempts,omitempty"`
+}
+
+// writeError renders err as {"error": {...}}. Internal causes are logged,
+// never sent: the client gets a request id to quote instead.
+func writeError(w http.ResponseWriter, r *http.Request, err error) {
+	var e *allocation.Error
+	if !errors.As(err, &e) {
+		e = &allocation.Error{Code: allocation.CodeInternal, Err: err}
+	}
+	status := StatusOf(e.Code)
+	detail := errorDetail{Code: e.Code, Message: e.Message, Attempts: e.Attempts}
+	log := logging.FromContext(r.Context())
+	if status >= 500 {
+		log.Error("request failed", "code", e.Code, "error", err)
+	} else {
+		log.Info("request rejected", "code", e.Code, "message", e.Message)
+	}
+	if e.Code == allocation.CodeInternal {
+		detail.Message = "internal error"
+		if lc, ok := lambdacontext.FromContext(r.Context()); ok {
+			detail.Message += "; quote request id " + lc.AwsRequestID
+		}
+		detail.Attempts = nil
+	}
+	if e.RetryAfter > 0 {
+		w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds())))
+	}
+	writeJSON(w, status, errorBody{Error: detail})
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"internal error"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}

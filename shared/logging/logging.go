@@ -1,0 +1,34 @@
+// Package logging sets up JSON slog output and carries a request-scoped
+// logger (tagged with the Lambda request id) through contexts.
+package logging
+
+import (
+	"context"
+	"io"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/lambdacontext"
+)
+
+// New returns a JSON logger writing to w at level.
+func New(w io.Writer, level slog.Level) *slog.Logger {
+	return slog.New(slog.NewJSONHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
+type ctxKey struct{}
+
+// WithLogger stores l in ctx, tagged with the Lambda request id when ctx has one.
+func WithLogger(ctx context.Context, l *slog.Logger) context.Context {
+	if lc, ok := lambdacontext.FromContext(ctx); ok && lc.AwsRequestID != "" {
+		l = l.With("requestId", lc.AwsRequestID)
+	}
+	return context.WithValue(ctx, ctxKey{}, l)
+}
+
+// FromContext returns the logger stored by WithLogger, or slog's default.
+func FromContext(ctx context.Context) *slog.Logger {
+	if l, ok := ctx.Value(ctxKey{}).(*slog.Logger); ok {
+		return l
+	}
+	return slog.Default()
+}

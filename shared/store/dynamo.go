@@ -1,0 +1,171 @@
+package store
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+)
+
+// DynamoDB is the part of the DynamoDB client the store uses.
+type DynamoDB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+}
+
+var _ DynamoDB = (*dynamodb.Client)(nil)
+
+// GameInstances stores allocation records in one table keyed by gameInstanceId.
+type GameInstances struct {
+	db    DynamoDB
+	table string
+}
+
+var _ allocation.Store = (*GameInstances)(nil)
+
+// NewGameInstances uses table through db.
+func NewGameInstances(db DynamoDB, table string) *GameInstances {
+	return &GameInstances{db: db, table: table}
+}
+
+// Claim takes the game instance if it is new, Failed, or an Allocating claim
+// whose lease has expired. createdAt survives a retry or takeover.
+func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, now time.Time) error {
+	in, err := s.update(rec, "createdAt")
+	if err != nil {
+		return err
+	}
+	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR (#c_state = :c_allocating AND leaseExpiresAt < :c_now)")
+	in.ExpressionAttributeNames["#c_state"] = "state"
+	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(allocation.StateFailed)}
+	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
+	in.ExpressionAttributeValues[":c_now"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)}
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+
+	_, err = s.db.UpdateItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		if err != nil {
+			return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+		}
+		return nil
+	}
+	if ccf.Item == nil {
+		// ALL_OLD should always be there; read it if a backend omits it.
+		existing, gerr := s.Get(ctx, rec.GameInstanceID)
+		if gerr != nil {
+			return fmt.Errorf("claim %s: read the conflicting record: %w", rec.GameInstanceID, gerr)
+		}
+		return &allocation.ClaimConflictError{Existing: existing}
+	}
+	existing, err := decode(ccf.Item)
+	if err != nil {
+		return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+	}
+	return &allocation.ClaimConflictError{Existing: existing}
+}
+
+// Finish writes the outcome only while rec.ClaimID still holds the claim.
+func (s *GameInstances) Finish(ctx context.Context, rec allocation.Record) (allocation.Record, error) {
+	in, err := s.update(rec, "createdAt")
+	if err != nil {
+		return allocation.Record{}, err
+	}
+	in.ConditionExpression = aws.String("claimId = :c_claim AND #c_state = :c_allocating")
+	in.ExpressionAttributeNames["#c_state"] = "state"
+	in.ExpressionAttributeValues[":c_claim"] = &types.AttributeValueMemberS{Value: rec.ClaimID}
+	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
+	in.ReturnValues = types.ReturnValueAllNew
+
+	out, err := s.db.UpdateItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return allocation.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, allocation.ErrClaimLost)
+	}
+	if err != nil {
+		return allocation.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// Get reads a record with a strongly consistent read: a replay or status
+// check right after an allocation must see it.
+func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (allocation.Record, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
+		TableName:      aws.String(s.table),
+		Key:            key(gameInstanceID),
+		ConsistentRead: aws.Bool(true),
+	})
+	if err != nil {
+		return allocation.Record{}, fmt.Errorf("get %s: %w", gameInstanceID, err)
+	}
+	if out.Item == nil {
+		return allocation.Record{}, allocation.ErrNotFound
+	}
+	return decode(out.Item)
+}
+
+// update builds an UpdateItem that sets every attribute of rec, clears the
+// optional ones it lacks, and writes the keep attributes only where absent.
+func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb.UpdateItemInput, error) {
+	av, err := attributevalue.MarshalMap(toItem(rec))
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
+	}
+	delete(av, "gameInstanceId")
+	names := map[string]string{}
+	values := map[string]types.AttributeValue{}
+	var set, remove []string
+	i := 0
+	for name, value := range av {
+		n, v := "#a"+strconv.Itoa(i), ":a"+strconv.Itoa(i)
+		i++
+		names[n], values[v] = name, value
+		if slices.Contains(keep, name) {
+			set = append(set, fmt.Sprintf("%s = if_not_exists(%s, %s)", n, n, v))
+		} else {
+			set = append(set, n+" = "+v)
+		}
+	}
+	for _, name := range optional {
+		if _, ok := av[name]; !ok {
+			n := "#a" + strconv.Itoa(i)
+			i++
+			names[n] = name
+			remove = append(remove, n)
+		}
+	}
+	expr := "SET " + strings.Join(set, ", ")
+	if len(remove) > 0 {
+		expr += " REMOVE " + strings.Join(remove, ", ")
+	}
+	return &dynamodb.UpdateItemInput{
+		TableName:                 aws.String(s.table),
+		Key:                       key(rec.GameInstanceID),
+		UpdateExpression:          aws.String(expr),
+		ExpressionAttributeNames:  names,
+		ExpressionAttributeValues: values,
+	}, nil
+}
+
+func key(id string) map[string]types.AttributeValue {
+	return map[string]types.AttributeValue{"gameInstanceId": &types.AttributeValueMemberS{Value: id}}
+}
+
+func decode(av map[string]types.AttributeValue) (allocation.Record, error) {
+	var it item
+	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
+		return allocation.Record{}, fmt.Errorf("decode record: %w", err)
+	}
+	return it.record(), nil
+}
