@@ -1,0 +1,262 @@
+package template
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// resolver turns template values into strings, evaluating the intrinsics
+// that have a meaning locally: Ref, GetAtt, Sub and Join. Anything else
+// (If, FindInMap, ImportValue, ...) depends on deploy-time state and is
+// reported as an error naming the value and its line.
+type resolver struct {
+	t *Template
+	// refs maps a Ref target (logical ID or parameter) or a GetAtt
+	// "LogicalID.Attribute" to its local value; it wins over parameter
+	// defaults and pseudo parameters.
+	refs map[string]string
+}
+
+func (r resolver) str(n *yaml.Node, what string) (string, error) {
+	n = deref(n)
+	if n == nil {
+		return "", fmt.Errorf("%s: missing value", what)
+	}
+	name, arg, ok := intrinsic(n)
+	if !ok {
+		if n.Kind != yaml.ScalarNode {
+			return "", fmt.Errorf("%s (%s): want a scalar, got a %s", what, where(n), kindName(n))
+		}
+		if n.Tag == "!!null" {
+			return "", nil
+		}
+		return n.Value, nil
+	}
+	switch name {
+	case "Ref":
+		if !isPlainScalar(arg) {
+			return "", fmt.Errorf("%s (%s): !Ref needs a name", what, where(n))
+		}
+		return r.ref(arg.Value, what, n)
+	case "Fn::GetAtt":
+		key, err := getAttKey(arg)
+		if err != nil {
+			return "", fmt.Errorf("%s (%s): %w", what, where(n), err)
+		}
+		if v, ok := r.refs[key]; ok {
+			return v, nil
+		}
+		return "", fmt.Errorf("%s (%s): cannot resolve !GetAtt %s locally; pass it in refs", what, where(n), key)
+	case "Fn::Sub":
+		return r.sub(arg, what, n)
+	case "Fn::Join":
+		return r.join(arg, what, n)
+	}
+	return "", fmt.Errorf("%s (%s): intrinsic %s cannot be evaluated locally", what, where(n), name)
+}
+
+func (r resolver) ref(name, what string, at *yaml.Node) (string, error) {
+	if v, ok := r.refs[name]; ok {
+		return v, nil
+	}
+	if def, isParam := r.t.paramDefaults[name]; isParam {
+		if def == nil {
+			return "", fmt.Errorf("%s (%s): parameter %s has no Default; pass a value in refs", what, where(at), name)
+		}
+		return r.str(def, "default of parameter "+name)
+	}
+	if v, ok := pseudoParameter(name); ok {
+		return v, nil
+	}
+	if _, isResource := r.t.byID[name]; isResource {
+		return "", fmt.Errorf("%s (%s): !Ref %s names a resource; pass its local value in refs", what, where(at), name)
+	}
+	return "", fmt.Errorf("%s (%s): !Ref %s names no parameter or resource", what, where(at), name)
+}
+
+// pseudoParameter gives the values `sam local` uses for AWS::* references.
+func pseudoParameter(name string) (string, bool) {
+	switch name {
+	case "AWS::Region":
+		return "us-east-1", true
+	case "AWS::AccountId":
+		return "123456789012", true
+	case "AWS::Partition":
+		return "aws", true
+	case "AWS::URLSuffix":
+		return "amazonaws.com", true
+	case "AWS::StackName":
+		return "local", true
+	case "AWS::NoValue":
+		return "", true
+	}
+	return "", false
+}
+
+func getAttKey(arg *yaml.Node) (string, error) {
+	arg = deref(arg)
+	switch {
+	case isPlainScalar(arg) && strings.Contains(arg.Value, "."):
+		return arg.Value, nil
+	case arg.Kind == yaml.SequenceNode && len(arg.Content) == 2 &&
+		isPlainScalar(arg.Content[0]) && isPlainScalar(arg.Content[1]):
+		return deref(arg.Content[0]).Value + "." + deref(arg.Content[1]).Value, nil
+	}
+	return "", fmt.Errorf("!GetAtt needs LogicalID.Attribute or [LogicalID, Attribute]")
+}
+
+func (r resolver) sub(arg *yaml.Node, what string, at *yaml.Node) (string, error) {
+	arg = deref(arg)
+	format, vars := arg, (*yaml.Node)(nil)
+	if arg.Kind == yaml.SequenceNode {
+		if len(arg.Content) != 2 {
+			return "", fmt.Errorf("%s (%s): !Sub list form needs [string, variables]", what, where(at))
+		}
+		format, vars = deref(arg.Content[0]), deref(arg.Content[1])
+	}
+	if !isPlainScalar(format) {
+		return "", fmt.Errorf("%s (%s): !Sub needs a literal string", what, where(at))
+	}
+	s := format.Value
+	var out strings.Builder
+	for {
+		i := strings.Index(s, "${")
+		if i < 0 {
+			out.WriteString(s)
+			return out.String(), nil
+		}
+		out.WriteString(s[:i])
+		s = s[i+2:]
+		// "${!Name}" is CloudFormation's escape for a literal "${Name}".
+		if strings.HasPrefix(s, "!") {
+			out.WriteString("${")
+			s = s[1:]
+			continue
+		}
+		end := strings.IndexByte(s, '}')
+		if end < 0 {
+			return "", fmt.Errorf("%s (%s): unterminated ${ in !Sub", what, where(at))
+		}
+		name := strings.TrimSpace(s[:end])
+		s = s[end+1:]
+		v, err := r.subVar(name, vars, what, at)
+		if err != nil {
+			return "", err
+		}
+		out.WriteString(v)
+	}
+}
+
+func (r resolver) subVar(name string, vars *yaml.Node, what string, at *yaml.Node) (string, error) {
+	if v := lookup(vars, name); v != nil {
+		return r.str(v, what+" ${"+name+"}")
+	}
+	if v, ok := r.refs[name]; ok {
+		return v, nil
+	}
+	if strings.Contains(name, ".") && !strings.HasPrefix(name, "AWS::") {
+		return "", fmt.Errorf("%s (%s): cannot resolve ${%s} locally; pass it in refs", what, where(at), name)
+	}
+	return r.ref(name, what, at)
+}
+
+func (r resolver) join(arg *yaml.Node, what string, at *yaml.Node) (string, error) {
+	arg = deref(arg)
+	if arg.Kind != yaml.SequenceNode || len(arg.Content) != 2 || !isPlainScalar(arg.Content[0]) {
+		return "", fmt.Errorf("%s (%s): !Join needs [delimiter, [values]]", what, where(at))
+	}
+	list := deref(arg.Content[1])
+	if list.Kind != yaml.SequenceNode {
+		return "", fmt.Errorf("%s (%s): !Join values must be a literal list", what, where(at))
+	}
+	parts := make([]string, 0, len(list.Content))
+	for i, item := range list.Content {
+		v, err := r.str(item, what+" !Join["+strconv.Itoa(i)+"]")
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, v)
+	}
+	return strings.Join(parts, deref(arg.Content[0]).Value), nil
+}
+
+// boolean accepts the spellings CloudFormation does for booleans.
+func (r resolver) boolean(n *yaml.Node, what string) (bool, error) {
+	s, err := r.str(n, what)
+	if err != nil {
+		return false, err
+	}
+	switch strings.ToLower(s) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, fmt.Errorf("%s (%s): want true or false, got %q", what, where(n), s)
+}
+
+// integer parses a whole number such as a capacity unit count.
+func (r resolver) integer(n *yaml.Node, what string) (int64, error) {
+	s, err := r.str(n, what)
+	if err != nil {
+		return 0, err
+	}
+	v, err := strconv.ParseInt(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s (%s): want an integer, got %q", what, where(n), s)
+	}
+	return v, nil
+}
+
+func kindName(n *yaml.Node) string {
+	switch n.Kind {
+	case yaml.MappingNode:
+		return "mapping"
+	case yaml.SequenceNode:
+		return "list"
+	case yaml.ScalarNode:
+		return "scalar"
+	}
+	return "node"
+}
+
+// list returns the items of a literal sequence, or nil when n is absent. A
+// list produced by an intrinsic (say !If) is an error rather than being
+// silently treated as empty.
+func (r resolver) list(n *yaml.Node, what string) ([]*yaml.Node, error) {
+	n = deref(n)
+	if n == nil {
+		return nil, nil
+	}
+	if err := literal(n, what, yaml.SequenceNode); err != nil {
+		return nil, err
+	}
+	items := make([]*yaml.Node, len(n.Content))
+	for i, c := range n.Content {
+		items[i] = deref(c)
+	}
+	return items, nil
+}
+
+// object checks that n, if present, is a literal mapping.
+func (r resolver) object(n *yaml.Node, what string) (*yaml.Node, error) {
+	n = deref(n)
+	if n == nil {
+		return nil, nil
+	}
+	return n, literal(n, what, yaml.MappingNode)
+}
+
+func literal(n *yaml.Node, what string, kind yaml.Kind) error {
+	if name, _, ok := intrinsic(n); ok {
+		return fmt.Errorf("%s (%s): intrinsic %s cannot be evaluated locally", what, where(n), name)
+	}
+	if n.Kind != kind {
+		want := &yaml.Node{Kind: kind}
+		return fmt.Errorf("%s (%s): want a %s, got a %s", what, where(n), kindName(want), kindName(n))
+	}
+	return nil
+}

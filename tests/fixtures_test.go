@@ -1,0 +1,185 @@
+//go:build integration
+
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+
+	"github.com/gamefabric-alloc/allocsvc/local/template"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+)
+
+var seq atomic.Int64
+
+func unique(prefix string) string {
+	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1e9, seq.Add(1))
+}
+
+// newTable creates GameInstancesTable from template.yaml under a fresh name.
+func newTable(t *testing.T) string {
+	t.Helper()
+	name := unique("GameInstances")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := template.CreateTables(ctx, stack.ddb, stack.template, map[string]string{"GameInstancesTable": name}); err != nil {
+		t.Fatalf("create table: %v", err)
+	}
+	return name
+}
+
+// newSecret stores value in moto's Secrets Manager and returns its ARN.
+func newSecret(t *testing.T, value string) string {
+	t.Helper()
+	out, err := stack.sm.CreateSecret(context.Background(), &secretsmanager.CreateSecretInput{
+		Name: aws.String(unique("gamefabric/allocator-token")), SecretString: aws.String(value)})
+	if err != nil {
+		t.Fatalf("create secret: %v", err)
+	}
+	return *out.ARN
+}
+
+func putSecret(t *testing.T, arn, value string) {
+	t.Helper()
+	if _, err := stack.sm.PutSecretValue(context.Background(), &secretsmanager.PutSecretValueInput{
+		SecretId: aws.String(arn), SecretString: aws.String(value)}); err != nil {
+		t.Fatalf("put secret: %v", err)
+	}
+}
+
+// env is one in-process allocate service on the real components.
+type env struct {
+	stub   *gfstub.Server
+	table  string
+	secret string
+	store  *store.GameInstances
+	api    *httptest.Server
+}
+
+type envOptions struct {
+	fallbackRegion string
+	attemptTimeout time.Duration
+	lease          time.Duration
+	secretValue    string
+	validTokens    []string
+}
+
+func newEnv(t *testing.T, o envOptions) *env {
+	t.Helper()
+	if o.secretValue == "" {
+		o.secretValue, o.validTokens = `{"tokens":["old-token","current-token"]}`, []string{"current-token"}
+	}
+	stub := gfstub.New(o.validTokens...)
+	t.Cleanup(stub.Close)
+	e := &env{stub: stub, table: newTable(t), secret: newSecret(t, o.secretValue)}
+	e.store = store.NewGameInstances(stack.ddb, e.table)
+	svc := allocation.NewService(allocation.Options{
+		Store:          e.store,
+		Allocator:      gamefabric.NewClient(&http.Client{}, stub.BaseURL()+"/"+stub.AllocatePath()),
+		Tokens:         secrets.NewTokenSource(stack.sm, e.secret, time.Minute, nil),
+		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set"},
+		BackendAddress: "http://127.0.0.1:10100",
+		AttemptTimeout: o.attemptTimeout,
+		Lease:          o.lease,
+		Retry:          &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second},
+	})
+	e.api = httptest.NewServer(httpapi.NewAllocateHandler(svc, logging.New(io.Discard, 0)))
+	t.Cleanup(e.api.Close)
+	return e
+}
+
+type response struct {
+	Status int
+	Header http.Header
+	Body   map[string]any
+	Raw    string
+}
+
+func (e *env) do(t *testing.T, method, path, body string) response {
+	t.Helper()
+	req, err := http.NewRequest(method, e.api.URL+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	r := response{Status: resp.StatusCode, Header: resp.Header, Raw: string(raw)}
+	if err := json.Unmarshal(raw, &r.Body); err != nil {
+		t.Fatalf("%s %s: body %q is not JSON", method, path, raw)
+	}
+	return r
+}
+
+func (e *env) allocate(t *testing.T, body string) response {
+	t.Helper()
+	return e.do(t, http.MethodPost, "/v1/allocations", body)
+}
+
+func (r response) code() string {
+	errObj, _ := r.Body["error"].(map[string]any)
+	c, _ := errObj["code"].(string)
+	return c
+}
+
+func (r response) attempts() []map[string]any {
+	src := r.Body["attempts"]
+	if errObj, ok := r.Body["error"].(map[string]any); ok && src == nil {
+		src = errObj["attempts"]
+	}
+	list, _ := src.([]any)
+	var out []map[string]any
+	for _, a := range list {
+		out = append(out, a.(map[string]any))
+	}
+	return out
+}
+
+func (r response) expect(t *testing.T, status int, code string) response {
+	t.Helper()
+	if r.Status != status || r.code() != code {
+		t.Fatalf("got %d %q, want %d %q: %s", r.Status, r.code(), status, code, r.Raw)
+	}
+	return r
+}
+
+// rawItem reads the stored item as DynamoDB holds it.
+func (e *env) rawItem(t *testing.T, id string) map[string]types.AttributeValue {
+	t.Helper()
+	out, err := stack.ddb.GetItem(context.Background(), &dynamodb.GetItemInput{TableName: aws.String(e.table),
+		Key: map[string]types.AttributeValue{"gameInstanceId": &types.AttributeValueMemberS{Value: id}}, ConsistentRead: aws.Bool(true)})
+	if err != nil {
+		t.Fatalf("get item: %v", err)
+	}
+	return out.Item
+}
+
+func str(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}

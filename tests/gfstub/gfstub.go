@@ -1,0 +1,209 @@
+// Package gfstub is a scriptable stand-in for GameFabric's allocate endpoint,
+// following ../shared/reference/gamefabric-protocol.md: POST with a bearer
+// token from a list of valid tokens, body {region, attributes, payload}, 200
+// with {address, ip, ports, token, payload}, errors as {"error": "..."}.
+// Tests script each region's answers; unscripted regions have no capacity.
+package gfstub
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Response is one scripted answer.
+type Response struct {
+	Status     int           // 0 means 200 with an allocation
+	Error      string        // the {"error"} message for non-2xx
+	RawBody    string        // when set, sent verbatim instead
+	RetryAfter string        // Retry-After header value
+	Delay      time.Duration // wait before answering (client may time out)
+}
+
+// Call is what the stand-in received.
+type Call struct {
+	Region     string
+	Attributes map[string]string
+	Payload    map[string]any
+	Token      string
+	Answered   int
+}
+
+// Server is the stand-in.
+type Server struct {
+	*httptest.Server
+	Path string
+
+	mu       sync.Mutex
+	tokens   []string
+	script   map[string][]Response
+	sticky   map[string]Response
+	calls    []Call
+	nextPort int
+}
+
+// New starts the stand-in on loopback. validTokens are the allocator's
+// current tokens (GameFabric accepts any of its listed tokens).
+func New(validTokens ...string) *Server {
+	s := &Server{Path: "/allocator/test/allocate", tokens: validTokens,
+		script: map[string][]Response{}, sticky: map[string]Response{}, nextPort: 7000}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST "+s.Path, s.allocate)
+	s.Server = httptest.NewServer(mux)
+	return s
+}
+
+// URL of the allocate endpoint's base (GAMEFABRIC_URL) and path.
+func (s *Server) BaseURL() string      { return s.Server.URL }
+func (s *Server) AllocatePath() string { return strings.TrimPrefix(s.Path, "/") }
+
+// Queue appends one-shot answers for region, used in order.
+func (s *Server) Queue(region string, rs ...Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.script[region] = append(s.script[region], rs...)
+}
+
+// Always sets the answer for region once its queue is empty.
+func (s *Server) Always(region string, r Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sticky[region] = r
+}
+
+// SetTokens replaces the valid tokens (a rotation).
+func (s *Server) SetTokens(tokens ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.tokens = tokens
+}
+
+// Calls returns what the stand-in received, in order.
+func (s *Server) Calls() []Call {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Call(nil), s.calls...)
+}
+
+// Allocations counts calls answered with a server.
+func (s *Server) Allocations() int {
+	n := 0
+	for _, c := range s.Calls() {
+		if c.Answered == http.StatusOK {
+			n++
+		}
+	}
+	return n
+}
+
+func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
+	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "could not read body")
+		return
+	}
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	var body struct {
+		Region     string            `json:"region"`
+		Attributes map[string]string `json:"attributes"`
+		Payload    map[string]any    `json:"payload"`
+	}
+	call := Call{Token: token}
+	status := func() int {
+		if !s.validToken(token) {
+			writeError(w, http.StatusUnauthorized, "invalid token")
+			return http.StatusUnauthorized
+		}
+		if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &body) != nil || body.Region == "" {
+			writeError(w, http.StatusBadRequest, "body must be JSON with a region")
+			return http.StatusBadRequest
+		}
+		call.Region, call.Attributes, call.Payload = body.Region, body.Attributes, body.Payload
+		resp := s.next(body.Region)
+		if resp.Delay > 0 {
+			select {
+			case <-time.After(resp.Delay):
+			case <-r.Context().Done():
+				return 0
+			}
+		}
+		return s.answer(w, resp, body.Payload)
+	}()
+	call.Answered = status
+	s.mu.Lock()
+	s.calls = append(s.calls, call)
+	s.mu.Unlock()
+}
+
+func (s *Server) validToken(token string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, t := range s.tokens {
+		if t != "" && t == token {
+			return true
+		}
+	}
+	return false
+}
+
+func (s *Server) next(region string) Response {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if q := s.script[region]; len(q) > 0 {
+		s.script[region] = q[1:]
+		return q[0]
+	}
+	if r, ok := s.sticky[region]; ok {
+		return r
+	}
+	return Response{Status: http.StatusNotFound, Error: "no game server available in region " + region}
+}
+
+func (s *Server) answer(w http.ResponseWriter, resp Response, payload map[string]any) int {
+	if resp.RetryAfter != "" {
+		w.Header().Set("Retry-After", resp.RetryAfter)
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	if resp.RawBody != "" {
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, resp.RawBody)
+		return status
+	}
+	if status != http.StatusOK {
+		writeError(w, status, resp.Error)
+		return status
+	}
+	s.mu.Lock()
+	port := s.nextPort
+	s.nextPort++
+	s.mu.Unlock()
+	// The allocator returns what the server's callback answered; our sample
+	// server echoes the game instance id it was given.
+	out := map[string]any{
+		"address": fmt.Sprintf("127.0.0.1:%d", port),
+		"ip":      "127.0.0.1",
+		"ports":   map[string]int{"game": port},
+		"token":   "callback-" + strconv.Itoa(port),
+		"payload": map[string]any{"accepted": payload["GameInstanceId"]},
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusOK)
+	_ = json.NewEncoder(w).Encode(out)
+	return http.StatusOK
+}
+
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}

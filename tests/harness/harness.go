@@ -1,0 +1,52 @@
+// Package harness starts real local stand-ins for AWS services (DynamoDB
+// Local, moto) as child processes on loopback ports, so tests exercise the
+// real SDK wire protocol without Docker or network access.
+package harness
+
+import (
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/tests/harness/internal/proc"
+)
+
+// Process is a running local service. Its lifetime is independent of the
+// context used to start it: call Stop (typically via t.Cleanup).
+type Process struct {
+	// Name identifies the service in errors and logs ("dynamodb-local", "moto").
+	Name string
+	// Endpoint is the base URL, e.g. http://127.0.0.1:41234.
+	Endpoint string
+	// Port is the loopback TCP port the service listens on.
+	Port int
+	// StartupDuration is the time from exec to the first successful readiness probe.
+	StartupDuration time.Duration
+
+	child *proc.Child
+	out   *proc.TailBuffer
+}
+
+// stopGrace is how long a service may shut down cleanly before SIGKILL; the
+// services here keep no state worth flushing, so it is short.
+const stopGrace = 2 * time.Second
+
+// Stop terminates the service's whole process group and waits for it. It is
+// safe to call more than once.
+func (p *Process) Stop() error {
+	if p == nil || p.child == nil {
+		return nil
+	}
+	return p.child.Stop(stopGrace)
+}
+
+// Output returns the last ~64 KiB of the service's combined stdout/stderr.
+func (p *Process) Output() string {
+	if p == nil || p.out == nil {
+		return ""
+	}
+	return p.out.String()
+}
+
+// FreePort returns a currently unused TCP port on 127.0.0.1.
+func FreePort() (int, error) {
+	return proc.FreePort()
+}

@@ -1,0 +1,252 @@
+// Package runtimeapi is a Docker-free `sam local invoke`: it serves the AWS
+// Lambda Runtime API (2018-06-01) on loopback and drives a real, locally
+// built `bootstrap` binary through it, one invocation at a time, exactly as
+// a provided.al2023 sandbox would.
+package runtimeapi
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/tests/harness/internal/proc"
+)
+
+// Sentinel errors returned (wrapped) by Invoke and WaitInit.
+var (
+	// ErrExited means the function process is gone; the Runtime is unusable.
+	ErrExited = errors.New("function process exited")
+	// ErrInitFailed means the runtime posted /runtime/init/error.
+	ErrInitFailed = errors.New("function init failed")
+	// ErrTimeout means no response arrived before the invocation deadline.
+	ErrTimeout = errors.New("function timed out")
+	// ErrClosed means Close was called.
+	ErrClosed = errors.New("runtime closed")
+)
+
+const (
+	// stopGrace mirrors Lambda's shutdown phase: SIGTERM, then SIGKILL.
+	stopGrace = 2 * time.Second
+	// errLogTail bounds how much of the function's output an error carries.
+	errLogTail = 4 << 10
+)
+
+// Runtime is one Lambda execution environment: a Runtime API server plus
+// the function process polling it. It does not restart the process: after it
+// exits (for example after a panic) every Invoke fails with ErrExited, and a
+// fresh Runtime must be started, which is a cold start in Lambda terms.
+type Runtime struct {
+	cfg    config
+	addr   string
+	server *http.Server
+	child  *proc.Child
+	logs   *proc.TailBuffer
+	began  time.Time
+
+	// pending hands one invocation to a blocked /next; unbuffered so that a
+	// successful send means the function has really received it.
+	pending chan *invocation
+	// slot serialises Invoke calls, as a Lambda sandbox serves one at a time.
+	slot chan struct{}
+
+	initOnce     sync.Once
+	initDone     chan struct{}
+	initDuration atomic.Int64
+
+	initFailOnce sync.Once
+	initFailed   chan struct{}
+
+	closing   chan struct{}
+	closeOnce sync.Once
+	closeErr  error
+
+	mu       sync.Mutex
+	inflight map[string]*invocation
+	initErr  *FunctionError
+}
+
+// Start serves the Runtime API on a free 127.0.0.1 port and launches binary
+// with the standard Lambda environment plus env (entries in env win). It
+// returns once the process is running, without waiting for its init phase;
+// use WaitInit or just Invoke. ctx only bounds start-up; call Close to stop.
+func Start(ctx context.Context, binary string, env []string, opts ...Option) (*Runtime, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("starting runtime: %w", err)
+	}
+	cfg := defaultConfig()
+	for _, o := range opts {
+		o(&cfg)
+	}
+	bin, err := filepath.Abs(binary)
+	if err != nil {
+		return nil, fmt.Errorf("resolving function binary %q: %w", binary, err)
+	}
+	if fi, err := os.Stat(bin); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
+		return nil, fmt.Errorf("function binary %s is missing or not executable (build it first, e.g. GOOS=linux CGO_ENABLED=0 go build -o bootstrap)", bin)
+	}
+	if cfg.dir == "" {
+		cfg.dir = filepath.Dir(bin)
+	}
+
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("listening for the Runtime API: %w", err)
+	}
+	rt := &Runtime{
+		cfg:        cfg,
+		addr:       ln.Addr().String(),
+		logs:       proc.NewTailBuffer(proc.DefaultTailSize),
+		pending:    make(chan *invocation),
+		slot:       make(chan struct{}, 1),
+		initDone:   make(chan struct{}),
+		initFailed: make(chan struct{}),
+		closing:    make(chan struct{}),
+		inflight:   make(map[string]*invocation),
+	}
+	rt.server = &http.Server{
+		Handler: rt.routes(),
+		// /next legitimately blocks for as long as no invocation is queued,
+		// so only the header read gets a timeout.
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+
+	var out io.Writer = rt.logs
+	if cfg.logOutput != nil {
+		out = io.MultiWriter(rt.logs, cfg.logOutput)
+	}
+	cmd := exec.Command(bin)
+	cmd.Dir = cfg.dir
+	// exec.Cmd keeps the last value of a duplicated key, so appending the
+	// caller's entries after the defaults lets the caller override them.
+	cmd.Env = append(lambdaEnv(cfg, rt.addr), env...)
+	cmd.Stdout, cmd.Stderr = out, out
+	rt.began = time.Now()
+	child, err := proc.Start(cmd)
+	if err != nil {
+		_ = ln.Close()
+		return nil, fmt.Errorf("starting function: %w", err)
+	}
+	rt.child = child
+	// Serving only now publishes began and child to the handlers; the
+	// function's first connection simply waits in the listen backlog.
+	go func() { _ = rt.server.Serve(ln) }()
+	return rt, nil
+}
+
+// Addr is the Runtime API address given to the function (host:port).
+func (rt *Runtime) Addr() string { return rt.addr }
+
+// Logs returns the last ~64 KiB of the function's stdout and stderr. Output
+// travels through a pipe, so a line printed just before a response may show
+// up a moment after Invoke returns.
+func (rt *Runtime) Logs() string { return rt.logs.String() }
+
+// InitDuration is the time from process start to its first /next call,
+// Lambda's "Init Duration"; zero until init has completed.
+func (rt *Runtime) InitDuration() time.Duration {
+	return time.Duration(rt.initDuration.Load())
+}
+
+// InitError returns what the runtime posted to /runtime/init/error, if any.
+func (rt *Runtime) InitError() *FunctionError {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.initErr
+}
+
+// WaitInit blocks until the function finishes init (first /next), fails
+// init, exits, or ctx ends. Useful to measure cold starts apart from the
+// first invocation.
+func (rt *Runtime) WaitInit(ctx context.Context) error {
+	select {
+	case <-rt.initDone:
+		return nil
+	case <-rt.initFailed:
+	case <-rt.child.Done():
+	case <-rt.closing:
+		return ErrClosed
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for function init: %w", ctx.Err())
+	}
+	return rt.withLogs("waiting for function init", rt.sandboxErr())
+}
+
+// Close stops the function (SIGTERM to its process group, SIGKILL after 2 s)
+// and the API server. It is safe to call more than once.
+func (rt *Runtime) Close() error {
+	rt.closeOnce.Do(func() {
+		close(rt.closing)
+		stopErr := rt.child.Stop(stopGrace)
+		// Close, not Shutdown: /next requests block indefinitely by design.
+		srvErr := rt.server.Close()
+		rt.closeErr = errors.Join(stopErr, srvErr)
+	})
+	return rt.closeErr
+}
+
+// markInitDone records the end of the init phase on the first /next.
+func (rt *Runtime) markInitDone() {
+	rt.initOnce.Do(func() {
+		rt.initDuration.Store(int64(time.Since(rt.began)))
+		close(rt.initDone)
+	})
+}
+
+func (rt *Runtime) recordInitError(fe *FunctionError) {
+	rt.mu.Lock()
+	if rt.initErr == nil {
+		rt.initErr = fe
+	}
+	rt.mu.Unlock()
+	rt.initFailOnce.Do(func() { close(rt.initFailed) })
+}
+
+// sandboxErr explains why the sandbox can no longer serve invocations, or
+// returns nil if it still can.
+func (rt *Runtime) sandboxErr() error {
+	initErr := rt.InitError()
+	exited := isClosed(rt.child.Done())
+	phase := "after init"
+	if !isClosed(rt.initDone) {
+		phase = "during init (it never polled /next)"
+	}
+	switch {
+	case isClosed(rt.closing):
+		// Close kills the process, so this must win over "exited".
+		return ErrClosed
+	case initErr != nil && exited:
+		return fmt.Errorf("%w: %s; process then exited (%s)", ErrInitFailed, initErr, rt.child.ExitStatus())
+	case initErr != nil:
+		return fmt.Errorf("%w: %s", ErrInitFailed, initErr)
+	case exited:
+		return fmt.Errorf("%w %s: %s", ErrExited, phase, rt.child.ExitStatus())
+	}
+	return nil
+}
+
+// withLogs prefixes err with context and appends the function's log tail,
+// which is where the actual panic or log.Fatal message will be.
+func (rt *Runtime) withLogs(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w\n--- function output (tail) ---\n%s", what, err, rt.logs.Tail(errLogTail))
+}
+
+func isClosed(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	default:
+		return false
+	}
+}

@@ -1,0 +1,191 @@
+package runtimeapi
+
+import (
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+)
+
+// Header and trailer names from the Runtime API (2018-06-01), as read and
+// written by aws-lambda-go's runtime_api_client.go.
+const (
+	headerRequestID    = "Lambda-Runtime-Aws-Request-Id"
+	headerDeadlineMS   = "Lambda-Runtime-Deadline-Ms"
+	headerFunctionARN  = "Lambda-Runtime-Invoked-Function-Arn"
+	headerTraceID      = "Lambda-Runtime-Trace-Id"
+	headerErrorType    = "Lambda-Runtime-Function-Error-Type"
+	trailerErrorBody   = "Lambda-Runtime-Function-Error-Body"
+	headerExtensionID  = "Lambda-Extension-Identifier"
+	runtimePrefix      = "/2018-06-01/runtime"
+	extensionPrefix    = "/2020-01-01/extension"
+	maxResponseBytes   = 6 << 20 // Lambda's synchronous response limit.
+	maxErrorBodyBytes  = 1 << 20
+	errTypeTooLarge    = "Function.ResponseSizeTooLarge"
+	errTypeUnspecified = "Runtime.Unknown"
+)
+
+func (rt *Runtime) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+runtimePrefix+"/invocation/next", rt.handleNext)
+	mux.HandleFunc("POST "+runtimePrefix+"/invocation/{id}/response", rt.handleResponse)
+	mux.HandleFunc("POST "+runtimePrefix+"/invocation/{id}/error", rt.handleError)
+	mux.HandleFunc("POST "+runtimePrefix+"/init/error", rt.handleInitError)
+	// aws-lambda-go registers an internal extension when a function opts in
+	// to SIGTERM handlers; answering keeps such functions from logging
+	// spurious warnings. No extension events are ever delivered.
+	mux.HandleFunc("POST "+extensionPrefix+"/register", rt.handleExtensionRegister)
+	mux.HandleFunc("GET "+extensionPrefix+"/event/next", rt.handleExtensionNext)
+	return mux
+}
+
+// handleNext blocks until Invoke queues an event, like Lambda freezing the
+// sandbox between invocations.
+func (rt *Runtime) handleNext(w http.ResponseWriter, r *http.Request) {
+	rt.markInitDone()
+	var inv *invocation
+	select {
+	case inv = <-rt.pending:
+	case <-r.Context().Done():
+		return
+	case <-rt.closing:
+		return
+	}
+	deadline := time.Now().Add(inv.timeout)
+	rt.mu.Lock()
+	rt.inflight[inv.id] = inv
+	rt.mu.Unlock()
+
+	h := w.Header()
+	h.Set("Content-Type", "application/json")
+	h.Set(headerRequestID, inv.id)
+	h.Set(headerDeadlineMS, strconv.FormatInt(deadline.UnixMilli(), 10))
+	h.Set(headerFunctionARN, functionARN(rt.cfg))
+	h.Set(headerTraceID, inv.traceID)
+	w.WriteHeader(http.StatusOK)
+	_, _ = w.Write(inv.event)
+}
+
+func (rt *Runtime) handleResponse(w http.ResponseWriter, r *http.Request) {
+	inv := rt.claim(r.PathValue("id"))
+	if inv == nil {
+		writeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or already completed request id "+r.PathValue("id"))
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxResponseBytes+1))
+	switch {
+	case err != nil:
+		inv.done <- outcome{err: fmt.Errorf("reading function response: %w", err)}
+		writeAPIError(w, http.StatusBadRequest, "InvalidRequest", err.Error())
+		return
+	case len(body) > maxResponseBytes:
+		fe := &FunctionError{Type: errTypeTooLarge, Message: fmt.Sprintf("response payload exceeds the %d byte limit", maxResponseBytes)}
+		inv.done <- outcome{res: Result{Payload: mustJSON(fe), FunctionError: fe}}
+		writeAPIError(w, http.StatusRequestEntityTooLarge, errTypeTooLarge, fe.Message)
+		return
+	}
+	// A streamed response that failed midway carries the error in trailers,
+	// which are only populated once the body has been read to EOF.
+	if errType := r.Trailer.Get(headerErrorType); errType != "" {
+		inv.done <- outcome{res: trailerError(errType, r.Trailer.Get(trailerErrorBody))}
+	} else {
+		inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type")}}
+	}
+	writeAccepted(w)
+}
+
+func (rt *Runtime) handleError(w http.ResponseWriter, r *http.Request) {
+	inv := rt.claim(r.PathValue("id"))
+	if inv == nil {
+		writeAPIError(w, http.StatusBadRequest, "InvalidRequestID", "unknown or already completed request id "+r.PathValue("id"))
+		return
+	}
+	body, fe := readFunctionError(r)
+	inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type"), FunctionError: fe}}
+	writeAccepted(w)
+}
+
+func (rt *Runtime) handleInitError(w http.ResponseWriter, r *http.Request) {
+	_, fe := readFunctionError(r)
+	rt.recordInitError(fe)
+	writeAccepted(w)
+}
+
+func (rt *Runtime) handleExtensionRegister(w http.ResponseWriter, r *http.Request) {
+	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxErrorBodyBytes))
+	w.Header().Set(headerExtensionID, newRequestID())
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]string{
+		"functionName":    rt.cfg.functionName,
+		"functionVersion": "$LATEST",
+		"handler":         "bootstrap",
+	})
+}
+
+func (rt *Runtime) handleExtensionNext(w http.ResponseWriter, r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-rt.closing:
+	}
+}
+
+// claim removes and returns the in-flight invocation with id, so each
+// invocation is answered at most once.
+func (rt *Runtime) claim(id string) *invocation {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	inv := rt.inflight[id]
+	delete(rt.inflight, id)
+	return inv
+}
+
+// readFunctionError parses an error document; runtimes that send something
+// else still get their text and the error-type header surfaced.
+func readFunctionError(r *http.Request) ([]byte, *FunctionError) {
+	body, _ := io.ReadAll(io.LimitReader(r.Body, maxErrorBodyBytes))
+	fe := &FunctionError{}
+	if err := json.Unmarshal(body, fe); err != nil {
+		fe = &FunctionError{Message: string(body)}
+	}
+	if fe.Type == "" {
+		fe.Type = r.Header.Get(headerErrorType)
+	}
+	if fe.Type == "" {
+		fe.Type = errTypeUnspecified
+	}
+	return body, fe
+}
+
+func trailerError(errType, encodedBody string) Result {
+	fe := &FunctionError{Type: errType}
+	body, err := base64.StdEncoding.DecodeString(encodedBody)
+	if err != nil || json.Unmarshal(body, fe) != nil {
+		fe = &FunctionError{Type: errType, Message: encodedBody}
+		body = mustJSON(fe)
+	}
+	return Result{Payload: body, FunctionError: fe}
+}
+
+func writeAccepted(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusAccepted)
+	_, _ = io.WriteString(w, `{"status":"OK"}`)
+}
+
+func writeAPIError(w http.ResponseWriter, status int, errType, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(mustJSON(&FunctionError{Type: errType, Message: msg}))
+}
+
+func mustJSON(fe *FunctionError) []byte {
+	b, err := json.Marshal(fe)
+	if err != nil {
+		// Only string fields and already-valid RawMessage: unreachable.
+		panic(err)
+	}
+	return b
+}
