@@ -31,7 +31,7 @@ func main() {
 		os.Exit(1)
 	}
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background())
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithLogger(logging.SDKLogger(log)))
 	if err != nil {
 		log.Error("load AWS configuration", "error", err)
 		os.Exit(1)

@@ -106,7 +106,7 @@ func (s *Service) Get(ctx context.Context, gameInstanceID string) (Record, error
 		return Record{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", gameInstanceID)}
 	}
 	if err != nil {
-		return Record{}, internal("read allocation", fmt.Errorf("get %s: %w", gameInstanceID, err))
+		return Record{}, internal("read allocation", err)
 	}
 	return rec, nil
 }
@@ -189,7 +189,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		logging.FromContext(ctx).Error("recording allocation outcome failed",
 			"gameInstanceId", rec.GameInstanceID, "state", rec.State, "server", rec.Server, "error", err)
-		return Result{}, internal("recording the allocation failed", fmt.Errorf("finish %s: %w", rec.GameInstanceID, err))
+		return Result{}, internal("recording the allocation failed", err)
 	}
 	if failure != nil {
 		return Result{}, failure
@@ -200,7 +200,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error) {
 	var conflict *ClaimConflictError
 	if !errors.As(err, &conflict) {
-		return Result{}, internal("claiming the game instance failed", fmt.Errorf("claim %s: %w", spec.GameInstanceID, err))
+		return Result{}, internal("claiming the game instance failed", err)
 	}
 	existing := conflict.Existing
 	if existing.Fingerprint != spec.Fingerprint {

@@ -63,7 +63,7 @@ func errorCode(doc map[string]any) string {
 
 func TestAllocateRoutes(t *testing.T) {
 	rec := allocation.Record{GameInstanceID: "gi-1", State: allocation.StateAllocated, Region: "us-west",
-		Server: &allocation.Server{Address: "1.2.3.4:7777", IP: "1.2.3.4", Ports: map[string]int{"game": 7777}},
+		Server:               &allocation.Server{Address: "1.2.3.4:7777", IP: "1.2.3.4", Ports: map[string]int{"game": 7777}},
 		PartnerGameTokenHash: "HASH", ClaimID: "CLAIM", CreatedAt: time.Unix(1, 0)}
 	tests := []struct {
 		name, method, path, body string

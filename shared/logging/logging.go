@@ -4,10 +4,12 @@ package logging
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
+	smithylogging "github.com/aws/smithy-go/logging"
 )
 
 // New returns a JSON logger writing to w at level.
@@ -31,4 +33,16 @@ func FromContext(ctx context.Context) *slog.Logger {
 		return l
 	}
 	return slog.Default()
+}
+
+// SDKLogger routes the AWS SDK's own log lines (retries, checksum warnings)
+// through l, so every line a function writes is JSON.
+func SDKLogger(l *slog.Logger) smithylogging.Logger {
+	return smithylogging.LoggerFunc(func(c smithylogging.Classification, format string, v ...any) {
+		level := slog.LevelDebug
+		if c == smithylogging.Warn {
+			level = slog.LevelWarn
+		}
+		l.Log(context.Background(), level, fmt.Sprintf(format, v...), "source", "aws-sdk")
+	})
 }

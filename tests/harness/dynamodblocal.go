@@ -43,6 +43,9 @@ func StartDynamoDBLocal(ctx context.Context) (*Process, error) {
 				"-Djava.library.path=./DynamoDBLocal_lib",
 				"-jar", dynamoDBLocalJar,
 				"-inMemory", "-disableTelemetry",
+				// One database for every access key and region, so a function
+				// run with other dummy credentials sees the tests' tables.
+				"-sharedDb",
 				"-port", strconv.Itoa(port),
 			}
 		},

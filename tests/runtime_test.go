@@ -1,0 +1,185 @@
+//go:build integration
+
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/tests/harness/runtimeapi"
+)
+
+// eventExpectations is what each file in events/ must produce when fed, in
+// this order, to the built AllocateFunction bootstrap. Every file in events/
+// must be listed, so a new event cannot go untested.
+var eventExpectations = []struct {
+	file     string
+	function string
+	status   int
+	check    func(t *testing.T, body map[string]any)
+}{
+	{"allocate-new.json", "AllocateFunction", 201, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Allocated" || b["gameInstanceId"] != "gi-event-1" || b["region"] != "us-west" {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	{"allocate-replay.json", "AllocateFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Allocated" {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	{"allocate-bad-request.json", "AllocateFunction", 400, func(t *testing.T, b map[string]any) {
+		if e, _ := b["error"].(map[string]any); e["code"] != "INVALID_REQUEST" || !strings.Contains(e["message"].(string), "gameInstanceId") {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	{"get-allocation.json", "AllocateFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Allocated" || b["createdAt"] == nil {
+			t.Errorf("body = %v", b)
+		}
+	}},
+}
+
+// functionEnv is the environment the template gives function, with local
+// values for the deploy-time references, plus the SDK endpoint overrides.
+func functionEnv(t *testing.T, function string, refs map[string]string) []string {
+	t.Helper()
+	vars, err := stack.template.FunctionEnv(function, refs)
+	if err != nil {
+		t.Fatalf("environment of %s from template.yaml: %v", function, err)
+	}
+	env := []string{
+		"AWS_ENDPOINT_URL_DYNAMODB=" + stack.ddbEndpoint,
+		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + stack.smEndpoint,
+		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_SESSION_TOKEN=local",
+		"AWS_EC2_METADATA_DISABLED=true",
+	}
+	for k, v := range vars {
+		env = append(env, k+"="+v)
+	}
+	return env
+}
+
+func TestBootstrapServesEveryEvent(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(stack.repoRoot, "events", "*.json"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no events found: %v", err)
+	}
+	listed := map[string]bool{}
+	for _, x := range eventExpectations {
+		listed[x.file] = true
+	}
+	sort.Strings(files)
+	for _, f := range files {
+		if !listed[filepath.Base(f)] {
+			t.Errorf("events/%s has no expectation in eventExpectations", filepath.Base(f))
+		}
+	}
+
+	stub := gfstub.New("current-token")
+	defer stub.Close()
+	stub.Always("us-west", gfstub.Response{})
+	secret := newSecret(t, `{"tokens":["old-token","current-token"]}`)
+	env := functionEnv(t, "AllocateFunction", map[string]string{
+		"GameInstancesTable":      newTable(t),
+		"GameFabricUrl":           stub.BaseURL(),
+		"GameFabricAllocatePath":  stub.AllocatePath(),
+		"AllocatorTokenSecretArn": secret,
+		"BackendAddress":          "http://127.0.0.1:10100",
+		"FallbackRegion":          "eu-central-1",
+		"FallbackEnvironment":     "prag",
+		"FallbackArmadaSet":       "sample-game-armada-set",
+	})
+	ctx := context.Background()
+	rt, err := runtimeapi.Start(ctx, bootstrap(t, "allocate"), env, runtimeapi.WithFunctionName("AllocateFunction"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+
+	for _, x := range eventExpectations {
+		t.Run(x.file, func(t *testing.T) {
+			event, err := os.ReadFile(filepath.Join(stack.repoRoot, "events", x.file))
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, err := rt.Invoke(ctx, event, 30*time.Second)
+			if err != nil {
+				t.Fatalf("invoke: %v\nlogs:\n%s", err, rt.Logs())
+			}
+			if res.FunctionError != nil {
+				t.Fatalf("function error: %v", res.FunctionError)
+			}
+			var resp events.APIGatewayV2HTTPResponse
+			if err := json.Unmarshal(res.Payload, &resp); err != nil {
+				t.Fatalf("response %s is not an HTTP API response: %v", res.Payload, err)
+			}
+			var body map[string]any
+			if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
+				t.Fatalf("body %q is not JSON", resp.Body)
+			}
+			if resp.StatusCode != x.status || resp.Headers["Content-Type"] != "application/json" {
+				t.Fatalf("status %d (%v), want %d: %s\nlogs:\n%s", resp.StatusCode, resp.Headers, x.status, resp.Body, rt.Logs())
+			}
+			x.check(t, body)
+		})
+	}
+	if n := stub.Allocations(); n != 1 {
+		t.Errorf("GameFabric allocated %d servers for the events, want 1", n)
+	}
+
+	// Logs are JSON lines tagged with the Lambda request id, and hold no
+	// credential: neither the allocator token nor the minted partner token.
+	logs := waitForLogs(t, rt, `"path":"/v1/allocations/gi-event-1"`)
+	minted, _ := stub.Calls()[0].Payload["PartnerGameToken"].(string)
+	for _, secret := range []string{"current-token", minted} {
+		if strings.Contains(logs, secret) {
+			t.Errorf("logs contain a credential")
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+		var entry map[string]any
+		if json.Unmarshal([]byte(line), &entry) != nil {
+			t.Errorf("log line is not JSON: %q", line)
+		} else if entry["msg"] == "request" && entry["requestId"] == nil {
+			t.Errorf("request log without requestId: %q", line)
+		}
+	}
+}
+
+func waitForLogs(t *testing.T, rt *runtimeapi.Runtime, want string) string {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(rt.Logs(), want) && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	return rt.Logs()
+}
+
+func TestBootstrapRefusesToStartMisconfigured(t *testing.T) {
+	rt, err := runtimeapi.Start(context.Background(), bootstrap(t, "allocate"), []string{"GAMEFABRIC_URL=not-a-url", "ALLOCATE_ATTEMPT_TIMEOUT=soon"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close()
+	_, err = rt.Invoke(context.Background(), []byte(`{}`), 10*time.Second)
+	if err == nil {
+		t.Fatal("a misconfigured function answered an invocation")
+	}
+	msg := err.Error() + rt.Logs()
+	for _, want := range []string{"GAMEFABRIC_URL must be an absolute", "GAMEFABRIC_ALLOCATE_PATH is required", "ALLOCATOR_TOKEN_SECRET_ID is required",
+		"BACKEND_ADDRESS is required", "GAME_INSTANCES_TABLE is required", "ALLOCATE_ATTEMPT_TIMEOUT must be a positive"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("init failure does not say %q:\n%s", want, msg)
+		}
+	}
+}
