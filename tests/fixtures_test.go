@@ -35,17 +35,29 @@ func unique(prefix string) string {
 	return fmt.Sprintf("%s-%d-%d", prefix, time.Now().UnixNano()%1e9, seq.Add(1))
 }
 
-// newTable creates GameInstancesTable from template.yaml under a fresh name.
-func newTable(t *testing.T) string {
+// newTables creates every table of template.yaml under fresh names and
+// returns them by logical ID.
+func newTables(t *testing.T) map[string]string {
 	t.Helper()
-	name := unique("GameInstances")
+	tables, err := stack.template.Tables()
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]string{}
+	for _, tbl := range tables {
+		names[tbl.LogicalID] = unique(tbl.LogicalID)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := template.CreateTables(ctx, stack.ddb, stack.template, map[string]string{"GameInstancesTable": name}); err != nil {
-		t.Fatalf("create table: %v", err)
+	if err := template.CreateTables(ctx, stack.ddb, stack.template, names); err != nil {
+		t.Fatalf("create tables: %v", err)
 	}
-	return name
+	return names
 }
+
+func newTable(t *testing.T) string { return newTables(t)["GameInstancesTable"] }
+
+func newPingTable(t *testing.T) string { return newTables(t)["PingCacheTable"] }
 
 // newSecret stores value in moto's Secrets Manager and returns its ARN.
 func newSecret(t *testing.T, value string) string {

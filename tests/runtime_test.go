@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"sort"
 	"strings"
 	"testing"
@@ -19,8 +20,9 @@ import (
 )
 
 // eventExpectations is what each file in events/ must produce when fed, in
-// this order, to the built AllocateFunction bootstrap. Every file in events/
-// must be listed, so a new event cannot go untested.
+// this order, to the built bootstrap of its function. status is the HTTP
+// status for HTTP API events, 0 for others (check then sees the payload).
+// Every file in events/ must be listed, so a new event cannot go untested.
 var eventExpectations = []struct {
 	file     string
 	function string
@@ -47,6 +49,24 @@ var eventExpectations = []struct {
 			t.Errorf("body = %v", b)
 		}
 	}},
+	{"ping-refresh-scheduled.json", "PingRefreshFunction", 0, func(t *testing.T, b map[string]any) {
+		if b["upstreamRegions"] != float64(3) || !reflect.DeepEqual(b["storedRegions"], []any{"eu-central-1", "us-west"}) {
+			t.Errorf("refresh summary = %v", b)
+		}
+	}},
+	{"get-regions.json", "RegionsFunction", 200, func(t *testing.T, b map[string]any) {
+		regions, _ := b["regions"].([]any)
+		if len(regions) != 2 || regions[0].(map[string]any)["zone"] != "EU_CENTRAL" || regions[1].(map[string]any)["region"] != "us-west" {
+			t.Errorf("regions = %v", b)
+		}
+	}},
+}
+
+// functionDirs maps template logical IDs to their functions/ folders.
+var functionDirs = map[string]string{
+	"AllocateFunction":    "allocate",
+	"PingRefreshFunction": "pingrefresh",
+	"RegionsFunction":     "regions",
 }
 
 // functionEnv is the environment the template gives function, with local
@@ -88,25 +108,33 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	stub := gfstub.New("current-token")
 	defer stub.Close()
 	stub.Always("us-west", gfstub.Response{})
-	secret := newSecret(t, `{"tokens":["old-token","current-token"]}`)
-	env := functionEnv(t, "AllocateFunction", map[string]string{
+	stub.SetPingRegions(pingRegions)
+	refs := map[string]string{
 		"GameInstancesTable":      newTable(t),
+		"PingCacheTable":          newPingTable(t),
 		"GameFabricUrl":           stub.BaseURL(),
 		"GameFabricAllocatePath":  stub.AllocatePath(),
-		"AllocatorTokenSecretArn": secret,
+		"GameFabricPingPath":      strings.TrimPrefix(stub.PingPath, "/"),
+		"AllocatorTokenSecretArn": newSecret(t, `{"tokens":["old-token","current-token"]}`),
 		"BackendAddress":          "http://127.0.0.1:10100",
 		"FallbackRegion":          "eu-central-1",
 		"FallbackEnvironment":     "prag",
 		"FallbackArmadaSet":       "sample-game-armada-set",
-	})
-	ctx := context.Background()
-	rt, err := runtimeapi.Start(ctx, bootstrap(t, "allocate"), env, runtimeapi.WithFunctionName("AllocateFunction"))
-	if err != nil {
-		t.Fatal(err)
+		"ZonesByRegion":           "us-west=US_WEST,eu-central-1=EU_CENTRAL",
 	}
-	defer rt.Close()
+	ctx := context.Background()
+	runtimes := map[string]*runtimeapi.Runtime{}
+	for function, dir := range functionDirs {
+		rt, err := runtimeapi.Start(ctx, bootstrap(t, dir), functionEnv(t, function, refs), runtimeapi.WithFunctionName(function))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rt.Close()
+		runtimes[function] = rt
+	}
 
 	for _, x := range eventExpectations {
+		rt := runtimes[x.function]
 		t.Run(x.file, func(t *testing.T) {
 			event, err := os.ReadFile(filepath.Join(stack.repoRoot, "events", x.file))
 			if err != nil {
@@ -117,7 +145,15 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 				t.Fatalf("invoke: %v\nlogs:\n%s", err, rt.Logs())
 			}
 			if res.FunctionError != nil {
-				t.Fatalf("function error: %v", res.FunctionError)
+				t.Fatalf("function error: %v\nlogs:\n%s", res.FunctionError, rt.Logs())
+			}
+			if x.status == 0 {
+				var payload map[string]any
+				if err := json.Unmarshal(res.Payload, &payload); err != nil {
+					t.Fatalf("payload %s is not a JSON object", res.Payload)
+				}
+				x.check(t, payload)
+				return
 			}
 			var resp events.APIGatewayV2HTTPResponse
 			if err := json.Unmarshal(res.Payload, &resp); err != nil {
@@ -139,6 +175,7 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 
 	// Logs are JSON lines tagged with the Lambda request id, and hold no
 	// credential: neither the allocator token nor the minted partner token.
+	rt := runtimes["AllocateFunction"]
 	logs := waitForLogs(t, rt, `"path":"/v1/allocations/gi-event-1"`)
 	minted, _ := stub.Calls()[0].Payload["PartnerGameToken"].(string)
 	for _, secret := range []string{"current-token", minted} {

@@ -22,24 +22,30 @@ func TestRepoTemplate(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Tables: %v", err)
 	}
-	if len(tables) != 1 || tables[0].LogicalID != "GameInstancesTable" {
-		t.Fatalf("tables = %+v, want just GameInstancesTable", tables)
+	hashKeyTable := func(key string) *dynamodb.CreateTableInput {
+		return &dynamodb.CreateTableInput{
+			BillingMode:          types.BillingModePayPerRequest,
+			AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String(key), AttributeType: types.ScalarAttributeTypeS}},
+			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(key), KeyType: types.KeyTypeHash}},
+		}
 	}
-	want := &dynamodb.CreateTableInput{
-		BillingMode:          types.BillingModePayPerRequest,
-		AttributeDefinitions: []types.AttributeDefinition{{AttributeName: aws.String("gameInstanceId"), AttributeType: types.ScalarAttributeTypeS}},
-		KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String("gameInstanceId"), KeyType: types.KeyTypeHash}},
+	wantTables := map[string]Table{
+		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: hashKeyTable("gameInstanceId"), TTLAttribute: "expiresAt"},
+		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
 	}
-	if !reflect.DeepEqual(tables[0].Input, want) {
-		t.Errorf("GameInstancesTable input:\n got %+v\nwant %+v", tables[0].Input, want)
+	if len(tables) != len(wantTables) {
+		t.Fatalf("tables = %+v, want %d", tables, len(wantTables))
 	}
-	if tables[0].TTLAttribute != "expiresAt" {
-		t.Errorf("TTL attribute = %q, want expiresAt", tables[0].TTLAttribute)
+	for _, got := range tables {
+		if want := wantTables[got.LogicalID]; !reflect.DeepEqual(got, want) {
+			t.Errorf("table %s:\n got %+v\nwant %+v", got.LogicalID, got, want)
+		}
 	}
 
 	wantRoutes := []Route{
 		{FunctionLogicalID: "AllocateFunction", EventName: "Allocate", Method: "POST", Path: "/v1/allocations", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "AllocateFunction", EventName: "GetAllocation", Method: "GET", Path: "/v1/allocations/{gameInstanceId}", PayloadFormatVersion: "2.0"},
+		{FunctionLogicalID: "RegionsFunction", EventName: "Regions", Method: "GET", Path: "/v1/regions", PayloadFormatVersion: "2.0"},
 	}
 	if got := tpl.HTTPRoutes(); !reflect.DeepEqual(got, wantRoutes) {
 		t.Errorf("routes:\n got %+v\nwant %+v", got, wantRoutes)

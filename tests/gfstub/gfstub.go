@@ -1,8 +1,12 @@
-// Package gfstub is a scriptable stand-in for GameFabric's allocate endpoint,
-// following ../shared/reference/gamefabric-protocol.md: POST with a bearer
+// Package gfstub is a scriptable stand-in for GameFabric's allocate and
+// ping-discovery endpoints. Allocate follows
+// ../shared/reference/gamefabric-protocol.md: POST with a bearer
 // token from a list of valid tokens, body {region, attributes, payload}, 200
 // with {address, ip, ports, token, payload}, errors as {"error": "..."}.
 // Tests script each region's answers; unscripted regions have no capacity.
+// Ping (GET {PingPath}, same bearer tokens) answers our canonical shape,
+// {"regions": {"<region>": [{"address", "port", "protocol"}]}}, or a
+// scripted failure.
 package gfstub
 
 import (
@@ -38,7 +42,8 @@ type Call struct {
 // Server is the stand-in.
 type Server struct {
 	*httptest.Server
-	Path string
+	Path     string
+	PingPath string
 
 	mu       sync.Mutex
 	tokens   []string
@@ -46,15 +51,28 @@ type Server struct {
 	sticky   map[string]Response
 	calls    []Call
 	nextPort int
+
+	pingRegions map[string][]PingTarget
+	pingFailure *Response
+	pingCalls   int
+}
+
+// PingTarget is one ping server of a region.
+type PingTarget struct {
+	Address  string `json:"address"`
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol,omitempty"`
 }
 
 // New starts the stand-in on loopback. validTokens are the allocator's
 // current tokens (GameFabric accepts any of its listed tokens).
 func New(validTokens ...string) *Server {
-	s := &Server{Path: "/allocator/test/allocate", tokens: validTokens,
-		script: map[string][]Response{}, sticky: map[string]Response{}, nextPort: 7000}
+	s := &Server{Path: "/allocator/test/allocate", PingPath: "/ping", tokens: validTokens,
+		script: map[string][]Response{}, sticky: map[string]Response{}, nextPort: 7000,
+		pingRegions: map[string][]PingTarget{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+s.Path, s.allocate)
+	mux.HandleFunc("GET "+s.PingPath, s.ping)
 	s.Server = httptest.NewServer(mux)
 	return s
 }
@@ -206,4 +224,44 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
+}
+
+// SetPingRegions sets what ping discovery answers and clears any failure.
+func (s *Server) SetPingRegions(regions map[string][]PingTarget) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pingRegions, s.pingFailure = regions, nil
+}
+
+// FailPing makes ping discovery answer r (a status and error or a raw body)
+// until SetPingRegions is called.
+func (s *Server) FailPing(r Response) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pingFailure = &r
+}
+
+// PingCalls counts authorised ping-discovery calls.
+func (s *Server) PingCalls() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.pingCalls
+}
+
+func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
+	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+	if !s.validToken(token) {
+		writeError(w, http.StatusUnauthorized, "invalid token")
+		return
+	}
+	s.mu.Lock()
+	s.pingCalls++
+	failure, regions := s.pingFailure, s.pingRegions
+	s.mu.Unlock()
+	if failure != nil {
+		s.answer(w, *failure, nil)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	_ = json.NewEncoder(w).Encode(map[string]any{"regions": regions})
 }

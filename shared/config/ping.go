@@ -1,0 +1,144 @@
+package config
+
+import (
+	"fmt"
+	"log/slog"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// PingRefresh is the ping-cache refresher's configuration.
+type PingRefresh struct {
+	GameFabricURL string
+	PingPath      string
+	// TokenSecretID is PING_TOKEN_SECRET_ID, or the allocator's secret when unset.
+	TokenSecretID string
+	// ZonesByRegion maps GameFabric regions to backend zones; empty = all regions.
+	ZonesByRegion map[string]string
+	Table         string
+	Period        time.Duration
+	TokenCacheTTL time.Duration
+	LogLevel      slog.Level
+}
+
+// PingURL is where ping targets are fetched.
+func (c PingRefresh) PingURL() string {
+	return strings.TrimRight(c.GameFabricURL, "/") + "/" + strings.TrimLeft(c.PingPath, "/")
+}
+
+// Regions is the regions API's configuration.
+type Regions struct {
+	Table    string
+	Period   time.Duration
+	LogLevel slog.Level
+}
+
+// DefaultPingSchedule is the refresh schedule when none is configured.
+const DefaultPingSchedule = "rate(1 minute)"
+
+// LoadPingRefresh reads the refresher's configuration.
+func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
+	r := reader{getenv: getenv}
+	c := PingRefresh{
+		GameFabricURL: r.url("GAMEFABRIC_URL"),
+		PingPath:      r.optional("GAMEFABRIC_PING_PATH"),
+		TokenSecretID: r.optional("PING_TOKEN_SECRET_ID"),
+		ZonesByRegion: r.zones("ZONES_BY_REGION"),
+		Table:         r.required("PING_CACHE_TABLE"),
+		Period:        r.schedule("PING_REFRESH_SCHEDULE"),
+		TokenCacheTTL: r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
+		LogLevel:      r.level("LOG_LEVEL"),
+	}
+	if c.PingPath == "" {
+		c.PingPath = "ping"
+	}
+	if c.TokenSecretID == "" {
+		c.TokenSecretID = r.optional("ALLOCATOR_TOKEN_SECRET_ID")
+		if c.TokenSecretID == "" {
+			r.problem("PING_TOKEN_SECRET_ID or ALLOCATOR_TOKEN_SECRET_ID is required")
+		}
+	}
+	if err := r.err(); err != nil {
+		return PingRefresh{}, err
+	}
+	return c, nil
+}
+
+// LoadRegions reads the regions API's configuration.
+func LoadRegions(getenv func(string) string) (Regions, error) {
+	r := reader{getenv: getenv}
+	c := Regions{
+		Table:    r.required("PING_CACHE_TABLE"),
+		Period:   r.schedule("PING_REFRESH_SCHEDULE"),
+		LogLevel: r.level("LOG_LEVEL"),
+	}
+	if err := r.err(); err != nil {
+		return Regions{}, err
+	}
+	return c, nil
+}
+
+var ratePattern = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)
+
+// ParseRate turns an EventBridge rate expression into its period. Cron
+// expressions have no single period, so they are not accepted.
+func ParseRate(expr string) (time.Duration, error) {
+	m := ratePattern.FindStringSubmatch(strings.TrimSpace(expr))
+	if m == nil {
+		return 0, fmt.Errorf("%q is not a rate expression such as rate(1 minute)", expr)
+	}
+	n, err := strconv.Atoi(m[1])
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("%q must have a positive count", expr)
+	}
+	// EventBridge itself insists on "1 minute" but "5 minutes".
+	if plural := strings.HasSuffix(m[2], "s"); plural != (n > 1) {
+		return 0, fmt.Errorf("%q: EventBridge wants a singular unit for 1 and a plural one otherwise", expr)
+	}
+	unit := map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}[strings.TrimSuffix(m[2], "s")]
+	return time.Duration(n) * unit, nil
+}
+
+func (r *reader) schedule(name string) time.Duration {
+	v := r.optional(name)
+	if v == "" {
+		v = DefaultPingSchedule
+	}
+	d, err := ParseRate(v)
+	if err != nil {
+		r.problem("%s: %s", name, err)
+	}
+	return d
+}
+
+// ParseZones reads "us-west=US_WEST,eu-central-1=EU_CENTRAL". Region names
+// are lowercased like requested regions; zone names are kept as given.
+func ParseZones(s string) (map[string]string, error) {
+	zones := map[string]string{}
+	for _, pair := range strings.Split(s, ",") {
+		pair = strings.TrimSpace(pair)
+		if pair == "" {
+			continue
+		}
+		region, zone, ok := strings.Cut(pair, "=")
+		region, zone = strings.ToLower(strings.TrimSpace(region)), strings.TrimSpace(zone)
+		if !ok || region == "" || zone == "" {
+			return nil, fmt.Errorf("%q is not region=ZONE", pair)
+		}
+		if _, dup := zones[region]; dup {
+			return nil, fmt.Errorf("region %q is mapped twice", region)
+		}
+		zones[region] = zone
+	}
+	return zones, nil
+}
+
+func (r *reader) zones(name string) map[string]string {
+	z, err := ParseZones(r.optional(name))
+	if err != nil {
+		r.problem("%s: %s", name, err)
+	}
+	return z
+}

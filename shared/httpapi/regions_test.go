@@ -1,0 +1,80 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+)
+
+type fakeCache struct {
+	entries []pingcache.Entry
+	err     error
+}
+
+func (f fakeCache) List(context.Context) ([]pingcache.Entry, error) { return f.entries, f.err }
+
+func TestRegions(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	target := []gamefabric.PingTarget{{Address: "127.0.0.1", Port: 7600, Protocol: "udp"}}
+	cache := fakeCache{entries: []pingcache.Entry{
+		{Region: "us-west", Zone: "US_WEST", Targets: target, RefreshedAt: now, ExpiresAt: now.Add(time.Minute)},
+		{Region: "eu-central-1", Zone: "EU_CENTRAL", Targets: target, RefreshedAt: now, ExpiresAt: now.Add(time.Minute)},
+		{Region: "ap-south", Zone: "AP", Targets: target, RefreshedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Second)},
+	}}
+	h := NewHandler(RegionsRoutes(cache, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+	get := func(inm string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest(http.MethodGet, "/v1/regions", nil)
+		if inm != "" {
+			req.Header.Set("If-None-Match", inm)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		return rec
+	}
+
+	first := get("")
+	var doc regionsView
+	if first.Code != 200 || json.Unmarshal(first.Body.Bytes(), &doc) != nil {
+		t.Fatalf("GET = %d %s", first.Code, first.Body)
+	}
+	if len(doc.Regions) != 2 || doc.Regions[0].Region != "eu-central-1" || doc.Regions[1].Zone != "US_WEST" || doc.Regions[1].PingTargets[0].Port != 7600 {
+		t.Fatalf("regions = %+v, want eu-central-1 then us-west, expired ap-south left out", doc.Regions)
+	}
+	etag := first.Header().Get("ETag")
+	if etag == "" || first.Header().Get("Cache-Control") != "private, max-age=30" {
+		t.Fatalf("headers = %v", first.Header())
+	}
+	for _, inm := range []string{etag, "W/" + etag, `"other", ` + etag, "*"} {
+		if r := get(inm); r.Code != http.StatusNotModified || r.Body.Len() != 0 || r.Header().Get("ETag") != etag {
+			t.Errorf("If-None-Match %s: %d %q", inm, r.Code, r.Body)
+		}
+	}
+	if r := get(`"stale"`); r.Code != 200 {
+		t.Errorf("stale ETag: %d", r.Code)
+	}
+
+	broken := NewHandler(RegionsRoutes(fakeCache{err: errors.New("scan failed")}, time.Minute, time.Now), logging.New(io.Discard, 0))
+	rec := httptest.NewRecorder()
+	broken.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
+	if rec.Code != 500 {
+		t.Fatalf("store failure: %d %s", rec.Code, rec.Body)
+	}
+}
+
+func TestRegionsEmptyCacheIsAnEmptyList(t *testing.T) {
+	h := NewHandler(RegionsRoutes(fakeCache{}, time.Minute, time.Now), logging.New(io.Discard, 0))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
+	if rec.Code != 200 || rec.Body.String() != "{\"regions\":[]}\n" {
+		t.Fatalf("empty cache: %d %q", rec.Code, rec.Body)
+	}
+}

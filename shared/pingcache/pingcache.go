@@ -1,0 +1,154 @@
+// Package pingcache keeps per-region ping targets so game clients can
+// measure latency to each region and pick one. A scheduled refresher writes
+// them; the regions API reads them.
+package pingcache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// Entry is one region's cached ping targets.
+type Entry struct {
+	Region      string
+	Zone        string
+	Targets     []gamefabric.PingTarget
+	RefreshedAt time.Time
+	ExpiresAt   time.Time
+}
+
+// Store holds the cache.
+type Store interface {
+	// List returns every stored entry, expired ones included.
+	List(ctx context.Context) ([]Entry, error)
+	// Replace makes entries the whole cache: it writes them and removes
+	// every other region, and reports how many it removed.
+	Replace(ctx context.Context, entries []Entry) (removed int, err error)
+}
+
+// Source is GameFabric's ping discovery.
+type Source interface {
+	Fetch(ctx context.Context, token string) (map[string][]gamefabric.PingTarget, error)
+}
+
+// Tokens supplies the ping-discovery bearer token.
+type Tokens interface {
+	Token(ctx context.Context) (string, error)
+	Refresh(ctx context.Context, stale string) (string, error)
+}
+
+// Select turns an upstream answer into cache entries, sorted by region.
+// With a zone map only mapped regions are kept; without one, all are (with
+// no zone). Entries live for three refresh periods, so one or two failed
+// refreshes do not empty the cache but a stopped refresher does.
+func Select(regions map[string][]gamefabric.PingTarget, zones map[string]string, now time.Time, period time.Duration) []Entry {
+	entries := make([]Entry, 0, len(regions))
+	for region, targets := range regions {
+		zone, mapped := zones[region]
+		if len(zones) > 0 && !mapped {
+			continue
+		}
+		entries = append(entries, Entry{Region: region, Zone: zone, Targets: targets, RefreshedAt: now, ExpiresAt: now.Add(3 * period)})
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Region < entries[j].Region })
+	return entries
+}
+
+// Live returns the entries not yet expired at now, sorted by region.
+// DynamoDB deletes expired items lazily, so readers must filter.
+func Live(entries []Entry, now time.Time) []Entry {
+	live := make([]Entry, 0, len(entries))
+	for _, e := range entries {
+		if e.ExpiresAt.After(now) {
+			live = append(live, e)
+		}
+	}
+	sort.Slice(live, func(i, j int) bool { return live[i].Region < live[j].Region })
+	return live
+}
+
+// Refresher rebuilds the cache from GameFabric.
+type Refresher struct {
+	Source Source
+	Tokens Tokens
+	Store  Store
+	Zones  map[string]string
+	Period time.Duration
+	Now    func() time.Time
+}
+
+// Summary is what one refresh did; it is the scheduled Lambda's result.
+type Summary struct {
+	Upstream int      `json:"upstreamRegions"`
+	Stored   []string `json:"storedRegions"`
+	Removed  int      `json:"removedRegions"`
+}
+
+// Refresh fetches and stores. On any upstream or decoding failure it returns
+// the error and leaves the cache untouched, so the Lambda error metric shows
+// it and clients keep the last good targets until they expire.
+func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
+	log := logging.FromContext(ctx)
+	regions, err := r.fetch(ctx)
+	if err != nil {
+		return Summary{}, fmt.Errorf("fetch ping targets: %w", err)
+	}
+	now := time.Now
+	if r.Now != nil {
+		now = r.Now
+	}
+	entries := Select(regions, r.Zones, now().UTC(), r.Period)
+	s := Summary{Upstream: len(regions), Stored: make([]string, 0, len(entries))}
+	for _, e := range entries {
+		s.Stored = append(s.Stored, e.Region)
+	}
+	if len(entries) == 0 {
+		// A valid empty answer means no region has servers: clients must not
+		// keep pinging regions that cannot host a game.
+		log.Warn("ping discovery returned no usable regions; clearing the cache", "upstreamRegions", len(regions))
+	}
+	if s.Removed, err = r.Store.Replace(ctx, entries); err != nil {
+		return s, fmt.Errorf("store ping targets: %w", err)
+	}
+	log.Info("ping cache refreshed", "upstreamRegions", s.Upstream, "storedRegions", s.Stored, "removedRegions", s.Removed)
+	return s, nil
+}
+
+// fetch asks GameFabric, re-reading the token once on a 401 (rotation).
+func (r *Refresher) fetch(ctx context.Context) (map[string][]gamefabric.PingTarget, error) {
+	token, err := r.Tokens.Token(ctx)
+	if err != nil {
+		return nil, err
+	}
+	regions, err := r.Source.Fetch(ctx, token)
+	var gf *gamefabric.Error
+	if errors.As(err, &gf) && gf.Status == 401 {
+		if token, err = r.Tokens.Refresh(ctx, token); err != nil {
+			return nil, err
+		}
+		regions, err = r.Source.Fetch(ctx, token)
+	}
+	return regions, err
+}
+
+// Handler is the Lambda handler for the EventBridge schedule: one refresh
+// per event, logged with the Lambda request id.
+func (r *Refresher) Handler(log *slog.Logger) func(context.Context, events.EventBridgeEvent) (Summary, error) {
+	return func(ctx context.Context, _ events.EventBridgeEvent) (Summary, error) {
+		ctx = logging.WithLogger(ctx, log)
+		s, err := r.Refresh(ctx)
+		if err != nil {
+			logging.FromContext(ctx).Error("ping cache refresh failed; the cache was left as it was", "error", err)
+		}
+		return s, err
+	}
+}

@@ -1,0 +1,134 @@
+package pingcache
+
+import (
+	"context"
+	"errors"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+)
+
+var (
+	t0     = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	target = []gamefabric.PingTarget{{Address: "127.0.0.1", Port: 7600, Protocol: "udp"}}
+)
+
+func regionsOf(entries []Entry) []string {
+	out := []string{}
+	for _, e := range entries {
+		out = append(out, e.Region+"/"+e.Zone)
+	}
+	return out
+}
+
+func TestSelect(t *testing.T) {
+	upstream := map[string][]gamefabric.PingTarget{"us-west": target, "eu-central-1": target, "ap-south": target}
+	tests := []struct {
+		name  string
+		zones map[string]string
+		want  []string
+	}{
+		{"mapped only", map[string]string{"us-west": "US_WEST", "eu-central-1": "EU_CENTRAL", "sa-east": "SA"}, []string{"eu-central-1/EU_CENTRAL", "us-west/US_WEST"}},
+		{"no map keeps all", nil, []string{"ap-south/", "eu-central-1/", "us-west/"}},
+		{"map matching nothing", map[string]string{"mars": "MARS"}, []string{}},
+	}
+	for _, tc := range tests {
+		got := Select(upstream, tc.zones, t0, time.Minute)
+		if !reflect.DeepEqual(regionsOf(got), tc.want) {
+			t.Errorf("%s: Select = %v, want %v", tc.name, regionsOf(got), tc.want)
+		}
+		for _, e := range got {
+			if !e.RefreshedAt.Equal(t0) || !e.ExpiresAt.Equal(t0.Add(3*time.Minute)) {
+				t.Errorf("%s: times %v / %v", tc.name, e.RefreshedAt, e.ExpiresAt)
+			}
+		}
+	}
+}
+
+func TestLive(t *testing.T) {
+	entries := []Entry{{Region: "b", ExpiresAt: t0.Add(time.Second)}, {Region: "c", ExpiresAt: t0}, {Region: "a", ExpiresAt: t0.Add(time.Hour)}}
+	if got := regionsOf(Live(entries, t0)); !reflect.DeepEqual(got, []string{"a/", "b/"}) {
+		t.Fatalf("Live = %v", got)
+	}
+}
+
+type memStore struct {
+	entries  []Entry
+	replaced int
+}
+
+func (m *memStore) List(context.Context) ([]Entry, error) { return m.entries, nil }
+func (m *memStore) Replace(_ context.Context, e []Entry) (int, error) {
+	m.replaced++
+	m.entries = e
+	return 0, nil
+}
+
+type fakeSource struct {
+	answers []error
+	calls   []string
+	regions map[string][]gamefabric.PingTarget
+}
+
+func (f *fakeSource) Fetch(_ context.Context, token string) (map[string][]gamefabric.PingTarget, error) {
+	f.calls = append(f.calls, token)
+	if len(f.answers) > 0 {
+		err := f.answers[0]
+		f.answers = f.answers[1:]
+		if err != nil {
+			return nil, err
+		}
+	}
+	return f.regions, nil
+}
+
+type tokens struct{ current string }
+
+func (t *tokens) Token(context.Context) (string, error) { return t.current, nil }
+func (t *tokens) Refresh(context.Context, string) (string, error) {
+	t.current = "fresh"
+	return t.current, nil
+}
+
+func TestRefresh(t *testing.T) {
+	unauthorized := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 401}
+	broken := &gamefabric.Error{Kind: gamefabric.KindDecode, Message: "bad"}
+	tests := []struct {
+		name        string
+		answers     []error
+		regions     map[string][]gamefabric.PingTarget
+		wantErr     bool
+		wantCalls   []string
+		wantStored  []string
+		wantReplace int
+	}{
+		{name: "stores mapped regions", regions: map[string][]gamefabric.PingTarget{"us-west": target, "x": target},
+			wantCalls: []string{"cached"}, wantStored: []string{"us-west/US_WEST"}, wantReplace: 1},
+		{name: "401 re-reads the token once", answers: []error{unauthorized}, regions: map[string][]gamefabric.PingTarget{"us-west": target},
+			wantCalls: []string{"cached", "fresh"}, wantStored: []string{"us-west/US_WEST"}, wantReplace: 1},
+		{name: "failure keeps the cache", answers: []error{broken}, wantErr: true,
+			wantCalls: []string{"cached"}, wantStored: []string{"old/OLD"}},
+		{name: "401 twice keeps the cache", answers: []error{unauthorized, unauthorized}, wantErr: true,
+			wantCalls: []string{"cached", "fresh"}, wantStored: []string{"old/OLD"}},
+		{name: "empty answer clears", regions: map[string][]gamefabric.PingTarget{},
+			wantCalls: []string{"cached"}, wantStored: []string{}, wantReplace: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store := &memStore{entries: []Entry{{Region: "old", Zone: "OLD"}}}
+			src := &fakeSource{answers: tc.answers, regions: tc.regions}
+			r := &Refresher{Source: src, Tokens: &tokens{current: "cached"}, Store: store,
+				Zones: map[string]string{"us-west": "US_WEST"}, Period: time.Minute, Now: func() time.Time { return t0 }}
+			_, err := r.Refresh(context.Background())
+			if (err != nil) != tc.wantErr || !reflect.DeepEqual(src.calls, tc.wantCalls) ||
+				!reflect.DeepEqual(regionsOf(store.entries), tc.wantStored) || store.replaced != tc.wantReplace {
+				t.Fatalf("err %v, calls %v, stored %v (%d replaces)", err, src.calls, regionsOf(store.entries), store.replaced)
+			}
+			if tc.wantErr && !errors.Is(err, tc.answers[len(tc.answers)-1]) {
+				t.Fatalf("err %v does not wrap the upstream error", err)
+			}
+		})
+	}
+}
