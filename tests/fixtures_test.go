@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -23,6 +25,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -78,13 +81,15 @@ func putSecret(t *testing.T, arn, value string) {
 	}
 }
 
-// env is one in-process allocate service on the real components.
+// env is one in-process service on the real components: the allocation
+// and link-back routes on one server, as the HTTP API would route them.
 type env struct {
-	stub   *gfstub.Server
-	table  string
-	secret string
-	store  *store.GameInstances
-	api    *httptest.Server
+	stub      *gfstub.Server
+	table     string
+	secret    string
+	store     *store.GameInstances
+	lifecycle *lifecycle.Service
+	api       *httptest.Server
 }
 
 type envOptions struct {
@@ -93,6 +98,8 @@ type envOptions struct {
 	lease          time.Duration
 	secretValue    string
 	validTokens    []string
+	now            func() time.Time // the clock of records and health, default time.Now
+	logs           io.Writer        // where the handlers log, default nowhere
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -104,6 +111,10 @@ func newEnv(t *testing.T, o envOptions) *env {
 	t.Cleanup(stub.Close)
 	e := &env{stub: stub, table: newTable(t), secret: newSecret(t, o.secretValue)}
 	e.store = store.NewGameInstances(stack.ddb, e.table)
+	if o.logs == nil {
+		o.logs = io.Discard
+	}
+	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: lifecycle.DefaultPolicy, Now: o.now}
 	svc := allocation.NewService(allocation.Options{
 		Store:          e.store,
 		Allocator:      gamefabric.NewClient(&http.Client{}, stub.BaseURL()+"/"+stub.AllocatePath()),
@@ -113,8 +124,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		AttemptTimeout: o.attemptTimeout,
 		Lease:          o.lease,
 		Retry:          &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second},
+		LinkTimeout:    lifecycle.DefaultPolicy.LinkTimeout,
+		Now:            o.now,
 	})
-	e.api = httptest.NewServer(httpapi.NewAllocateHandler(svc, logging.New(io.Discard, 0)))
+	routes := httpapi.AllocateRoutes(svc, e.lifecycle)
+	maps.Copy(routes, httpapi.LinkBackRoutes(e.lifecycle))
+	e.api = httptest.NewServer(httpapi.NewHandler(routes, logging.New(o.logs, slog.LevelDebug)))
 	t.Cleanup(e.api.Close)
 	return e
 }
@@ -128,11 +143,20 @@ type response struct {
 
 func (e *env) do(t *testing.T, method, path, body string) response {
 	t.Helper()
+	return e.doAuth(t, method, path, "", body)
+}
+
+// doAuth sends authorization (when not empty) as the Authorization header.
+func (e *env) doAuth(t *testing.T, method, path, authorization, body string) response {
+	t.Helper()
 	req, err := http.NewRequest(method, e.api.URL+path, strings.NewReader(body))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
+	if authorization != "" {
+		req.Header.Set("Authorization", authorization)
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatalf("%s %s: %v", method, path, err)
@@ -191,6 +215,13 @@ func (e *env) rawItem(t *testing.T, id string) map[string]types.AttributeValue {
 
 func str(item map[string]types.AttributeValue, name string) string {
 	if v, ok := item[name].(*types.AttributeValueMemberS); ok {
+		return v.Value
+	}
+	return ""
+}
+
+func num(item map[string]types.AttributeValue, name string) string {
+	if v, ok := item[name].(*types.AttributeValueMemberN); ok {
 		return v.Value
 	}
 	return ""

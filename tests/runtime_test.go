@@ -49,6 +49,31 @@ var eventExpectations = []struct {
 			t.Errorf("body = %v", b)
 		}
 	}},
+	{"link.json", "LinkBackFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Linked" || b["linkedServer"].(map[string]any)["serverName"] != "sample-server-1" {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	{"heartbeat.json", "LinkBackFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Linked" || b["lastHeartbeatAt"] == nil {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	{"health-sweep-scheduled.json", "HealthSweepFunction", 0, func(t *testing.T, b map[string]any) {
+		if b["due"] != float64(0) || b["marked"] != float64(0) {
+			t.Errorf("sweep summary = %v", b)
+		}
+	}},
+	{"end.json", "LinkBackFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Ended" || b["endReason"] != "match finished" {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	{"delete-allocation.json", "AllocateFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Ended" || b["endReason"] != "match finished" {
+			t.Errorf("body = %v (ending an Ended instance changes nothing)", b)
+		}
+	}},
 	{"ping-refresh-scheduled.json", "PingRefreshFunction", 0, func(t *testing.T, b map[string]any) {
 		if b["upstreamRegions"] != float64(3) || !reflect.DeepEqual(b["storedRegions"], []any{"eu-central-1", "us-west"}) {
 			t.Errorf("refresh summary = %v", b)
@@ -67,6 +92,8 @@ var functionDirs = map[string]string{
 	"AllocateFunction":    "allocate",
 	"PingRefreshFunction": "pingrefresh",
 	"RegionsFunction":     "regions",
+	"LinkBackFunction":    "linkback",
+	"HealthSweepFunction": "healthsweep",
 }
 
 // functionEnv is the environment the template gives function, with local
@@ -173,22 +200,28 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 		t.Errorf("GameFabric allocated %d servers for the events, want 1", n)
 	}
 
-	// Logs are JSON lines tagged with the Lambda request id, and hold no
-	// credential: neither the allocator token nor the minted partner token.
-	rt := runtimes["AllocateFunction"]
-	logs := waitForLogs(t, rt, `"path":"/v1/allocations/gi-event-1"`)
-	minted, _ := stub.Calls()[0].Payload["PartnerGameToken"].(string)
-	for _, secret := range []string{"current-token", minted} {
-		if strings.Contains(logs, secret) {
-			t.Errorf("logs contain a credential")
+	// Every function's logs are JSON lines tagged with the Lambda request id,
+	// and hold no credential: neither the allocator token nor the partner
+	// token the game server links back with.
+	partnerToken, _ := stub.Calls()[0].Payload["PartnerGameToken"].(string)
+	waitForLogs(t, runtimes["AllocateFunction"], `"path":"/v1/allocations/gi-event-1"`)
+	waitForLogs(t, runtimes["LinkBackFunction"], `"path":"/v1/game-instances/gi-event-1/end"`)
+	for function, rt := range runtimes {
+		logs := rt.Logs()
+		for _, secret := range []string{"current-token", "old-token", partnerToken} {
+			if secret != "" && strings.Contains(logs, secret) {
+				t.Errorf("%s logs contain a credential", function)
+			}
 		}
-	}
-	for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
-		var entry map[string]any
-		if json.Unmarshal([]byte(line), &entry) != nil {
-			t.Errorf("log line is not JSON: %q", line)
-		} else if entry["msg"] == "request" && entry["requestId"] == nil {
-			t.Errorf("request log without requestId: %q", line)
+		for _, line := range strings.Split(strings.TrimSpace(logs), "\n") {
+			var entry map[string]any
+			if line == "" {
+				continue
+			} else if json.Unmarshal([]byte(line), &entry) != nil {
+				t.Errorf("%s log line is not JSON: %q", function, line)
+			} else if entry["msg"] == "request" && entry["requestId"] == nil {
+				t.Errorf("%s request log without requestId: %q", function, line)
+			}
 		}
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -37,8 +38,9 @@ func main() {
 		os.Exit(1)
 	}
 
+	records := store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable)
 	svc := allocation.NewService(allocation.Options{
-		Store:          store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable),
+		Store:          records,
 		Allocator:      gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
 		Tokens:         secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
 		Defaults:       allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet},
@@ -46,6 +48,10 @@ func main() {
 		AttemptTimeout: cfg.AttemptTimeout,
 		Lease:          cfg.AllocationLease,
 		Retention:      cfg.RecordRetention,
+		LinkTimeout:    cfg.LinkTimeout,
 	})
-	lambda.Start(httpadapter.NewV2(httpapi.NewAllocateHandler(svc, log)).ProxyWithContext)
+	// DELETE ends an instance; the retention of Ended records is all the
+	// lifecycle policy it needs.
+	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
+	lambda.Start(httpadapter.NewV2(httpapi.NewAllocateHandler(svc, ender, log)).ProxyWithContext)
 }

@@ -29,8 +29,20 @@ func TestRepoTemplate(t *testing.T) {
 			KeySchema:            []types.KeySchemaElement{{AttributeName: aws.String(key), KeyType: types.KeyTypeHash}},
 		}
 	}
+	gameInstances := hashKeyTable("gameInstanceId")
+	gameInstances.AttributeDefinitions = append(gameInstances.AttributeDefinitions,
+		types.AttributeDefinition{AttributeName: aws.String("healthShard"), AttributeType: types.ScalarAttributeTypeS},
+		types.AttributeDefinition{AttributeName: aws.String("healthDeadline"), AttributeType: types.ScalarAttributeTypeN})
+	gameInstances.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{{
+		IndexName: aws.String("HealthDeadlineIndex"),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("healthShard"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("healthDeadline"), KeyType: types.KeyTypeRange},
+		},
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
+	}}
 	wantTables := map[string]Table{
-		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: hashKeyTable("gameInstanceId"), TTLAttribute: "expiresAt"},
+		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
 		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
 	}
 	if len(tables) != len(wantTables) {
@@ -45,7 +57,11 @@ func TestRepoTemplate(t *testing.T) {
 	wantRoutes := []Route{
 		{FunctionLogicalID: "AllocateFunction", EventName: "Allocate", Method: "POST", Path: "/v1/allocations", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "AllocateFunction", EventName: "GetAllocation", Method: "GET", Path: "/v1/allocations/{gameInstanceId}", PayloadFormatVersion: "2.0"},
+		{FunctionLogicalID: "AllocateFunction", EventName: "EndAllocation", Method: "DELETE", Path: "/v1/allocations/{gameInstanceId}", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "RegionsFunction", EventName: "Regions", Method: "GET", Path: "/v1/regions", PayloadFormatVersion: "2.0"},
+		{FunctionLogicalID: "LinkBackFunction", EventName: "Link", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/link", PayloadFormatVersion: "2.0"},
+		{FunctionLogicalID: "LinkBackFunction", EventName: "Heartbeat", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/heartbeat", PayloadFormatVersion: "2.0"},
+		{FunctionLogicalID: "LinkBackFunction", EventName: "End", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/end", PayloadFormatVersion: "2.0"},
 	}
 	if got := tpl.HTTPRoutes(); !reflect.DeepEqual(got, wantRoutes) {
 		t.Errorf("routes:\n got %+v\nwant %+v", got, wantRoutes)

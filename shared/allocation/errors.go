@@ -18,6 +18,8 @@ const (
 	CodeUpstreamTimeout      Code = "UPSTREAM_TIMEOUT"
 	CodeAllocationFailed     Code = "ALLOCATION_FAILED"
 	CodeNotFound             Code = "NOT_FOUND"
+	CodeUnauthorized         Code = "UNAUTHORIZED"
+	CodeInvalidState         Code = "INVALID_STATE"
 	CodeInternal             Code = "INTERNAL"
 )
 
@@ -29,6 +31,8 @@ type Error struct {
 	Attempts []Attempt
 	// RetryAfter is set when the caller should come back later.
 	RetryAfter time.Duration
+	// State is the instance's current state, for INVALID_STATE.
+	State State
 	// Err is the internal cause; it is logged, never shown to clients.
 	Err error
 }

@@ -10,9 +10,25 @@ type State string
 
 const (
 	StateAllocating State = "Allocating" // claimed; an upstream call is in flight
-	StateAllocated  State = "Allocated"  // a game server was allocated
+	StateAllocated  State = "Allocated"  // a game server was allocated; waiting for it to link
 	StateFailed     State = "Failed"     // every attempt failed; may be retried
+	StateLinked     State = "Linked"     // the game server linked back and heartbeats
+	StateUnhealthy  State = "Unhealthy"  // it never linked, or stopped heartbeating; final
+	StateEnded      State = "Ended"      // the game ended; final
 )
+
+// Reasons an instance became Unhealthy.
+const (
+	ReasonLinkTimeout      = "LinkTimeout"
+	ReasonMissedHeartbeats = "MissedHeartbeats"
+)
+
+// LinkInfo is what a game server may report about itself when it links.
+type LinkInfo struct {
+	Address    string         `json:"address,omitempty"`
+	Ports      map[string]int `json:"ports,omitempty"`
+	ServerName string         `json:"serverName,omitempty"`
+}
 
 // Server is what the backend needs to send players to the game server.
 type Server struct {
@@ -58,7 +74,23 @@ type Record struct {
 	LeaseExpiresAt time.Time
 	CreatedAt      time.Time
 	UpdatedAt      time.Time
-	ExpiresAt      time.Time
+	// ExpiresAt is the TTL; zero while the instance is live (Allocated,
+	// Linked), which the health sweep watches instead.
+	ExpiresAt time.Time
+	// Version increases with every write; lifecycle writes are conditional
+	// on it (optimistic concurrency, like a Kubernetes resourceVersion).
+	Version int64
+
+	LinkedAt        time.Time
+	LinkInfo        *LinkInfo
+	LastHeartbeatAt time.Time
+	EndedAt         time.Time
+	EndReason       string
+	UnhealthyAt     time.Time
+	UnhealthyReason string
+	// HealthDeadline is when the health sweep must look at the instance;
+	// zero when it is not watched (every state but Allocated and Linked).
+	HealthDeadline time.Time
 }
 
 // Store errors.
@@ -67,6 +99,8 @@ var (
 	ErrNotFound = errors.New("game instance not found")
 	// ErrClaimLost: the claim expired and another invocation took it over.
 	ErrClaimLost = errors.New("claim lost to another invocation")
+	// ErrVersionConflict: the record changed since it was read.
+	ErrVersionConflict = errors.New("record changed concurrently")
 )
 
 // ClaimConflictError is returned by Store.Claim when the game instance is

@@ -74,6 +74,14 @@ func describeJSONError(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
+// ValidateGameInstanceID checks an id taken from a path.
+func ValidateGameInstanceID(id string) error {
+	if id == "" || len(id) > maxGameInstanceID || !gameInstanceIDPattern.MatchString(id) {
+		return invalid("gameInstanceId must be 1-%d characters of letters, digits and . _ : -", maxGameInstanceID)
+	}
+	return nil
+}
+
 // Defaults are the configured fallbacks (the plugin's fallback* settings).
 type Defaults struct {
 	Region      string

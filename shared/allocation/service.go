@@ -45,6 +45,7 @@ type Options struct {
 	AttemptTimeout time.Duration // 10s
 	Lease          time.Duration // 60s
 	Retention      time.Duration // 7 days
+	LinkTimeout    time.Duration // 2m
 	Retry          *RetryPolicy  // DefaultRetryPolicy
 	Now            func() time.Time
 	Sleep          func(context.Context, time.Duration) error
@@ -75,6 +76,9 @@ func NewService(o Options) *Service {
 	if o.Retention <= 0 {
 		o.Retention = 7 * 24 * time.Hour
 	}
+	if o.LinkTimeout <= 0 {
+		o.LinkTimeout = 2 * time.Minute
+	}
 	if o.Retry == nil {
 		o.Retry = &DefaultRetryPolicy
 	}
@@ -98,8 +102,8 @@ type Result struct {
 
 // Get returns the record for a game instance.
 func (s *Service) Get(ctx context.Context, gameInstanceID string) (Record, error) {
-	if gameInstanceID == "" || len(gameInstanceID) > maxGameInstanceID || !gameInstanceIDPattern.MatchString(gameInstanceID) {
-		return Record{}, invalid("gameInstanceId must be 1-%d characters of letters, digits and . _ : -", maxGameInstanceID)
+	if err := ValidateGameInstanceID(gameInstanceID); err != nil {
+		return Record{}, err
 	}
 	rec, err := s.o.Store.Get(ctx, gameInstanceID)
 	if errors.Is(err, ErrNotFound) {
@@ -175,10 +179,15 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	rec.Attempts = attempts
 	rec.UpdatedAt = s.o.Now()
 	var failure *Error
-	if rec.State != StateAllocated {
+	if rec.State == StateAllocated {
+		// A live instance does not expire; the health sweep marks it
+		// Unhealthy if its server never links.
+		rec.ExpiresAt, rec.HealthDeadline = time.Time{}, rec.UpdatedAt.Add(s.o.LinkTimeout)
+	} else {
 		code := failureCode(attempts)
 		failure = &Error{Code: code, Message: failureMessage(code), Attempts: attempts}
 		rec.State, rec.Failure = StateFailed, &Failure{Code: code, Message: failure.Message}
+		rec.ExpiresAt = rec.UpdatedAt.Add(s.o.Retention)
 	}
 
 	// Record the outcome even if the caller has gone away: the upstream

@@ -26,6 +26,7 @@ type Allocate struct {
 	AllocationLease     time.Duration
 	TokenCacheTTL       time.Duration
 	RecordRetention     time.Duration
+	LinkTimeout         time.Duration
 	LogLevel            slog.Level
 }
 
@@ -58,6 +59,7 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		AllocationLease:     r.duration("ALLOCATION_LEASE", DefaultAllocationLease),
 		TokenCacheTTL:       r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
 		RecordRetention:     r.duration("RECORD_RETENTION", DefaultRecordRetention),
+		LinkTimeout:         r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
 		LogLevel:            r.level("LOG_LEVEL"),
 	}
 	// The lease must outlive one attempt, or a slow attempt could lose its

@@ -21,23 +21,42 @@ type Allocations interface {
 
 var _ Allocations = (*allocation.Service)(nil)
 
+// Ender ends a game instance on the backend's behalf.
+type Ender interface {
+	EndByBackend(ctx context.Context, gameInstanceID string) (allocation.Record, error)
+}
+
 // AllocateRoutes maps each route pattern of the allocate function to its
 // handler; the patterns match the HttpApi events in template.yaml.
-func AllocateRoutes(svc Allocations) map[string]http.HandlerFunc {
-	h := allocationHandlers{svc: svc}
+func AllocateRoutes(svc Allocations, ender Ender) map[string]http.HandlerFunc {
+	h := allocationHandlers{svc: svc, ender: ender}
 	return map[string]http.HandlerFunc{
-		"POST /v1/allocations":                 h.create,
-		"GET /v1/allocations/{gameInstanceId}": h.get,
+		"POST /v1/allocations":                    h.create,
+		"GET /v1/allocations/{gameInstanceId}":    h.get,
+		"DELETE /v1/allocations/{gameInstanceId}": h.end,
 	}
 }
 
 // NewAllocateHandler serves the allocate function's routes with logging,
 // panic recovery and JSON errors for unknown routes.
-func NewAllocateHandler(svc Allocations, log *slog.Logger) http.Handler {
-	return NewHandler(AllocateRoutes(svc), log)
+func NewAllocateHandler(svc Allocations, ender Ender, log *slog.Logger) http.Handler {
+	return NewHandler(AllocateRoutes(svc, ender), log)
 }
 
-type allocationHandlers struct{ svc Allocations }
+type allocationHandlers struct {
+	svc   Allocations
+	ender Ender
+}
+
+// end is idempotent: ending an Ended instance answers 200 with it.
+func (h allocationHandlers) end(w http.ResponseWriter, r *http.Request) {
+	rec, err := h.ender.EndByBackend(r.Context(), r.PathValue("gameInstanceId"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, viewOf(rec))
+}
 
 func (h allocationHandlers) create(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, allocation.MaxBodyBytes+1))
@@ -85,6 +104,30 @@ type recordView struct {
 	Error          *allocation.Failure `json:"error,omitempty"`
 	CreatedAt      string              `json:"createdAt,omitempty"`
 	UpdatedAt      string              `json:"updatedAt,omitempty"`
+	lifecycleView
+}
+
+// lifecycleView is what the game server reported and the health sweep found.
+type lifecycleView struct {
+	LinkedAt        string               `json:"linkedAt,omitempty"`
+	LinkedServer    *allocation.LinkInfo `json:"linkedServer,omitempty"`
+	LastHeartbeatAt string               `json:"lastHeartbeatAt,omitempty"`
+	EndedAt         string               `json:"endedAt,omitempty"`
+	EndReason       string               `json:"endReason,omitempty"`
+	UnhealthyAt     string               `json:"unhealthyAt,omitempty"`
+	UnhealthyReason string               `json:"unhealthyReason,omitempty"`
+}
+
+func lifecycleOf(r allocation.Record) lifecycleView {
+	return lifecycleView{
+		LinkedAt:        formatTime(r.LinkedAt),
+		LinkedServer:    r.LinkInfo,
+		LastHeartbeatAt: formatTime(r.LastHeartbeatAt),
+		EndedAt:         formatTime(r.EndedAt),
+		EndReason:       r.EndReason,
+		UnhealthyAt:     formatTime(r.UnhealthyAt),
+		UnhealthyReason: r.UnhealthyReason,
+	}
 }
 
 type attemptView struct {
@@ -105,6 +148,7 @@ func viewOf(r allocation.Record) recordView {
 		Error:          r.Failure,
 		CreatedAt:      formatTime(r.CreatedAt),
 		UpdatedAt:      formatTime(r.UpdatedAt),
+		lifecycleView:  lifecycleOf(r),
 	}
 	for _, a := range r.Attempts {
 		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Status: a.Status, Error: a.Error, DurationMs: a.DurationMs})

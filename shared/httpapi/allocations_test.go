@@ -30,6 +30,10 @@ func (f *fakeAllocations) Get(_ context.Context, id string) (allocation.Record, 
 	return f.res.Record, f.err
 }
 
+func (f *fakeAllocations) EndByBackend(_ context.Context, id string) (allocation.Record, error) {
+	return f.res.Record, f.err
+}
+
 func TestStatusOf(t *testing.T) {
 	want := map[allocation.Code]int{
 		allocation.CodeInvalidRequest: 400, allocation.CodeAllocationInProgress: 409, allocation.CodeIdempotencyMismatch: 409,
@@ -45,7 +49,7 @@ func TestStatusOf(t *testing.T) {
 
 func serve(t *testing.T, f *fakeAllocations, method, path, body string) (*http.Response, map[string]any) {
 	t.Helper()
-	h := NewAllocateHandler(f, logging.New(io.Discard, 0))
+	h := NewAllocateHandler(f, f, logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
 	var doc map[string]any
@@ -82,6 +86,8 @@ func TestAllocateRoutes(t *testing.T) {
 		{"get missing", "GET", "/v1/allocations/nope", ``, &fakeAllocations{err: &allocation.Error{Code: allocation.CodeNotFound}}, 404, "NOT_FOUND", [2]string{}},
 		{"unknown route", "GET", "/v2/things", ``, &fakeAllocations{}, 404, "NOT_FOUND", [2]string{}},
 		{"wrong method", "DELETE", "/v1/allocations", ``, &fakeAllocations{}, 405, "METHOD_NOT_ALLOWED", [2]string{"Allow", "POST"}},
+		{"end", "DELETE", "/v1/allocations/gi-1", ``, &fakeAllocations{res: allocation.Result{Record: rec}}, 200, "", [2]string{}},
+		{"end in wrong state", "DELETE", "/v1/allocations/gi-1", ``, &fakeAllocations{err: &allocation.Error{Code: allocation.CodeInvalidState, State: allocation.StateFailed}}, 409, "INVALID_STATE", [2]string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

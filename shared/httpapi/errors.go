@@ -23,6 +23,8 @@ var statusOf = map[allocation.Code]int{
 	allocation.CodeUpstreamTimeout:      http.StatusGatewayTimeout,
 	allocation.CodeAllocationFailed:     http.StatusBadGateway,
 	allocation.CodeNotFound:             http.StatusNotFound,
+	allocation.CodeUnauthorized:         http.StatusUnauthorized,
+	allocation.CodeInvalidState:         http.StatusConflict,
 	allocation.CodeInternal:             http.StatusInternalServerError,
 	codeMethodNotAllowed:                http.StatusMethodNotAllowed,
 }
@@ -44,6 +46,7 @@ type errorBody struct {
 type errorDetail struct {
 	Code     allocation.Code      `json:"code"`
 	Message  string               `json:"message"`
+	State    allocation.State     `json:"state,omitempty"`
 	Attempts []allocation.Attempt `json:"attempts,omitempty"`
 }
 
@@ -55,7 +58,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 		e = &allocation.Error{Code: allocation.CodeInternal, Err: err}
 	}
 	status := StatusOf(e.Code)
-	detail := errorDetail{Code: e.Code, Message: e.Message, Attempts: e.Attempts}
+	detail := errorDetail{Code: e.Code, Message: e.Message, State: e.State, Attempts: e.Attempts}
 	log := logging.FromContext(r.Context())
 	if status >= 500 {
 		log.Error("request failed", "code", e.Code, "error", err)
@@ -68,6 +71,9 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 			detail.Message += "; quote request id " + lc.AwsRequestID
 		}
 		detail.Attempts = nil
+	}
+	if status == http.StatusUnauthorized {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="game-instances"`)
 	}
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds())))

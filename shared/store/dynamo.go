@@ -21,6 +21,7 @@ import (
 type DynamoDB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
 }
 
 var _ DynamoDB = (*dynamodb.Client)(nil)
@@ -98,6 +99,64 @@ func (s *GameInstances) Finish(ctx context.Context, rec allocation.Record) (allo
 	return decode(out.Attributes)
 }
 
+// Put writes rec if the stored version is still rec.Version (the version it
+// was read at), and returns the stored record; ErrVersionConflict otherwise.
+func (s *GameInstances) Put(ctx context.Context, rec allocation.Record) (allocation.Record, error) {
+	in, err := s.update(rec, "createdAt")
+	if err != nil {
+		return allocation.Record{}, err
+	}
+	in.ConditionExpression = aws.String("#v = :c_seen")
+	in.ExpressionAttributeValues[":c_seen"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(rec.Version, 10)}
+	if rec.Version == 0 {
+		// Written before records carried versions.
+		in.ConditionExpression = aws.String("attribute_exists(gameInstanceId) AND attribute_not_exists(#v)")
+		delete(in.ExpressionAttributeValues, ":c_seen")
+	}
+	in.ReturnValues = types.ReturnValueAllNew
+	out, err := s.db.UpdateItem(ctx, in)
+	var ccf *types.ConditionalCheckFailedException
+	if errors.As(err, &ccf) {
+		return allocation.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, allocation.ErrVersionConflict)
+	}
+	if err != nil {
+		return allocation.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, err)
+	}
+	return decode(out.Attributes)
+}
+
+// Due lists the game instances whose health deadline has passed, shard by
+// shard through the sparse HealthDeadlineIndex, at most limit of them.
+func (s *GameInstances) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
+	var ids []string
+	for shard := range HealthShards {
+		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
+			TableName:              aws.String(s.table),
+			IndexName:              aws.String(HealthIndex),
+			KeyConditionExpression: aws.String("healthShard = :shard AND healthDeadline <= :now"),
+			ExpressionAttributeValues: map[string]types.AttributeValue{
+				":shard": &types.AttributeValueMemberS{Value: fmt.Sprintf("%02d", shard)},
+				":now":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
+			},
+		})
+		for p.HasMorePages() && len(ids) < limit {
+			page, err := p.NextPage(ctx)
+			if err != nil {
+				return ids, fmt.Errorf("query %s shard %02d: %w", HealthIndex, shard, err)
+			}
+			for _, item := range page.Items {
+				if id, ok := item["gameInstanceId"].(*types.AttributeValueMemberS); ok && len(ids) < limit {
+					ids = append(ids, id.Value)
+				}
+			}
+		}
+	}
+	return ids, nil
+}
+
+// HealthIndex is the sparse GSI on (healthShard, healthDeadline).
+const HealthIndex = "HealthDeadlineIndex"
+
 // Get reads a record with a strongly consistent read: a replay or status
 // check right after an allocation must see it.
 func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (allocation.Record, error) {
@@ -123,9 +182,12 @@ func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb
 		return nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
 	}
 	delete(av, "gameInstanceId")
-	names := map[string]string{}
-	values := map[string]types.AttributeValue{}
-	var set, remove []string
+	delete(av, "version")
+	// Every write bumps the version, whoever makes it.
+	names := map[string]string{"#v": "version"}
+	values := map[string]types.AttributeValue{":v0": &types.AttributeValueMemberN{Value: "0"}, ":v1": &types.AttributeValueMemberN{Value: "1"}}
+	set := []string{"#v = if_not_exists(#v, :v0) + :v1"}
+	var remove []string
 	i := 0
 	for name, value := range av {
 		n, v := "#a"+strconv.Itoa(i), ":a"+strconv.Itoa(i)

@@ -2,6 +2,8 @@
 package store
 
 import (
+	"fmt"
+	"hash/fnv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
@@ -29,12 +31,44 @@ type item struct {
 	LeaseExpiresAt       int64         `dynamodbav:"leaseExpiresAt"`
 	CreatedAt            string        `dynamodbav:"createdAt"`
 	UpdatedAt            string        `dynamodbav:"updatedAt"`
-	ExpiresAt            int64         `dynamodbav:"expiresAt"`
+	ExpiresAt            int64         `dynamodbav:"expiresAt,omitempty"`
+	Version              int64         `dynamodbav:"version"`
+	LinkedAt             string        `dynamodbav:"linkedAt,omitempty"`
+	LinkInfo             *linkInfoItem `dynamodbav:"linkInfo,omitempty"`
+	LastHeartbeatAt      string        `dynamodbav:"lastHeartbeatAt,omitempty"`
+	EndedAt              string        `dynamodbav:"endedAt,omitempty"`
+	EndReason            string        `dynamodbav:"endReason,omitempty"`
+	UnhealthyAt          string        `dynamodbav:"unhealthyAt,omitempty"`
+	UnhealthyReason      string        `dynamodbav:"unhealthyReason,omitempty"`
+	// HealthShard and HealthDeadline key the sparse HealthDeadlineIndex:
+	// present only while the health sweep must watch the instance.
+	HealthShard    string `dynamodbav:"healthShard,omitempty"`
+	HealthDeadline int64  `dynamodbav:"healthDeadline,omitempty"`
 }
 
-// optional lists the attributes an outcome may leave out; a write clears
-// whichever of them it does not set, so nothing stale survives a retry.
-var optional = []string{"region", "server", "attempts", "failureCode", "failureMessage"}
+// optional lists the attributes a record may leave out; a write clears
+// whichever of them it does not set, so nothing stale survives a retry or
+// a transition (leaving the health index is removing healthShard).
+var optional = []string{"region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
+	"linkedAt", "linkInfo", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
+	"healthShard", "healthDeadline"}
+
+type linkInfoItem struct {
+	Address    string         `dynamodbav:"address,omitempty"`
+	Ports      map[string]int `dynamodbav:"ports,omitempty"`
+	ServerName string         `dynamodbav:"serverName,omitempty"`
+}
+
+// HealthShards spreads the health index over partitions: every heartbeat
+// rewrites healthDeadline, and one index partition takes ~1,000 writes/s.
+const HealthShards = 16
+
+// HealthShard is the index shard of a game instance.
+func HealthShard(gameInstanceID string) string {
+	h := fnv.New32a()
+	_, _ = h.Write([]byte(gameInstanceID))
+	return fmt.Sprintf("%02d", h.Sum32()%HealthShards)
+}
 
 type serverItem struct {
 	Address string         `dynamodbav:"address"`
@@ -66,7 +100,22 @@ func toItem(r allocation.Record) item {
 		LeaseExpiresAt:       r.LeaseExpiresAt.UnixMilli(),
 		CreatedAt:            formatTime(r.CreatedAt),
 		UpdatedAt:            formatTime(r.UpdatedAt),
-		ExpiresAt:            r.ExpiresAt.Unix(),
+		Version:              r.Version,
+		LinkedAt:             formatTime(r.LinkedAt),
+		LastHeartbeatAt:      formatTime(r.LastHeartbeatAt),
+		EndedAt:              formatTime(r.EndedAt),
+		EndReason:            r.EndReason,
+		UnhealthyAt:          formatTime(r.UnhealthyAt),
+		UnhealthyReason:      r.UnhealthyReason,
+	}
+	if !r.ExpiresAt.IsZero() {
+		it.ExpiresAt = r.ExpiresAt.Unix()
+	}
+	if !r.HealthDeadline.IsZero() {
+		it.HealthShard, it.HealthDeadline = HealthShard(r.GameInstanceID), r.HealthDeadline.UnixMilli()
+	}
+	if r.LinkInfo != nil {
+		it.LinkInfo = &linkInfoItem{Address: r.LinkInfo.Address, Ports: r.LinkInfo.Ports, ServerName: r.LinkInfo.ServerName}
 	}
 	if r.Server != nil {
 		it.Server = &serverItem{Address: r.Server.Address, IP: r.Server.IP, Ports: r.Server.Ports}
@@ -98,7 +147,22 @@ func (it item) record() allocation.Record {
 		LeaseExpiresAt:       time.UnixMilli(it.LeaseExpiresAt).UTC(),
 		CreatedAt:            parseTime(it.CreatedAt),
 		UpdatedAt:            parseTime(it.UpdatedAt),
-		ExpiresAt:            time.Unix(it.ExpiresAt, 0).UTC(),
+		Version:              it.Version,
+		LinkedAt:             parseTime(it.LinkedAt),
+		LastHeartbeatAt:      parseTime(it.LastHeartbeatAt),
+		EndedAt:              parseTime(it.EndedAt),
+		EndReason:            it.EndReason,
+		UnhealthyAt:          parseTime(it.UnhealthyAt),
+		UnhealthyReason:      it.UnhealthyReason,
+	}
+	if it.ExpiresAt != 0 {
+		r.ExpiresAt = time.Unix(it.ExpiresAt, 0).UTC()
+	}
+	if it.HealthDeadline != 0 {
+		r.HealthDeadline = time.UnixMilli(it.HealthDeadline).UTC()
+	}
+	if it.LinkInfo != nil {
+		r.LinkInfo = &allocation.LinkInfo{Address: it.LinkInfo.Address, Ports: it.LinkInfo.Ports, ServerName: it.LinkInfo.ServerName}
 	}
 	if it.Server != nil {
 		r.Server = &allocation.Server{Address: it.Server.Address, IP: it.Server.IP, Ports: it.Server.Ports}
@@ -112,9 +176,18 @@ func (it item) record() allocation.Record {
 	return r
 }
 
-func formatTime(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+// formatTime writes "" for the zero time, so optional times are omitted.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
 
 func parseTime(s string) time.Time {
+	if s == "" {
+		return time.Time{}
+	}
 	t, _ := time.Parse(time.RFC3339Nano, s)
 	return t
 }

@@ -1,0 +1,71 @@
+package config
+
+import (
+	"log/slog"
+	"strconv"
+	"time"
+)
+
+// Lifecycle is the link-back and health-sweep functions' configuration.
+type Lifecycle struct {
+	GameInstancesTable     string
+	LinkTimeout            time.Duration
+	HealthPeriod           time.Duration
+	HealthFailureThreshold int
+	HealthInitialDelay     time.Duration
+	RecordRetention        time.Duration
+	LogLevel               slog.Level
+}
+
+// Lifecycle defaults (Agones-style health).
+const (
+	DefaultLinkTimeout            = 2 * time.Minute
+	DefaultHealthPeriod           = 30 * time.Second
+	DefaultHealthFailureThreshold = 3
+	DefaultHealthInitialDelay     = 30 * time.Second
+)
+
+// LoadLifecycle reads the lifecycle configuration.
+func LoadLifecycle(getenv func(string) string) (Lifecycle, error) {
+	r := reader{getenv: getenv}
+	c := Lifecycle{
+		GameInstancesTable:     r.required("GAME_INSTANCES_TABLE"),
+		LinkTimeout:            r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
+		HealthPeriod:           r.duration("HEALTH_PERIOD", DefaultHealthPeriod),
+		HealthFailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", DefaultHealthFailureThreshold),
+		HealthInitialDelay:     r.nonNegativeDuration("HEALTH_INITIAL_DELAY", DefaultHealthInitialDelay),
+		RecordRetention:        r.duration("RECORD_RETENTION", DefaultRecordRetention),
+		LogLevel:               r.level("LOG_LEVEL"),
+	}
+	if err := r.err(); err != nil {
+		return Lifecycle{}, err
+	}
+	return c, nil
+}
+
+func (r *reader) positiveInt(name string, def int) int {
+	v := r.optional(name)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		r.problem("%s must be a whole number of at least 1, got %q", name, v)
+		return def
+	}
+	return n
+}
+
+// nonNegativeDuration allows 0: health checks may start right at link.
+func (r *reader) nonNegativeDuration(name string, def time.Duration) time.Duration {
+	v := r.optional(name)
+	if v == "" {
+		return def
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d < 0 {
+		r.problem("%s must be a Go duration of 0 or more such as 30s, got %q", name, v)
+		return def
+	}
+	return d
+}

@@ -1,0 +1,170 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+)
+
+// LinkBack is what the game-server routes need from the lifecycle service.
+type LinkBack interface {
+	Link(ctx context.Context, id, token string, info *allocation.LinkInfo) (allocation.Record, error)
+	Heartbeat(ctx context.Context, id, token string) (allocation.Record, error)
+	End(ctx context.Context, id, token, reason string) (allocation.Record, error)
+}
+
+// LinkBackRoutes are the routes game servers call with their PartnerGameToken.
+func LinkBackRoutes(svc LinkBack) map[string]http.HandlerFunc {
+	h := linkBackHandlers{svc: svc}
+	return map[string]http.HandlerFunc{
+		"POST /v1/game-instances/{gameInstanceId}/link":      h.link,
+		"POST /v1/game-instances/{gameInstanceId}/heartbeat": h.heartbeat,
+		"POST /v1/game-instances/{gameInstanceId}/end":       h.end,
+	}
+}
+
+// NewLinkBackHandler serves the link-back function's routes.
+func NewLinkBackHandler(svc LinkBack, log *slog.Logger) http.Handler {
+	return NewHandler(LinkBackRoutes(svc), log)
+}
+
+type linkBackHandlers struct{ svc LinkBack }
+
+// serverView is the answer a game server gets: its instance's state.
+type serverView struct {
+	GameInstanceID string           `json:"gameInstanceId"`
+	State          allocation.State `json:"state"`
+	lifecycleView
+}
+
+const maxLinkBackBody = 16 << 10
+
+// BearerToken reads "Authorization: Bearer <token>".
+func BearerToken(header string) (string, error) {
+	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
+	token = strings.TrimSpace(token)
+	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || len(token) > 4096 {
+		return "", &allocation.Error{Code: allocation.CodeUnauthorized,
+			Message: "send the game instance's PartnerGameToken as Authorization: Bearer <token>"}
+	}
+	return token, nil
+}
+
+type linkBody struct {
+	Address    string         `json:"address"`
+	Ports      map[string]int `json:"ports"`
+	ServerName string         `json:"serverName"`
+}
+
+type endBody struct {
+	Reason string `json:"reason"`
+}
+
+// DecodeOptionalBody reads an optional JSON object strictly into v; an
+// empty body leaves v as it is.
+func DecodeOptionalBody(r io.Reader, v any) error {
+	raw, err := io.ReadAll(io.LimitReader(r, maxLinkBackBody+1))
+	if err != nil {
+		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "could not read the request body"}
+	}
+	if len(raw) > maxLinkBackBody {
+		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: fmt.Sprintf("request body exceeds %d bytes", maxLinkBackBody)}
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		return nil
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil || !bytes.HasPrefix(bytes.TrimSpace(raw), []byte("{")) {
+		msg := "request body must be a JSON object"
+		if err != nil {
+			msg += ": " + strings.TrimPrefix(err.Error(), "json: ")
+		}
+		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: msg}
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "request body has data after the JSON object"}
+	}
+	return nil
+}
+
+func (b linkBody) info() (*allocation.LinkInfo, error) {
+	var problems []string
+	if len(b.Address) > 255 {
+		problems = append(problems, "address must be at most 255 characters")
+	}
+	if len(b.ServerName) > 255 {
+		problems = append(problems, "serverName must be at most 255 characters")
+	}
+	if len(b.Ports) > 32 {
+		problems = append(problems, "ports may list at most 32 ports")
+	}
+	for name, port := range b.Ports {
+		if name == "" || len(name) > 64 || port < 1 || port > 65535 {
+			problems = append(problems, fmt.Sprintf("port %q must be named (at most 64 characters) and 1-65535", name))
+		}
+	}
+	if len(problems) > 0 {
+		return nil, &allocation.Error{Code: allocation.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
+	}
+	if b.Address == "" && b.ServerName == "" && len(b.Ports) == 0 {
+		return nil, nil
+	}
+	return &allocation.LinkInfo{Address: b.Address, Ports: b.Ports, ServerName: b.ServerName}, nil
+}
+
+// call authenticates the request shape, runs fn and answers the server view.
+func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(id, token string) (allocation.Record, error)) {
+	token, err := BearerToken(r.Header.Get("Authorization"))
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	rec, err := fn(r.PathValue("gameInstanceId"), token)
+	if err != nil {
+		writeError(w, r, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, lifecycleView: lifecycleOf(rec)})
+}
+
+func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
+	h.call(w, r, func(id, token string) (allocation.Record, error) {
+		var body linkBody
+		if err := DecodeOptionalBody(r.Body, &body); err != nil {
+			return allocation.Record{}, err
+		}
+		info, err := body.info()
+		if err != nil {
+			return allocation.Record{}, err
+		}
+		return h.svc.Link(r.Context(), id, token, info)
+	})
+}
+
+func (h linkBackHandlers) heartbeat(w http.ResponseWriter, r *http.Request) {
+	h.call(w, r, func(id, token string) (allocation.Record, error) {
+		return h.svc.Heartbeat(r.Context(), id, token)
+	})
+}
+
+func (h linkBackHandlers) end(w http.ResponseWriter, r *http.Request) {
+	h.call(w, r, func(id, token string) (allocation.Record, error) {
+		var body endBody
+		if err := DecodeOptionalBody(r.Body, &body); err != nil {
+			return allocation.Record{}, err
+		}
+		if len(body.Reason) > 255 {
+			return allocation.Record{}, &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "reason must be at most 255 characters"}
+		}
+		return h.svc.End(r.Context(), id, token, body.Reason)
+	})
+}

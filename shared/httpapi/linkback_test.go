@@ -1,0 +1,96 @@
+package httpapi
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+func TestBearerToken(t *testing.T) {
+	tests := map[string]string{
+		"Bearer abc":   "abc",
+		"bearer  abc ": "abc",
+		"Bearer":       "",
+		"Basic abc":    "",
+		"abc":          "",
+		"":             "",
+	}
+	for header, want := range tests {
+		got, err := BearerToken(header)
+		if got != want || (want == "") != (err != nil) {
+			t.Errorf("BearerToken(%q) = %q, %v; want %q", header, got, err, want)
+		}
+	}
+}
+
+type recordingLinkBack struct {
+	id, token, reason string
+	info              *allocation.LinkInfo
+}
+
+func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *allocation.LinkInfo) (allocation.Record, error) {
+	f.id, f.token, f.info = id, token, info
+	return allocation.Record{GameInstanceID: id, State: allocation.StateLinked}, nil
+}
+
+func (f *recordingLinkBack) Heartbeat(_ context.Context, id, token string) (allocation.Record, error) {
+	f.id, f.token = id, token
+	return allocation.Record{GameInstanceID: id, State: allocation.StateLinked}, nil
+}
+
+func (f *recordingLinkBack) End(_ context.Context, id, token, reason string) (allocation.Record, error) {
+	f.id, f.token, f.reason = id, token, reason
+	return allocation.Record{GameInstanceID: id, State: allocation.StateEnded}, nil
+}
+
+func TestLinkBackRequests(t *testing.T) {
+	tests := []struct {
+		name, path, auth, body string
+		status                 int
+		check                  func(*recordingLinkBack) bool
+	}{
+		{"link with info", "/v1/game-instances/gi-1/link", "Bearer tok", `{"address":"1.2.3.4:7777","ports":{"game":7777},"serverName":"s1"}`, 200,
+			func(f *recordingLinkBack) bool {
+				return f.id == "gi-1" && f.token == "tok" && f.info.Ports["game"] == 7777 && f.info.ServerName == "s1"
+			}},
+		{"link without body", "/v1/game-instances/gi-1/link", "Bearer tok", ``, 200, func(f *recordingLinkBack) bool { return f.info == nil }},
+		{"link with unknown field", "/v1/game-instances/gi-1/link", "Bearer tok", `{"hostname":"x"}`, 400, nil},
+		{"link with bad port", "/v1/game-instances/gi-1/link", "Bearer tok", `{"ports":{"game":70000}}`, 400, nil},
+		{"link with array body", "/v1/game-instances/gi-1/link", "Bearer tok", `[]`, 400, nil},
+		{"missing token", "/v1/game-instances/gi-1/heartbeat", "", ``, 401, nil},
+		{"basic auth", "/v1/game-instances/gi-1/heartbeat", "Basic dG9rOg==", ``, 401, nil},
+		{"heartbeat", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", ``, 200, func(f *recordingLinkBack) bool { return f.token == "tok" }},
+		{"end with reason", "/v1/game-instances/gi-1/end", "Bearer tok", `{"reason":"IWON"}`, 200, func(f *recordingLinkBack) bool { return f.reason == "IWON" }},
+		{"end with long reason", "/v1/game-instances/gi-1/end", "Bearer tok", `{"reason":"` + strings.Repeat("x", 300) + `"}`, 400, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := &recordingLinkBack{}
+			h := NewLinkBackHandler(f, logging.New(io.Discard, 0))
+			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
+			if tc.auth != "" {
+				req.Header.Set("Authorization", tc.auth)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.status {
+				t.Fatalf("status %d, want %d: %s", rec.Code, tc.status, rec.Body)
+			}
+			if tc.status == 401 && rec.Header().Get("WWW-Authenticate") == "" {
+				t.Fatalf("401 without WWW-Authenticate")
+			}
+			if tc.check != nil && !tc.check(f) {
+				t.Fatalf("service saw %+v", f)
+			}
+			if tc.status != 200 && f.id != "" {
+				t.Fatalf("a rejected request reached the service: %+v", f)
+			}
+		})
+	}
+}

@@ -1,0 +1,101 @@
+package lifecycle
+
+import (
+	"testing"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+func TestTransitions(t *testing.T) {
+	p := DefaultPolicy
+	now := t0.Add(time.Minute)
+	calls := map[string]func(allocation.Record) (allocation.Record, bool, error){
+		"link":      func(r allocation.Record) (allocation.Record, bool, error) { return p.Link(r, now, nil) },
+		"heartbeat": func(r allocation.Record) (allocation.Record, bool, error) { return p.Heartbeat(r, now) },
+		"end":       func(r allocation.Record) (allocation.Record, bool, error) { return p.End(r, now, "done") },
+	}
+	type want struct {
+		state   allocation.State
+		changed bool
+		err     bool
+	}
+	tests := []struct {
+		from allocation.State
+		want map[string]want
+	}{
+		{allocation.StateAllocating, map[string]want{"link": {allocation.StateAllocating, false, true}, "heartbeat": {allocation.StateAllocating, false, true}, "end": {allocation.StateAllocating, false, true}}},
+		{allocation.StateFailed, map[string]want{"link": {allocation.StateFailed, false, true}, "heartbeat": {allocation.StateFailed, false, true}, "end": {allocation.StateFailed, false, true}}},
+		{allocation.StateAllocated, map[string]want{"link": {allocation.StateLinked, true, false}, "heartbeat": {allocation.StateAllocated, false, true}, "end": {allocation.StateEnded, true, false}}},
+		{allocation.StateLinked, map[string]want{"link": {allocation.StateLinked, false, false}, "heartbeat": {allocation.StateLinked, true, false}, "end": {allocation.StateEnded, true, false}}},
+		{allocation.StateUnhealthy, map[string]want{"link": {allocation.StateUnhealthy, false, true}, "heartbeat": {allocation.StateUnhealthy, false, false}, "end": {allocation.StateEnded, true, false}}},
+		{allocation.StateEnded, map[string]want{"link": {allocation.StateEnded, false, true}, "heartbeat": {allocation.StateEnded, false, false}, "end": {allocation.StateEnded, false, false}}},
+	}
+	for _, tc := range tests {
+		for call, w := range tc.want {
+			rec := allocation.Record{GameInstanceID: "gi", State: tc.from, LinkedAt: t0, UpdatedAt: t0}
+			got, changed, err := calls[call](rec)
+			if got.State != w.state || changed != w.changed || (err != nil) != w.err {
+				t.Errorf("%s on %s = %s changed=%v err=%v; want %s changed=%v err=%v", call, tc.from, got.State, changed, err, w.state, w.changed, w.err)
+			}
+			if err != nil {
+				if e, ok := err.(*allocation.Error); !ok || e.Code != allocation.CodeInvalidState || e.State != tc.from {
+					t.Errorf("%s on %s: err = %#v, want INVALID_STATE naming %s", call, tc.from, err, tc.from)
+				}
+			}
+			watched := got.State == allocation.StateLinked || got.State == allocation.StateAllocated
+			if changed && watched == got.HealthDeadline.IsZero() {
+				t.Errorf("%s on %s: health deadline %v for state %s", call, tc.from, got.HealthDeadline, got.State)
+			}
+			if changed && got.State == allocation.StateEnded && (!got.ExpiresAt.Equal(now.Add(p.Retention)) || got.EndReason != "done") {
+				t.Errorf("%s on %s: ended record expires %v reason %q", call, tc.from, got.ExpiresAt, got.EndReason)
+			}
+		}
+	}
+}
+
+func TestHealthDeadlines(t *testing.T) {
+	p := Policy{LinkTimeout: 2 * time.Minute, Period: 30 * time.Second, FailureThreshold: 3, InitialDelay: 30 * time.Second, Retention: time.Hour}
+	allocated := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocated, UpdatedAt: t0}
+	linked, _, _ := p.Link(allocated, t0, nil)
+	if want := t0.Add(30*time.Second + 90*time.Second); !linked.HealthDeadline.Equal(want) {
+		t.Fatalf("deadline after link = %v, want link + initial delay + 3 periods = %v", linked.HealthDeadline, want)
+	}
+	early, _, _ := p.Heartbeat(linked, t0.Add(10*time.Second)) // inside the initial delay
+	late, _, _ := p.Heartbeat(linked, t0.Add(5*time.Minute))
+	if !early.HealthDeadline.Equal(linked.HealthDeadline) || !late.HealthDeadline.Equal(t0.Add(5*time.Minute+90*time.Second)) {
+		t.Fatalf("heartbeat deadlines = %v / %v", early.HealthDeadline, late.HealthDeadline)
+	}
+
+	tests := []struct {
+		name   string
+		rec    allocation.Record
+		at     time.Time
+		reason string
+	}{
+		{"allocated before link timeout", allocated, t0.Add(119 * time.Second), ""},
+		{"allocated at link timeout", allocated, t0.Add(2 * time.Minute), allocation.ReasonLinkTimeout},
+		{"linked inside initial delay and threshold", linked, t0.Add(119 * time.Second), ""},
+		{"linked, never heartbeated", linked, t0.Add(2 * time.Minute), allocation.ReasonMissedHeartbeats},
+		{"heartbeat keeps it healthy", late, t0.Add(6 * time.Minute), ""},
+		{"heartbeats stopped", late, t0.Add(5*time.Minute + 90*time.Second), allocation.ReasonMissedHeartbeats},
+		{"ended is never marked", allocation.Record{State: allocation.StateEnded, UpdatedAt: t0}, t0.Add(time.Hour), ""},
+		{"unhealthy is not marked again", allocation.Record{State: allocation.StateUnhealthy, UpdatedAt: t0}, t0.Add(time.Hour), ""},
+	}
+	for _, tc := range tests {
+		got, marked := p.MarkIfDue(tc.rec, tc.at)
+		if marked != (tc.reason != "") || got.UnhealthyReason != tc.reason {
+			t.Errorf("%s: marked=%v reason=%q, want %q", tc.name, marked, got.UnhealthyReason, tc.reason)
+		}
+		if marked && (got.State != allocation.StateUnhealthy || !got.HealthDeadline.IsZero() || !got.ExpiresAt.Equal(tc.at.Add(time.Hour))) {
+			t.Errorf("%s: marked record %+v", tc.name, got)
+		}
+	}
+	// A heartbeat after being marked does not revive (Agones semantics).
+	marked, _ := p.MarkIfDue(linked, t0.Add(time.Hour))
+	if again, changed, err := p.Heartbeat(marked, t0.Add(time.Hour+time.Second)); changed || err != nil || again.State != allocation.StateUnhealthy {
+		t.Fatalf("heartbeat on Unhealthy = %s changed=%v err=%v", again.State, changed, err)
+	}
+}

@@ -1,0 +1,178 @@
+package lifecycle
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// Store reads and conditionally writes game instance records.
+type Store interface {
+	Get(ctx context.Context, gameInstanceID string) (allocation.Record, error)
+	// Put writes rec if the stored version is still rec.Version, else
+	// returns allocation.ErrVersionConflict.
+	Put(ctx context.Context, rec allocation.Record) (allocation.Record, error)
+	// Due lists instances whose health deadline is at or before now.
+	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
+}
+
+// Service applies lifecycle calls.
+type Service struct {
+	Store  Store
+	Policy Policy
+	Now    func() time.Time
+}
+
+// maxConflictRetries bounds the read-transition-write loop when concurrent
+// calls keep changing the record underneath.
+const maxConflictRetries = 5
+
+// SweepLimit bounds one sweep; the next sweep picks up the rest.
+const SweepLimit = 1000
+
+type transition func(rec allocation.Record, now time.Time) (allocation.Record, bool, error)
+
+// errUnauthorized is the one answer for a wrong token and an unknown
+// instance alike, so a caller without the token learns nothing, not even
+// whether the instance exists.
+var errUnauthorized = &allocation.Error{Code: allocation.CodeUnauthorized,
+	Message: "the bearer token is not this game instance's PartnerGameToken, or there is no such game instance"}
+
+// A hash to compare against when the instance does not exist, so both
+// answers take the same time.
+var absentHash = allocation.HashToken("no such game instance")
+
+// Link: the game server is up and tells us so.
+func (s *Service) Link(ctx context.Context, id, token string, info *allocation.LinkInfo) (allocation.Record, error) {
+	return result(s.apply(ctx, id, &token, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+		return s.Policy.Link(rec, now, info)
+	}))
+}
+
+// Heartbeat: the game server is still up; the answer carries its state.
+func (s *Service) Heartbeat(ctx context.Context, id, token string) (allocation.Record, error) {
+	return result(s.apply(ctx, id, &token, s.Policy.Heartbeat))
+}
+
+// End: the game server's game is over.
+func (s *Service) End(ctx context.Context, id, token, reason string) (allocation.Record, error) {
+	return result(s.apply(ctx, id, &token, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+		return s.Policy.End(rec, now, reason)
+	}))
+}
+
+// EndByBackend: the backend ends the instance (DELETE /v1/allocations/{id}).
+func (s *Service) EndByBackend(ctx context.Context, id string) (allocation.Record, error) {
+	return result(s.apply(ctx, id, nil, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+		if rec.State == allocation.StateAllocating {
+			return rec, false, &allocation.Error{Code: allocation.CodeAllocationInProgress, RetryAfter: time.Second, State: rec.State,
+				Message: fmt.Sprintf("game instance %q is still being allocated; end it once the allocation has finished", id)}
+		}
+		return s.Policy.End(rec, now, "EndedByBackend")
+	}))
+}
+
+func result(rec allocation.Record, _ bool, err error) (allocation.Record, error) { return rec, err }
+
+// apply reads the record, checks the token (when one is given), applies t
+// and writes the result conditioned on the version it read, retrying on
+// conflicts. An unchanged record is not written; written reports a write.
+func (s *Service) apply(ctx context.Context, id string, token *string, t transition) (rec allocation.Record, written bool, err error) {
+	if err := allocation.ValidateGameInstanceID(id); err != nil {
+		return allocation.Record{}, false, err
+	}
+	for attempt := 0; ; attempt++ {
+		rec, err := s.Store.Get(ctx, id)
+		found := err == nil
+		if err != nil && !errors.Is(err, allocation.ErrNotFound) {
+			return allocation.Record{}, false, &allocation.Error{Code: allocation.CodeInternal, Err: err}
+		}
+		if token != nil {
+			want := absentHash
+			if found {
+				want = rec.PartnerGameTokenHash
+			}
+			match := subtle.ConstantTimeCompare([]byte(allocation.HashToken(*token)), []byte(want)) == 1
+			if !found || !match {
+				return allocation.Record{}, false, errUnauthorized
+			}
+		} else if !found {
+			return allocation.Record{}, false, &allocation.Error{Code: allocation.CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", id)}
+		}
+		next, changed, err := t(rec, s.now())
+		if err != nil || !changed {
+			return rec, false, err
+		}
+		stored, err := s.Store.Put(ctx, next)
+		if errors.Is(err, allocation.ErrVersionConflict) && attempt < maxConflictRetries {
+			continue
+		}
+		if err != nil {
+			return allocation.Record{}, false, &allocation.Error{Code: allocation.CodeInternal, Err: err}
+		}
+		return stored, true, nil
+	}
+}
+
+func (s *Service) now() time.Time {
+	if s.Now != nil {
+		return s.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+// SweepSummary is what one sweep did; it is the scheduled Lambda's result.
+type SweepSummary struct {
+	Due              int `json:"due"`
+	Marked           int `json:"marked"`
+	LinkTimeouts     int `json:"linkTimeouts"`
+	MissedHeartbeats int `json:"missedHeartbeats"`
+}
+
+// Sweep marks every due instance Unhealthy, each with a conditional write.
+func (s *Service) Sweep(ctx context.Context) (SweepSummary, error) {
+	log := logging.FromContext(ctx)
+	ids, err := s.Store.Due(ctx, s.now(), SweepLimit)
+	sum := SweepSummary{Due: len(ids)}
+	if err != nil {
+		return sum, fmt.Errorf("find due instances: %w", err)
+	}
+	var failures []error
+	for _, id := range ids {
+		rec, marked, err := s.apply(ctx, id, nil, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+			next, due := s.Policy.MarkIfDue(rec, now)
+			return next, due, nil
+		})
+		switch {
+		case err != nil:
+			failures = append(failures, fmt.Errorf("mark %s: %w", id, err))
+		case marked:
+			sum.Marked++
+			if rec.UnhealthyReason == allocation.ReasonLinkTimeout {
+				sum.LinkTimeouts++
+			} else {
+				sum.MissedHeartbeats++
+			}
+			log.Warn("game instance marked Unhealthy", "gameInstanceId", id, "reason", rec.UnhealthyReason,
+				"linkedAt", rec.LinkedAt, "lastHeartbeatAt", rec.LastHeartbeatAt)
+		}
+	}
+	log.Info("health sweep finished", "due", sum.Due, "marked", sum.Marked,
+		"linkTimeouts", sum.LinkTimeouts, "missedHeartbeats", sum.MissedHeartbeats, "failures", len(failures))
+	return sum, errors.Join(failures...)
+}
+
+// SweepHandler is the Lambda handler for the sweep schedule.
+func (s *Service) SweepHandler(log *slog.Logger) func(context.Context, events.EventBridgeEvent) (SweepSummary, error) {
+	return func(ctx context.Context, _ events.EventBridgeEvent) (SweepSummary, error) {
+		return s.Sweep(logging.WithLogger(ctx, log))
+	}
+}
