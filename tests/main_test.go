@@ -20,7 +20,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/gamefabric-alloc/allocsvc/local/template"
-	"github.com/gamefabric-alloc/allocsvc/tests/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
 // stack is what every test shares: started once, stopped at the end.

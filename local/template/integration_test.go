@@ -11,7 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/gamefabric-alloc/allocsvc/tests/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
 // TestSampleTablesOnDynamoDBLocal checks that the translated inputs

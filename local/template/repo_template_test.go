@@ -67,3 +67,18 @@ func TestRepoTemplate(t *testing.T) {
 		t.Errorf("routes:\n got %+v\nwant %+v", got, wantRoutes)
 	}
 }
+
+func TestRepoTemplateSchedules(t *testing.T) {
+	tpl, err := Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := tpl.Schedules(map[string]string{"HealthSweepSchedule": "rate(5 minutes)"})
+	want := []Schedule{
+		{FunctionLogicalID: "PingRefreshFunction", EventName: "Refresh", Expression: "rate(1 minute)"},
+		{FunctionLogicalID: "HealthSweepFunction", EventName: "Sweep", Expression: "rate(5 minutes)"},
+	}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Fatalf("Schedules = %+v, %v; want %+v", got, err, want)
+	}
+}

@@ -1,0 +1,115 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+)
+
+// Pool runs one function like Lambda does: up to size sandboxes (bootstrap
+// processes), each serving one invocation at a time, started on demand (a
+// cold start) and replaced when one dies.
+type Pool struct {
+	name  string
+	start func(ctx context.Context) (*runtimeapi.Runtime, error)
+	slots chan struct{} // one token per sandbox that may exist
+
+	mu     sync.Mutex
+	idle   []*runtimeapi.Runtime
+	all    map[*runtimeapi.Runtime]bool
+	closed bool
+}
+
+// NewPool allows up to size concurrent invocations of a function started by start.
+func NewPool(name string, size int, start func(ctx context.Context) (*runtimeapi.Runtime, error)) *Pool {
+	p := &Pool{name: name, start: start, slots: make(chan struct{}, max(size, 1)), all: map[*runtimeapi.Runtime]bool{}}
+	return p
+}
+
+// Invoke runs one invocation, waiting for a free sandbox if all are busy.
+func (p *Pool) Invoke(ctx context.Context, event []byte, timeout time.Duration) (runtimeapi.Result, error) {
+	select {
+	case p.slots <- struct{}{}:
+	case <-ctx.Done():
+		return runtimeapi.Result{}, ctx.Err()
+	}
+	defer func() { <-p.slots }()
+
+	rt, err := p.take(ctx)
+	if err != nil {
+		return runtimeapi.Result{}, err
+	}
+	res, err := rt.Invoke(ctx, event, timeout)
+	if errors.Is(err, runtimeapi.ErrExited) || errors.Is(err, runtimeapi.ErrInitFailed) || errors.Is(err, runtimeapi.ErrTimeout) {
+		// Lambda discards a sandbox that crashed or timed out.
+		p.discard(rt)
+		return res, err
+	}
+	p.put(rt)
+	return res, err
+}
+
+func (p *Pool) take(ctx context.Context) (*runtimeapi.Runtime, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("%s: pool closed", p.name)
+	}
+	if n := len(p.idle); n > 0 {
+		rt := p.idle[n-1]
+		p.idle = p.idle[:n-1]
+		p.mu.Unlock()
+		return rt, nil
+	}
+	p.mu.Unlock()
+	rt, err := p.start(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s: start sandbox: %w", p.name, err)
+	}
+	p.mu.Lock()
+	p.all[rt] = true
+	p.mu.Unlock()
+	return rt, nil
+}
+
+func (p *Pool) put(rt *runtimeapi.Runtime) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		_ = rt.Close()
+		return
+	}
+	p.idle = append(p.idle, rt)
+}
+
+func (p *Pool) discard(rt *runtimeapi.Runtime) {
+	p.mu.Lock()
+	delete(p.all, rt)
+	p.mu.Unlock()
+	_ = rt.Close()
+}
+
+// Sandboxes is how many bootstrap processes the pool holds.
+func (p *Pool) Sandboxes() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.all)
+}
+
+// Close stops every sandbox.
+func (p *Pool) Close() error {
+	p.mu.Lock()
+	p.closed = true
+	all := p.all
+	p.all, p.idle = map[*runtimeapi.Runtime]bool{}, nil
+	p.mu.Unlock()
+	var errs []error
+	for rt := range all {
+		errs = append(errs, rt.Close())
+	}
+	return errors.Join(errs...)
+}
