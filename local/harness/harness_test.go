@@ -78,7 +78,7 @@ func TestRepoRootHasGoMod(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !isFile(filepath.Join(root, "go.mod")) || !isFile(filepath.Join(root, "tests", "harness", "harness.go")) {
+	if !isFile(filepath.Join(root, "go.mod")) || !isFile(filepath.Join(root, "local", "harness", "harness.go")) {
 		t.Fatalf("RepoRoot = %s does not look like the module root", root)
 	}
 }

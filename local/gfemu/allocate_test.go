@@ -1,0 +1,390 @@
+package gfemu
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"reflect"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// gameServer is a game server's allocation callback endpoint.
+type gameServer struct {
+	srv *httptest.Server
+
+	mu    sync.Mutex
+	calls []callbackCall
+}
+
+type callbackCall struct {
+	auth, contentType, body string
+}
+
+func newGameServer(t *testing.T, h http.HandlerFunc) *gameServer {
+	t.Helper()
+	g := &gameServer{}
+	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		g.mu.Lock()
+		g.calls = append(g.calls, callbackCall{r.Header.Get("Authorization"), r.Header.Get("Content-Type"), string(body)})
+		g.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+func answering(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+func (g *gameServer) Calls() []callbackCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]callbackCall(nil), g.calls...)
+}
+
+// hostPort is the callback URL the way the sidecar registers it: no scheme.
+func (g *gameServer) hostPort() string { return strings.TrimPrefix(g.srv.URL, "http://") }
+
+// registerBody builds a register body whose callback points at g.
+func registerBody(addr string, priority int, g *gameServer, token string) string {
+	return mustJSON(map[string]any{
+		"address": addr, "priority": priority, "region": "us-west",
+		"attributes": map[string]string{"env": "prag", "armadaset": "blue"},
+		"callback":   map[string]string{"token": token, "url": g.hostPort() + "/allocate"},
+		"ports":      map[string]int{"game": 7001, "alloc": 7101},
+	})
+}
+
+func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
+	f := newFixture(t, nil)
+	g := newGameServer(t, answering(http.StatusOK, `{"session":"s-1","ready":true}`))
+	f.mustRegister(registerBody("127.0.0.1:7001", 0, g, "cb-secret"))
+
+	payload := `{"GameInstanceId":"g-1","ServerArgs":["-x"]}`
+	r := f.do(http.MethodPost, prefix+"/allocate", "alloc-old", // any listed token works during rotation
+		`{"region":"us-west","attributes":{"env":"prag"},"payload":`+payload+`}`)
+	if r.status != http.StatusOK {
+		t.Fatalf("allocate = %d %s", r.status, r.body)
+	}
+	var got allocateResponse
+	if err := json.Unmarshal(r.body, &got); err != nil {
+		t.Fatal(err)
+	}
+	want := allocateResponse{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
+		Token: "cb-secret", Payload: json.RawMessage(`{"session":"s-1","ready":true}`)}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("answer = %+v, want %+v", got, want)
+	}
+	calls := g.Calls()
+	if len(calls) != 1 {
+		t.Fatalf("callback called %d times, want 1", len(calls))
+	}
+	if c := calls[0]; c.auth != "cb-secret" || c.contentType != "application/json" || c.body != payload {
+		t.Fatalf("callback got %+v, want the bare token and the payload verbatim", c)
+	}
+	if len(f.emu.Servers()) != 0 {
+		t.Fatal("allocated server is still registered")
+	}
+	allocs := f.emu.Allocations()
+	if len(allocs) != 1 || allocs[0].Region != "us-west" || allocs[0].Address != "127.0.0.1:7001" ||
+		allocs[0].Token != "cb-secret" || string(allocs[0].Payload) != payload {
+		t.Fatalf("Allocations() = %+v", allocs)
+	}
+}
+
+func TestAllocateAnswerPayload(t *testing.T) {
+	tests := []struct {
+		name        string
+		callback    http.HandlerFunc // nil = registered without callback
+		sent        string           // payload field of the request, "" = absent
+		wantPayload string
+		wantToken   string
+		wantBody    string // what the callback received
+	}{
+		{name: "empty callback answer is null", callback: answering(http.StatusNoContent, ""), sent: `{"a":1}`, wantPayload: "null", wantToken: "cb", wantBody: `{"a":1}`},
+		{name: "absent payload is sent as null", callback: answering(http.StatusOK, `[1,2]`), wantPayload: "[1,2]", wantToken: "cb", wantBody: "null"},
+		{name: "any JSON payload", callback: answering(http.StatusAccepted, `"ok"`), sent: `"just a string"`, wantPayload: `"ok"`, wantToken: "cb", wantBody: `"just a string"`},
+		{name: "server without callback", sent: `{"a":1}`, wantPayload: "null", wantToken: ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, nil)
+			var g *gameServer
+			if tc.callback != nil {
+				g = newGameServer(t, tc.callback)
+				f.mustRegister(registerBody("127.0.0.1:7001", 0, g, "cb"))
+			} else {
+				f.mustRegister(`{"address":"127.0.0.1:7001","priority":0,"region":"us-west"}`)
+			}
+			body := `{"region":"us-west"}`
+			if tc.sent != "" {
+				body = `{"region":"us-west","payload":` + tc.sent + `}`
+			}
+			r := f.allocate(body)
+			if r.status != http.StatusOK {
+				t.Fatalf("allocate = %d %s", r.status, r.body)
+			}
+			var got allocateResponse
+			if err := json.Unmarshal(r.body, &got); err != nil {
+				t.Fatal(err)
+			}
+			if string(got.Payload) != tc.wantPayload || got.Token != tc.wantToken {
+				t.Fatalf("answer %s: payload %s token %q, want %s %q", r.body, got.Payload, got.Token, tc.wantPayload, tc.wantToken)
+			}
+			if g != nil {
+				if calls := g.Calls(); len(calls) != 1 || calls[0].body != tc.wantBody {
+					t.Fatalf("callback got %+v, want body %s", calls, tc.wantBody)
+				}
+			}
+		})
+	}
+}
+
+func TestAllocateSkipsFailedCallbacks(t *testing.T) {
+	const cbTimeout = 150 * time.Millisecond
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+		closed  bool
+		minTime time.Duration
+	}{
+		{name: "dead (closed server)", handler: answering(http.StatusOK, `{}`), closed: true},
+		{name: "slow (beyond CallbackTimeout)", minTime: cbTimeout, handler: func(w http.ResponseWriter, r *http.Request) {
+			select { // the emulator hanging up cancels r's context
+			case <-r.Context().Done():
+			case <-time.After(5 * time.Second):
+			}
+		}},
+		{name: "non-2xx", handler: answering(http.StatusServiceUnavailable, `{"error":"busy"}`)},
+		{name: "redirect", handler: func(w http.ResponseWriter, r *http.Request) {
+			http.Redirect(w, r, "/elsewhere", http.StatusTemporaryRedirect)
+		}},
+		{name: "2xx that is not JSON", handler: answering(http.StatusOK, `allocated!`)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) { c.CallbackTimeout = cbTimeout })
+			bad := newGameServer(t, tc.handler)
+			good := newGameServer(t, answering(http.StatusOK, `{"who":"good"}`))
+			f.mustRegister(registerBody("127.0.0.1:7001", 0, bad, "bad"))
+			f.mustRegister(registerBody("127.0.0.1:7002", 1, good, "good"))
+			f.mustRegister(registerBody("127.0.0.1:7003", 2, good, "spare"))
+			if tc.closed {
+				bad.srv.Close()
+			}
+
+			start := time.Now()
+			r := f.allocate(`{"region":"us-west"}`)
+			if elapsed := time.Since(start); elapsed < tc.minTime {
+				t.Fatalf("allocate took %v, want at least the callback timeout %v", elapsed, tc.minTime)
+			}
+			if r.status != http.StatusOK {
+				t.Fatalf("allocate = %d %s", r.status, r.body)
+			}
+			if got := r.json(t); got["address"] != "127.0.0.1:7002" || got["token"] != "good" {
+				t.Fatalf("answer = %v, want the next candidate 127.0.0.1:7002", got)
+			}
+			if got := f.addresses(); !reflect.DeepEqual(got, []string{"127.0.0.1:7003"}) {
+				t.Fatalf("registered = %v, want the failed server dropped and only the spare left", got)
+			}
+			if allocs := f.emu.Allocations(); len(allocs) != 1 || allocs[0].Address != "127.0.0.1:7002" {
+				t.Fatalf("Allocations() = %+v, want only the good one", allocs)
+			}
+		})
+	}
+}
+
+func TestAllocateNoServerLeft(t *testing.T) {
+	f := newFixture(t, nil)
+	dead := newGameServer(t, answering(http.StatusInternalServerError, ``))
+	good := newGameServer(t, answering(http.StatusOK, `{}`))
+	f.mustRegister(registerBody("127.0.0.1:7001", 0, dead, "a"))
+	f.mustRegister(registerBody("127.0.0.1:7002", 0, good, "b"))
+	f.mustRegister(`{"address":"127.0.0.1:7003","priority":0,"region":"eu-west"}`)
+
+	tests := []struct {
+		name, body string
+		status     int
+		wantErr    string
+	}{
+		{"wrong attributes", `{"region":"us-west","attributes":{"env":"prod"}}`, 404, "no game server available in region us-west matching attributes {env=prod}"},
+		{"unknown region", `{"region":"ap-south","attributes":{"b":"2","a":"1"}}`, 404, "in region ap-south matching attributes {a=1, b=2}"},
+		{"dead one dropped, good one allocated", `{"region":"us-west"}`, 200, ""},
+		{"none left", `{"region":"us-west","attributes":{"env":"prag"}}`, 404, "no game server available in region us-west"},
+		{"other region still there", `{"region":"eu-west"}`, 200, ""},
+	}
+	for _, tc := range tests {
+		r := f.allocate(tc.body)
+		if r.status != tc.status {
+			t.Fatalf("%s: allocate = %d %s, want %d", tc.name, r.status, r.body, tc.status)
+		}
+		if tc.wantErr != "" && !strings.Contains(r.errorText(t), tc.wantErr) {
+			t.Fatalf("%s: error %q, want it to contain %q", tc.name, r.errorText(t), tc.wantErr)
+		}
+	}
+
+	only := newFixture(t, nil)
+	only.mustRegister(registerBody("127.0.0.1:7001", 0, dead, "a"))
+	r := only.allocate(`{"region":"us-west"}`)
+	if r.status != http.StatusNotFound || !strings.Contains(r.errorText(t), "1 failed their allocation callback") {
+		t.Fatalf("allocate with only a dead server = %d %s, want 404 naming the failure", r.status, r.body)
+	}
+}
+
+func TestAllocateBadRequest(t *testing.T) {
+	f := newFixture(t, nil)
+	tests := []struct{ name, body, wantErr string }{
+		{"empty body", ``, "body is empty"},
+		{"not JSON", `region=us-west`, "invalid JSON body"},
+		{"not an object", `["us-west"]`, "invalid JSON body"},
+		{"no region", `{"attributes":{"env":"prag"}}`, "region is required"},
+		{"empty region", `{"region":""}`, "region is required"},
+		{"non-string attribute", `{"region":"r","attributes":{"n":1}}`, "invalid JSON body"},
+		{"unknown field", `{"region":"r","regions":["r"]}`, `unknown field "regions"`},
+		{"invalid payload", `{"region":"r","payload":{]}`, "invalid JSON body"},
+		{"trailing data", `{"region":"r"}x`, "data after"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			r := f.allocate(tc.body)
+			if r.status != http.StatusBadRequest || !strings.Contains(r.errorText(t), tc.wantErr) {
+				t.Fatalf("allocate = %d %s, want 400 containing %q", r.status, r.body, tc.wantErr)
+			}
+		})
+	}
+}
+
+func TestAllocateRateLimit(t *testing.T) {
+	tests := []struct {
+		name      string
+		qps       float64
+		burst     int
+		wantBurst int
+		refill    time.Duration // time for one token
+	}{
+		{name: "explicit burst", qps: 1, burst: 3, wantBurst: 3, refill: time.Second},
+		{name: "default burst is ceil(QPS)", qps: 2.5, wantBurst: 3, refill: 400 * time.Millisecond},
+		{name: "default burst at least 1", qps: 0.5, wantBurst: 1, refill: 2 * time.Second},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) { c.QPS, c.Burst = tc.qps, tc.burst })
+			body := `{"region":"nowhere"}` // 404 still spends a token
+			if r := f.do(http.MethodPost, prefix+"/allocate", "wrong", body); r.status != http.StatusUnauthorized {
+				t.Fatalf("unauthorized allocate = %d", r.status)
+			}
+			for i := range tc.wantBurst {
+				if r := f.allocate(body); r.status != http.StatusNotFound {
+					t.Fatalf("call %d within burst = %d %s", i+1, r.status, r.body)
+				}
+			}
+			r := f.allocate(body)
+			if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != "1" || r.errorText(t) != "rate limit exceeded" {
+				t.Fatalf("call beyond burst = %d %v %s, want 429 with Retry-After: 1", r.status, r.header, r.body)
+			}
+			f.clock.Advance(tc.refill - time.Millisecond)
+			if r := f.allocate(body); r.status != http.StatusTooManyRequests {
+				t.Fatalf("before refill = %d, want 429", r.status)
+			}
+			f.clock.Advance(time.Millisecond)
+			if r := f.allocate(body); r.status != http.StatusNotFound {
+				t.Fatalf("after refill = %d %s, want the call let through", r.status, r.body)
+			}
+			if r := f.allocate(body); r.status != http.StatusTooManyRequests {
+				t.Fatalf("after spending the refilled token = %d, want 429", r.status)
+			}
+			f.clock.Advance(time.Hour) // refills to the burst, not beyond
+			for i := range tc.wantBurst {
+				if r := f.allocate(body); r.status != http.StatusNotFound {
+					t.Fatalf("call %d after a long pause = %d", i+1, r.status)
+				}
+			}
+			if r := f.allocate(body); r.status != http.StatusTooManyRequests {
+				t.Fatalf("bucket grew beyond its burst: %d", r.status)
+			}
+		})
+	}
+}
+
+func TestAllocateConcurrentHandsOutEachServerOnce(t *testing.T) {
+	const servers, callers = 5, 20
+	f := newFixture(t, nil)
+	g := newGameServer(t, func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(5 * time.Millisecond) // widen the race window
+		_, _ = io.WriteString(w, `{}`)
+	})
+	for i := range servers {
+		f.mustRegister(registerBody(fmt.Sprintf("127.0.0.1:%d", 7001+i), 0, g, fmt.Sprintf("cb-%d", i)))
+	}
+
+	type result struct {
+		status  int
+		address string
+		err     error
+	}
+	results := make(chan result, callers)
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			req, _ := http.NewRequest(http.MethodPost, f.srv.URL+prefix+"/allocate", strings.NewReader(`{"region":"us-west"}`))
+			req.Header.Set("Authorization", "Bearer "+allocTok)
+			resp, err := f.srv.Client().Do(req)
+			if err != nil {
+				results <- result{err: err}
+				return
+			}
+			defer resp.Body.Close()
+			var a allocateResponse
+			_ = json.NewDecoder(resp.Body).Decode(&a)
+			results <- result{status: resp.StatusCode, address: a.Address}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	close(results)
+
+	seen := map[string]bool{}
+	notFound := 0
+	for r := range results {
+		switch {
+		case r.err != nil:
+			t.Fatal(r.err)
+		case r.status == http.StatusOK:
+			if seen[r.address] {
+				t.Fatalf("%s handed out twice", r.address)
+			}
+			seen[r.address] = true
+		case r.status == http.StatusNotFound:
+			notFound++
+		default:
+			t.Fatalf("unexpected status %d", r.status)
+		}
+	}
+	if len(seen) != servers || notFound != callers-servers {
+		t.Fatalf("%d allocated, %d not found; want %d and %d", len(seen), notFound, servers, callers-servers)
+	}
+	if calls := g.Calls(); len(calls) != servers {
+		t.Fatalf("%d callbacks, want %d", len(calls), servers)
+	}
+	tokens := map[string]bool{}
+	for _, c := range g.Calls() {
+		tokens[c.auth] = true
+	}
+	if len(tokens) != servers || len(f.emu.Allocations()) != servers {
+		t.Fatalf("callback tokens %v, allocations %d: want each server called once", tokens, len(f.emu.Allocations()))
+	}
+}

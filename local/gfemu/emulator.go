@@ -1,0 +1,194 @@
+package gfemu
+
+import (
+	"encoding/json"
+	"io"
+	"log/slog"
+	"math"
+	"net/http"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config configures one emulated allocator instance. The zero value works
+// except that, without tokens, every request is refused.
+type Config struct {
+	Prefix          string           // path prefix of this allocator instance, default "/allocator/local"
+	AllocatorTokens []string         // valid bearer tokens for allocate; any is accepted (rotation)
+	RegistryTokens  []string         // valid bearer tokens for the registry (game servers' ALLOC_TOKEN)
+	PingTokens      []string         // valid bearer tokens for ping discovery; empty = AllocatorTokens
+	QPS             float64          // allocate rate limit (token bucket); <= 0 = unlimited
+	Burst           int              // bucket size; default max(1, ceil(QPS))
+	CallbackTimeout time.Duration    // default 2s
+	Now             func() time.Time // default time.Now (tests inject)
+	Client          *http.Client     // for callbacks; default a client with CallbackTimeout
+	Logger          *slog.Logger     // default discard
+}
+
+// DefaultPrefix is the path prefix used when Config.Prefix is empty.
+const DefaultPrefix = "/allocator/local"
+
+const defaultCallbackTimeout = 2 * time.Second
+
+// Emulator is an in-memory GameFabric allocator. Create it with New.
+type Emulator struct {
+	prefix      string
+	allocTokens []string
+	regTokens   []string
+	pingTokens  []string
+	cbTimeout   time.Duration
+	now         func() time.Time
+	client      *http.Client
+	log         *slog.Logger
+	limiter     *bucket // nil = unlimited
+	mux         *http.ServeMux
+
+	mu          sync.Mutex
+	servers     map[string]*entry // by address
+	seq         uint64            // registration counter, orders ties
+	allocations []Allocation
+}
+
+// Allocation records one successful allocation.
+type Allocation struct {
+	Region  string          `json:"region"`
+	Address string          `json:"address"`
+	Token   string          `json:"token"`   // the server's callback token
+	Payload json.RawMessage `json:"payload"` // the payload the caller sent
+}
+
+// New builds an emulator. It panics when Prefix cannot be part of a route
+// pattern, since that is a programming error in the caller's setup.
+func New(cfg Config) *Emulator {
+	e := &Emulator{
+		prefix:      normalizePrefix(cfg.Prefix),
+		allocTokens: nonEmpty(cfg.AllocatorTokens),
+		regTokens:   nonEmpty(cfg.RegistryTokens),
+		pingTokens:  nonEmpty(cfg.PingTokens),
+		cbTimeout:   cfg.CallbackTimeout,
+		now:         cfg.Now,
+		client:      cfg.Client,
+		log:         cfg.Logger,
+		servers:     make(map[string]*entry),
+	}
+	if len(e.pingTokens) == 0 {
+		e.pingTokens = e.allocTokens
+	}
+	if e.cbTimeout <= 0 {
+		e.cbTimeout = defaultCallbackTimeout
+	}
+	if e.now == nil {
+		e.now = time.Now
+	}
+	if e.client == nil {
+		e.client = newCallbackClient(e.cbTimeout)
+	}
+	if e.log == nil {
+		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if cfg.QPS > 0 {
+		burst := cfg.Burst
+		if burst <= 0 {
+			burst = max(1, int(math.Ceil(cfg.QPS)))
+		}
+		e.limiter = newBucket(cfg.QPS, burst, e.now)
+	}
+	if strings.ContainsAny(e.prefix, "{} \t\n") {
+		panic("gfemu: Prefix " + e.prefix + " cannot be used in a route pattern")
+	}
+	e.mux = http.NewServeMux()
+	e.mux.HandleFunc("POST "+e.prefix+"/servers", e.handleRegister)
+	e.mux.HandleFunc("POST "+e.prefix+"/servers/{addr}/keepalive", e.handleKeepAlive)
+	e.mux.HandleFunc("DELETE "+e.prefix+"/servers/{addr}", e.handleDeregister)
+	e.mux.HandleFunc("POST "+e.prefix+"/allocate", e.handleAllocate)
+	e.mux.HandleFunc("GET /ping", e.handlePing)
+	return e
+}
+
+// Prefix returns the normalized path prefix the routes live under.
+func (e *Emulator) Prefix() string { return e.prefix }
+
+// Handler serves the emulator's routes.
+func (e *Emulator) Handler() http.Handler { return http.HandlerFunc(e.serveHTTP) }
+
+// Servers returns a snapshot of the registered (unallocated, unexpired)
+// servers, sorted by region, then priority, then address.
+func (e *Emulator) Servers() []Server {
+	e.mu.Lock()
+	all := e.snapshotLocked()
+	e.mu.Unlock()
+	sort.SliceStable(all, func(i, j int) bool {
+		a, b := all[i], all[j]
+		if a.Region != b.Region {
+			return a.Region < b.Region
+		}
+		if a.Priority != b.Priority {
+			return a.Priority < b.Priority
+		}
+		return a.Address < b.Address
+	})
+	return all
+}
+
+// Allocations returns the successful allocations in the order they completed.
+func (e *Emulator) Allocations() []Allocation {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	out := make([]Allocation, len(e.allocations))
+	for i, a := range e.allocations {
+		a.Payload = append(json.RawMessage(nil), a.Payload...)
+		out[i] = a
+	}
+	return out
+}
+
+// serveHTTP lets the mux route, but turns its plain-text 404/405 answers
+// into the JSON errors every GameFabric client expects.
+func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
+	if _, pattern := e.mux.Handler(r); pattern != "" {
+		e.mux.ServeHTTP(w, r)
+		return
+	}
+	rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
+	e.mux.ServeHTTP(rec, r)
+	if rec.status == http.StatusMethodNotAllowed {
+		w.Header().Set("Allow", rec.header.Get("Allow"))
+		writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
+		return
+	}
+	writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+}
+
+// normalizePrefix makes "{prefix}/servers" a clean path whatever slashes the
+// caller wrote; "/" puts the routes at the root.
+func normalizePrefix(p string) string {
+	if p == "" {
+		p = DefaultPrefix
+	}
+	if p = strings.Trim(p, "/"); p == "" {
+		return ""
+	}
+	return "/" + p
+}
+
+func nonEmpty(tokens []string) []string {
+	var out []string
+	for _, t := range tokens {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// statusRecorder captures the mux's own error answer so it can be rewritten.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (r *statusRecorder) Header() http.Header         { return r.header }
+func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *statusRecorder) WriteHeader(status int)      { r.status = status }

@@ -1,0 +1,148 @@
+package gfemu
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+)
+
+const (
+	allocTok = "alloc-new"
+	regTok   = "reg-tok"
+	prefix   = "/allocator/test"
+)
+
+// clock is an injectable time source tests move by hand.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func newClock() *clock { return &clock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)} }
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// fixture is an emulator behind a real loopback server.
+type fixture struct {
+	t     *testing.T
+	emu   *Emulator
+	srv   *httptest.Server
+	clock *clock
+}
+
+func newFixture(t *testing.T, mod func(*Config)) *fixture {
+	t.Helper()
+	c := newClock()
+	cfg := Config{
+		Prefix:          prefix,
+		AllocatorTokens: []string{"alloc-old", allocTok},
+		RegistryTokens:  []string{regTok},
+		CallbackTimeout: 300 * time.Millisecond,
+		Now:             c.Now,
+	}
+	if mod != nil {
+		mod(&cfg)
+	}
+	f := &fixture{t: t, emu: New(cfg), clock: c}
+	f.srv = httptest.NewServer(f.emu.Handler())
+	t.Cleanup(f.srv.Close)
+	return f
+}
+
+type response struct {
+	status int
+	header http.Header
+	body   []byte
+}
+
+func (r response) json(t *testing.T) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(r.body, &m); err != nil {
+		t.Fatalf("body %q is not a JSON object: %v", r.body, err)
+	}
+	return m
+}
+
+func (r response) errorText(t *testing.T) string {
+	t.Helper()
+	s, _ := r.json(t)["error"].(string)
+	if s == "" {
+		t.Fatalf("body %q has no error text", r.body)
+	}
+	return s
+}
+
+func (f *fixture) do(method, path, token, body string) response {
+	f.t.Helper()
+	var rd io.Reader
+	if body != "" {
+		rd = bytes.NewBufferString(body)
+	}
+	req, err := http.NewRequest(method, f.srv.URL+path, rd)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := f.srv.Client().Do(req)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return response{status: resp.StatusCode, header: resp.Header, body: raw}
+}
+
+func (f *fixture) register(body string) response {
+	f.t.Helper()
+	return f.do(http.MethodPost, prefix+"/servers", regTok, body)
+}
+
+func (f *fixture) mustRegister(body string) {
+	f.t.Helper()
+	if r := f.register(body); r.status != http.StatusCreated && r.status != http.StatusOK {
+		f.t.Fatalf("register %s = %d %s", body, r.status, r.body)
+	}
+}
+
+func (f *fixture) allocate(body string) response {
+	f.t.Helper()
+	return f.do(http.MethodPost, prefix+"/allocate", allocTok, body)
+}
+
+func (f *fixture) addresses() []string {
+	var out []string
+	for _, s := range f.emu.Servers() {
+		out = append(out, s.Address)
+	}
+	return out
+}
+
+// mustJSON marshals test data that cannot fail to marshal.
+func mustJSON(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err)
+	}
+	return string(b)
+}

@@ -1,0 +1,187 @@
+package gfemu
+
+import (
+	"maps"
+	"net/http"
+	"slices"
+	"sort"
+	"time"
+)
+
+// Server is a registered game server as the emulator holds it.
+type Server struct {
+	Address            string            // host:port as registered; the registry key
+	Region             string            // "" = never allocated
+	Priority           int               // lower is preferred
+	Attributes         map[string]string // what the server offers
+	RequiredAttributes []string          // keys a request must carry to match
+	Callback           *Callback         // nil = allocated without a callback
+	Ports              map[string]int    // named ports, e.g. game, alloc, ping
+	Timeout            time.Duration     // keep-alive window
+	RegisteredAt       time.Time         // last (re-)registration; breaks priority ties
+	ExpiresAt          time.Time         // gone once Now is after this
+}
+
+// Callback is where and how the allocator notifies an allocated server.
+type Callback struct {
+	Token string // sent verbatim as Authorization, and returned to the caller
+	URL   string // always with a scheme
+}
+
+// entry adds the registration sequence, which orders ties when the injected
+// clock gives several registrations the same time.
+type entry struct {
+	Server
+	seq uint64
+}
+
+func (s Server) clone() Server {
+	s.Attributes = maps.Clone(s.Attributes)
+	s.RequiredAttributes = slices.Clone(s.RequiredAttributes)
+	s.Ports = maps.Clone(s.Ports)
+	if s.Callback != nil {
+		cb := *s.Callback
+		s.Callback = &cb
+	}
+	return s
+}
+
+// expireLocked drops servers whose keep-alive window has passed. Expiry is
+// lazy: every access calls it, so the injected clock alone decides.
+func (e *Emulator) expireLocked() {
+	now := e.now()
+	for addr, en := range e.servers {
+		if now.After(en.ExpiresAt) {
+			delete(e.servers, addr)
+			e.log.Info("game server expired", "address", addr)
+		}
+	}
+}
+
+// snapshotLocked expires, then copies the registry in registration order.
+func (e *Emulator) snapshotLocked() []Server {
+	e.expireLocked()
+	entries := make([]*entry, 0, len(e.servers))
+	for _, en := range e.servers {
+		entries = append(entries, en)
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].seq < entries[j].seq })
+	out := make([]Server, len(entries))
+	for i, en := range entries {
+		out[i] = en.Server.clone()
+	}
+	return out
+}
+
+// registration is the answer to register and keep-alive.
+type registration struct {
+	Address   string    `json:"address"`
+	Region    string    `json:"region"`
+	Priority  int       `json:"priority"`
+	Timeout   int       `json:"timeout"`
+	ExpiresAt time.Time `json:"expiresAt"`
+}
+
+func registrationOf(s Server) registration {
+	return registration{
+		Address:   s.Address,
+		Region:    s.Region,
+		Priority:  s.Priority,
+		Timeout:   int(s.Timeout / time.Second),
+		ExpiresAt: s.ExpiresAt,
+	}
+}
+
+func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
+	if !authorized(w, r, e.regTokens, "registry") {
+		return
+	}
+	var req registerRequest
+	if err := decodeBody(w, r, &req, false); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	s, err := req.server()
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+
+	e.mu.Lock()
+	e.expireLocked()
+	now := e.now()
+	s.RegisteredAt, s.ExpiresAt = now, now.Add(s.Timeout)
+	_, replaced := e.servers[s.Address]
+	e.seq++
+	e.servers[s.Address] = &entry{Server: s, seq: e.seq}
+	e.mu.Unlock()
+
+	status := http.StatusCreated
+	if replaced {
+		status = http.StatusOK
+	}
+	e.log.Info("game server registered", "address", s.Address, "region", s.Region, "priority", s.Priority, "replaced", replaced)
+	writeJSON(w, status, registrationOf(s))
+}
+
+func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
+	if !authorized(w, r, e.regTokens, "registry") {
+		return
+	}
+	var req keepAliveRequest
+	if err := decodeBody(w, r, &req, true); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	timeout, err := timeoutOf(req.Timeout)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
+		return
+	}
+	addr := r.PathValue("addr")
+
+	e.mu.Lock()
+	e.expireLocked()
+	en, ok := e.servers[addr]
+	if ok {
+		if req.Timeout != nil {
+			en.Timeout = timeout
+		}
+		en.ExpiresAt = e.now().Add(en.Timeout)
+	}
+	var s Server
+	if ok {
+		s = en.Server.clone()
+	}
+	e.mu.Unlock()
+
+	if !ok {
+		writeError(w, http.StatusNotFound, notRegistered(addr))
+		return
+	}
+	writeJSON(w, http.StatusOK, registrationOf(s))
+}
+
+func (e *Emulator) handleDeregister(w http.ResponseWriter, r *http.Request) {
+	if !authorized(w, r, e.regTokens, "registry") {
+		return
+	}
+	addr := r.PathValue("addr")
+	e.mu.Lock()
+	e.expireLocked()
+	_, ok := e.servers[addr]
+	delete(e.servers, addr)
+	e.mu.Unlock()
+
+	if !ok {
+		writeError(w, http.StatusNotFound, notRegistered(addr))
+		return
+	}
+	e.log.Info("game server deregistered", "address", addr)
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// notRegistered is the protocol's "removed" answer: re-register or shut down.
+func notRegistered(addr string) string {
+	return "game server " + addr + " is not registered (unknown, expired or allocated)"
+}

@@ -1,0 +1,166 @@
+package main
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"fmt"
+	"log"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+)
+
+// allocation is the payload the allocator forwards from the allocate
+// call: Pragma's field names.
+type allocation struct {
+	GameInstanceID     string          `json:"GameInstanceId"`
+	PartnerGameToken   string          `json:"PartnerGameToken"`
+	PartnerSocialToken string          `json:"PartnerSocialToken"`
+	BackendAddress     string          `json:"pragmaBackendAddress"`
+	ServerArgs         json.RawMessage `json:"ServerArgs"`
+}
+
+// String keeps the tokens out of any log line that prints an allocation.
+func (a allocation) String() string {
+	return fmt.Sprintf("game instance %s (backend %s)", a.GameInstanceID, a.BackendAddress)
+}
+
+func (a allocation) validate() error {
+	var missing []string
+	for _, f := range []struct{ name, value string }{{"GameInstanceId", a.GameInstanceID},
+		{"PartnerGameToken", a.PartnerGameToken}, {"pragmaBackendAddress", a.BackendAddress}} {
+		if f.value == "" {
+			missing = append(missing, f.name)
+		}
+	}
+	if len(missing) > 0 {
+		return fmt.Errorf("payload lacks %v", missing)
+	}
+	u, err := url.Parse(a.BackendAddress)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("pragmaBackendAddress must be an http(s) URL, got %q", a.BackendAddress)
+	}
+	return nil
+}
+
+const maxPayload = 64 << 10
+
+// callbackServer takes the allocator's callback. Only the first valid one
+// wins: a server hosts one game instance.
+type callbackServer struct {
+	token          string // the callback token we registered; never logged
+	payloadFile    string
+	serverName     string
+	log            *log.Logger
+	stopKeepAlives func()
+	allocated      chan<- allocation // buffered 1; only ever sent to once
+	failed         chan<- error      // buffered 1
+
+	mu      sync.Mutex
+	claimed bool
+}
+
+func (s *callbackServer) routes() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /allocate", s.allocate)
+	return mux
+}
+
+func (s *callbackServer) allocate(w http.ResponseWriter, r *http.Request) {
+	// The allocator sends the token bare, not as a Bearer credential.
+	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(s.token)) != 1 {
+		s.log.Printf("rejected an allocation callback from %s: wrong or missing token", r.RemoteAddr)
+		writeJSON(w, http.StatusUnauthorized, errorBody{"wrong or missing callback token"})
+		return
+	}
+	raw, a, err := readAllocation(w, r)
+	if err != nil {
+		s.log.Printf("rejected an allocation callback: %v", err)
+		writeJSON(w, http.StatusBadRequest, errorBody{err.Error()})
+		return
+	}
+	if !s.claim() {
+		s.log.Printf("rejected a second allocation (%s): already allocated", a)
+		writeJSON(w, http.StatusConflict, errorBody{"this game server is already allocated"})
+		return
+	}
+	s.stopKeepAlives()
+	if err := writeFileAtomic(s.payloadFile, raw, 0o600); err != nil {
+		err = fmt.Errorf("writing the payload file: %w", err)
+		s.log.Print(err)
+		writeJSON(w, http.StatusInternalServerError, errorBody{"could not store the payload"})
+		s.failed <- err
+		return
+	}
+	s.log.Printf("allocated to %s; payload written to %s", a, s.payloadFile)
+	writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": a.GameInstanceID, "serverName": s.serverName})
+	s.allocated <- a
+}
+
+func (s *callbackServer) claim() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.claimed {
+		return false
+	}
+	s.claimed = true
+	return true
+}
+
+// readAllocation returns the body as received (written to the payload
+// file verbatim, unknown fields included) and its decoded form.
+func readAllocation(w http.ResponseWriter, r *http.Request) ([]byte, allocation, error) {
+	var a allocation
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxPayload)); err != nil {
+		return nil, a, fmt.Errorf("reading the payload: %w", err)
+	}
+	raw := bytes.TrimSpace(buf.Bytes())
+	if !bytes.HasPrefix(raw, []byte("{")) || !json.Valid(raw) {
+		return nil, a, fmt.Errorf("payload must be a JSON object")
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return nil, a, fmt.Errorf("payload: %w", err)
+	}
+	return raw, a, a.validate()
+}
+
+type errorBody struct {
+	Error string `json:"error"`
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, _ := json.Marshal(v)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// writeFileAtomic writes through a temporary file in the same directory
+// and renames it, so a reader polling the path never sees half a payload.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) error {
+	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name()) // a no-op once renamed
+	if err := f.Chmod(perm); err != nil {
+		f.Close()
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	return os.Rename(f.Name(), path)
+}

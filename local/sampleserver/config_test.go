@@ -1,0 +1,123 @@
+package main
+
+import (
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func envOf(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+
+func minimalEnv(t *testing.T) map[string]string {
+	return map[string]string{
+		"ALLOC_URL":          "https://studio.gamefabric.dev/allocator/prod/us/servers",
+		"ALLOC_REGION":       "us-west",
+		"ALLOC_TOKEN":        "registry-secret",
+		"ALLOC_PAYLOAD_FILE": filepath.Join(t.TempDir(), "payload.json"),
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	env := minimalEnv(t)
+	c, err := configFromEnv(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Config{
+		RegistryURL: env["ALLOC_URL"], Region: "us-west", RegistryToken: "registry-secret",
+		Attributes: map[string]string{}, PayloadFile: env["ALLOC_PAYLOAD_FILE"], RegistryTimeout: 30 * time.Second,
+		Host: "127.0.0.1", HeartbeatInterval: 10 * time.Second, MaxGameLength: 30 * time.Minute,
+	}
+	if !reflect.DeepEqual(c, want) {
+		t.Fatalf("got  %+v\nwant %+v", c, want)
+	}
+}
+
+func TestConfigAll(t *testing.T) {
+	env := minimalEnv(t)
+	for k, v := range map[string]string{
+		"ALLOC_URL": "http://127.0.0.1:9/servers/", "ALLOC_PRIORITY": "2", "ALLOC_TIMEOUT": "60",
+		"ALLOC_ATTRIBUTES": " env=prag, armadaset=sample-game-armada-set ", "ALLOC_REQUIRED_ATTRS": "armadaset",
+		"GAME_PORT": "7777", "ALLOC_PORT": "3999", "HOST": "127.0.0.2", "SERVER_NAME": "gs-1",
+		"HEARTBEAT_INTERVAL": "2s", "MAX_GAME_LENGTH": "1h", "IDLE_SHUTDOWN": "90m",
+	} {
+		env[k] = v
+	}
+	c, err := configFromEnv(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.RegistryURL != "http://127.0.0.1:9/servers" || c.Priority != 2 || c.RegistryTimeout != time.Minute ||
+		!reflect.DeepEqual(c.Attributes, map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"}) ||
+		!reflect.DeepEqual(c.RequiredAttrs, []string{"armadaset"}) || c.GamePort != 7777 || c.AllocPort != 3999 ||
+		c.Host != "127.0.0.2" || c.ServerName != "gs-1" || c.HeartbeatInterval != 2*time.Second ||
+		c.MaxGameLength != time.Hour || c.IdleShutdown != 90*time.Minute {
+		t.Fatalf("unexpected config %+v", c)
+	}
+}
+
+func TestConfigDefaultPayloadFileIsInWorkingDir(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	env := minimalEnv(t)
+	delete(env, "ALLOC_PAYLOAD_FILE")
+	c, err := configFromEnv(envOf(env))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := filepath.Join(dir, "payload.json"); c.PayloadFile != want {
+		t.Fatalf("payload file %q, want %q", c.PayloadFile, want)
+	}
+}
+
+func TestConfigInvalid(t *testing.T) {
+	for _, tc := range []struct {
+		name, key, value, want string
+	}{
+		{"no url", "ALLOC_URL", "", "ALLOC_URL is required"},
+		{"url not /servers", "ALLOC_URL", "https://x/allocator/prod/us/allocate", "ending in /servers"},
+		{"url scheme", "ALLOC_URL", "ftp://x/servers", "ALLOC_URL must be"},
+		{"no region", "ALLOC_REGION", " ", "ALLOC_REGION is required"},
+		{"no token", "ALLOC_TOKEN", "", "ALLOC_TOKEN is required"},
+		{"priority", "ALLOC_PRIORITY", "high", "ALLOC_PRIORITY must be an integer"},
+		{"timeout zero", "ALLOC_TIMEOUT", "0", "ALLOC_TIMEOUT must be an integer from 1"},
+		{"timeout duration", "ALLOC_TIMEOUT", "30s", "ALLOC_TIMEOUT must be an integer"},
+		{"attribute", "ALLOC_ATTRIBUTES", "env", `"env" is not key=value`},
+		{"duplicate attribute", "ALLOC_ATTRIBUTES", "env=a,env=b", `key "env" appears twice`},
+		{"required not carried", "ALLOC_REQUIRED_ATTRS", "env", `"env" is not a key of ALLOC_ATTRIBUTES`},
+		{"payload dir", "ALLOC_PAYLOAD_FILE", "/does/not/exist/payload.json", "directory /does/not/exist does not exist"},
+		{"port", "GAME_PORT", "70000", "GAME_PORT must be an integer from 0 to 65535"},
+		{"host name", "HOST", "localhost", "HOST must be a specific IP address"},
+		{"host wildcard", "HOST", "0.0.0.0", "HOST must be a specific IP address"},
+		{"server name", "SERVER_NAME", "two words", "SERVER_NAME must be"},
+		{"heartbeat", "HEARTBEAT_INTERVAL", "10", "HEARTBEAT_INTERVAL must be a positive duration"},
+		{"max length zero", "MAX_GAME_LENGTH", "0s", "MAX_GAME_LENGTH must be a positive duration"},
+		{"idle negative", "IDLE_SHUTDOWN", "-1s", "IDLE_SHUTDOWN must be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := minimalEnv(t)
+			env[tc.key] = tc.value
+			_, err := configFromEnv(envOf(env))
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigReportsEveryProblemAtOnce(t *testing.T) {
+	_, err := configFromEnv(envOf(map[string]string{"GAME_PORT": "x", "ALLOC_PORT": "y"}))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	for _, want := range []string{"ALLOC_URL", "ALLOC_REGION", "ALLOC_TOKEN", "GAME_PORT", "ALLOC_PORT"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+	if strings.Count(err.Error(), "invalid configuration") != 1 {
+		t.Errorf("want one error, got %q", err)
+	}
+}

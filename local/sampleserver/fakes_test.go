@@ -1,0 +1,304 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// fakeRegistry stands in for the allocator's registry.
+type fakeRegistry struct {
+	*httptest.Server
+	token string
+
+	mu               sync.Mutex
+	registrations    []registration
+	registerFailures int // answer 500 to this many registrations first
+	keepAlives       []string
+	keepAlive404s    int // answer 404 to this many keep-alives first
+	deletes          []string
+}
+
+func newFakeRegistry(t *testing.T) *fakeRegistry {
+	f := &fakeRegistry{token: "registry-secret-7f3a"}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /servers", func(w http.ResponseWriter, r *http.Request) {
+		if !f.authorized(w, r) {
+			return
+		}
+		var body registration
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+			http.Error(w, err.Error(), http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		if f.registerFailures > 0 {
+			f.registerFailures--
+			http.Error(w, `{"error":"try later"}`, http.StatusInternalServerError)
+			return
+		}
+		f.registrations = append(f.registrations, body)
+	})
+	mux.HandleFunc("POST /servers/{addr}/keepalive", func(w http.ResponseWriter, r *http.Request) {
+		if !f.authorized(w, r) {
+			return
+		}
+		var body struct{ Timeout int }
+		if err := json.NewDecoder(r.Body).Decode(&body); err != nil || body.Timeout < 1 {
+			http.Error(w, "bad keep-alive", http.StatusBadRequest)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.keepAlives = append(f.keepAlives, r.PathValue("addr"))
+		if f.keepAlive404s > 0 {
+			f.keepAlive404s--
+			http.Error(w, `{"error":"not found"}`, http.StatusNotFound)
+		}
+	})
+	mux.HandleFunc("DELETE /servers/{addr}", func(w http.ResponseWriter, r *http.Request) {
+		if !f.authorized(w, r) {
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.deletes = append(f.deletes, r.PathValue("addr"))
+	})
+	f.Server = httptest.NewServer(mux)
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeRegistry) authorized(w http.ResponseWriter, r *http.Request) bool {
+	if r.Header.Get("Authorization") != "Bearer "+f.token {
+		http.Error(w, "unauthorized", http.StatusUnauthorized)
+		return false
+	}
+	return true
+}
+
+func (f *fakeRegistry) snapshot() (regs []registration, keepAlives, deletes []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]registration(nil), f.registrations...), append([]string(nil), f.keepAlives...),
+		append([]string(nil), f.deletes...)
+}
+
+// fakeBackend stands in for the link-back API.
+type fakeBackend struct {
+	*httptest.Server
+	token string
+
+	mu             sync.Mutex
+	linkStatuses   []int // answers to successive links; 200 once exhausted
+	links          []linkBody
+	heartbeats     int
+	heartbeatState string
+	ends           []string
+}
+
+func newFakeBackend(t *testing.T, token string) *fakeBackend {
+	f := &fakeBackend{token: token, heartbeatState: "Linked"}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/game-instances/{id}/{op}", func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") != "Bearer "+f.token {
+			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
+			return
+		}
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		state := "Linked"
+		switch r.PathValue("op") {
+		case "link":
+			if len(f.linkStatuses) > 0 {
+				status := f.linkStatuses[0]
+				f.linkStatuses = f.linkStatuses[1:]
+				if status != http.StatusOK {
+					http.Error(w, `{"error":"scripted"}`, status)
+					return
+				}
+			}
+			var body linkBody
+			dec := json.NewDecoder(r.Body)
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&body); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			f.links = append(f.links, body)
+		case "heartbeat":
+			f.heartbeats++
+			state = f.heartbeatState
+		case "end":
+			var body struct{ Reason string }
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
+			f.ends = append(f.ends, body.Reason)
+			state = "Ended"
+		default:
+			http.NotFound(w, r)
+			return
+		}
+		writeJSON(w, http.StatusOK, instanceView{GameInstanceID: r.PathValue("id"), State: state})
+	})
+	f.Server = httptest.NewServer(mux)
+	t.Cleanup(f.Close)
+	return f
+}
+
+func (f *fakeBackend) snapshot() (links []linkBody, heartbeats int, ends []string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]linkBody(nil), f.links...), f.heartbeats, append([]string(nil), f.ends...)
+}
+
+func (f *fakeBackend) setHeartbeatState(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.heartbeatState = s
+}
+
+// syncBuffer collects the server's log lines from several goroutines.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// harness runs the server in-process against the fakes.
+type harness struct {
+	t        *testing.T
+	cfg      Config
+	registry *fakeRegistry
+	backend  *fakeBackend
+	logs     *syncBuffer
+	cancel   context.CancelFunc
+	done     chan error
+	payload  map[string]any
+}
+
+const partnerToken = "pgt-secret-91c2d"
+
+// startHarness starts the server; tune may adjust the configuration and
+// script the fakes first.
+func startHarness(t *testing.T, tune func(*harness)) *harness {
+	t.Helper()
+	h := &harness{t: t, registry: newFakeRegistry(t), backend: newFakeBackend(t, partnerToken), logs: &syncBuffer{},
+		done: make(chan error, 1)}
+	h.cfg = Config{
+		RegistryURL: h.registry.URL + "/servers", Region: "us-west", RegistryToken: h.registry.token, Priority: 1,
+		Attributes:    map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"},
+		RequiredAttrs: []string{"armadaset"}, PayloadFile: filepath.Join(t.TempDir(), "payload.json"),
+		RegistryTimeout: 300 * time.Millisecond, Host: "127.0.0.1", HeartbeatInterval: 50 * time.Millisecond,
+		MaxGameLength: time.Minute, Logs: h.logs,
+	}
+	h.payload = map[string]any{
+		"GameInstanceId": "gi-42", "PartnerGameToken": partnerToken, "PartnerSocialToken": "pst-secret-e0a1",
+		"pragmaBackendAddress": h.backend.URL, "ServerArgs": "-map=arena",
+	}
+	if tune != nil {
+		tune(h)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	h.cancel = cancel
+	go func() { h.done <- run(ctx, h.cfg) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-h.done:
+		case <-time.After(10 * time.Second):
+			t.Error("run did not return after cancel")
+		}
+		if t.Failed() || testing.Verbose() {
+			t.Logf("server logs:\n%s", h.logs)
+		}
+	})
+	return h
+}
+
+// registration waits for the first registration.
+func (h *harness) registration() registration {
+	h.t.Helper()
+	var reg registration
+	eventually(h.t, "a registration", func() bool {
+		regs, _, _ := h.registry.snapshot()
+		if len(regs) > 0 {
+			reg = regs[0]
+		}
+		return len(regs) > 0
+	})
+	return reg
+}
+
+// callback posts body as the allocator would, with the given token.
+func (h *harness) callback(reg registration, token string, body any) (int, map[string]string) {
+	h.t.Helper()
+	raw, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, "http://"+reg.Callback.URL, bytes.NewReader(raw))
+	if token != "" {
+		req.Header.Set("Authorization", token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out map[string]string
+	_ = json.NewDecoder(resp.Body).Decode(&out)
+	return resp.StatusCode, out
+}
+
+func (h *harness) wait() error {
+	h.t.Helper()
+	select {
+	case err := <-h.done:
+		h.done <- err // for the cleanup
+		return err
+	case <-time.After(10 * time.Second):
+		h.t.Fatal("run did not return")
+		return nil
+	}
+}
+
+// noSecretsLogged checks the credentials never reached the logs.
+func (h *harness) noSecretsLogged(reg registration) {
+	h.t.Helper()
+	logs := h.logs.String()
+	for _, secret := range []string{partnerToken, "pst-secret-e0a1", h.registry.token, reg.Callback.Token} {
+		if strings.Contains(logs, secret) {
+			h.t.Errorf("a secret (%.6s…) appears in the logs", secret)
+		}
+	}
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}

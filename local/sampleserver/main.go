@@ -1,0 +1,30 @@
+// Command sampleserver is a sample dedicated game server with the
+// GameFabric allocation sidecar folded in: it registers with the
+// allocator's registry, takes the allocation callback, writes the payload
+// file, links back to the game backend, heartbeats, and ends the game when
+// a player sends IWON (or the game runs too long, or it is told to stop).
+// Configuration comes from the environment; see Config.
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	cfg, err := configFromEnv(os.Getenv)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "sampleserver:", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	if err := run(ctx, cfg); err != nil {
+		fmt.Fprintln(os.Stderr, "sampleserver:", err)
+		stop()
+		os.Exit(1)
+	}
+}

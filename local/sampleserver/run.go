@@ -1,0 +1,121 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"os"
+	"strconv"
+	"time"
+)
+
+// run is the whole server: register, wait for an allocation, link, play
+// one game, end it. It returns nil on every orderly exit (game over,
+// shutdown requested through ctx, idle timeout) and an error otherwise.
+func run(ctx context.Context, cfg Config) error {
+	gameLn, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.GamePort)))
+	if err != nil {
+		return fmt.Errorf("game port: %w", err)
+	}
+	allocLn, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.AllocPort)))
+	if err != nil {
+		gameLn.Close()
+		return fmt.Errorf("alloc port: %w", err)
+	}
+	gamePort, allocPort := gameLn.Addr().(*net.TCPAddr).Port, allocLn.Addr().(*net.TCPAddr).Port
+	name := cfg.ServerName
+	if name == "" {
+		name = fmt.Sprintf("sample-%s-%d", cfg.Region, gamePort)
+	}
+	var out io.Writer = os.Stderr
+	if cfg.Logs != nil {
+		out = cfg.Logs
+	}
+	logger := log.New(out, name+" ", log.LstdFlags|log.Lmicroseconds)
+	address := net.JoinHostPort(cfg.Host, strconv.Itoa(gamePort))
+	logger.Printf("game port %s, alloc port %d", address, allocPort)
+
+	// A payload left by an earlier process in this directory belongs to a
+	// finished game and holds a dead credential.
+	if err := os.Remove(cfg.PayloadFile); err == nil {
+		logger.Printf("removed a stale %s", cfg.PayloadFile)
+	}
+
+	g := newGame(gameLn, name, logger)
+	go g.serve()
+	defer g.close()
+
+	client := &http.Client{Timeout: 10 * time.Second}
+	reg := newRegistry(cfg, client, logger, address, net.JoinHostPort(cfg.Host, strconv.Itoa(allocPort))+"/allocate", allocPort)
+
+	regCtx, stopKeepAlives := context.WithCancel(ctx)
+	defer stopKeepAlives()
+	regDone := make(chan struct{})
+	go func() {
+		defer close(regDone)
+		reg.maintain(regCtx)
+	}()
+
+	allocated, failed := make(chan allocation, 1), make(chan error, 1)
+	cb := &callbackServer{token: reg.body.Callback.Token, payloadFile: cfg.PayloadFile, serverName: name, log: logger,
+		stopKeepAlives: stopKeepAlives, allocated: allocated, failed: failed}
+	srv := &http.Server{Handler: cb.routes(), ReadHeaderTimeout: 5 * time.Second, ErrorLog: logger}
+	go func() { _ = srv.Serve(allocLn) }()
+	defer func() {
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+	}()
+
+	a, err := awaitAllocation(ctx, cfg.IdleShutdown, allocated, failed, logger)
+	stopKeepAlives()
+	<-regDone
+	if a == nil {
+		reg.deregister(ctx)
+		return err
+	}
+	if reg.reRegistered() {
+		// A renewal may have raced with this allocation; make sure no
+		// registration outlives it.
+		reg.deregister(ctx)
+	}
+	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g,
+		log: logger, lb: newLinkBack(client, *a, logger)}
+	return s.play(ctx)
+}
+
+// awaitAllocation returns nil without an error when asked to stop or
+// left idle too long.
+func awaitAllocation(ctx context.Context, idle time.Duration, allocated <-chan allocation, failed <-chan error,
+	logger *log.Logger) (*allocation, error) {
+	var idleC <-chan time.Time
+	if idle > 0 {
+		t := time.NewTimer(idle)
+		defer t.Stop()
+		idleC = t.C
+	}
+	select {
+	case a := <-allocated:
+		return &a, nil
+	case err := <-failed:
+		return nil, err
+	case <-ctx.Done():
+		logger.Print("asked to stop before any allocation")
+		return nil, nil
+	case <-idleC:
+		logger.Printf("not allocated within %s; shutting down", idle)
+		return nil, nil
+	}
+}
+
+// newToken is the callback token: 128 random bits, hex.
+func newToken() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b) // never fails since Go 1.24
+	return hex.EncodeToString(b)
+}
