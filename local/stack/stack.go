@@ -1,0 +1,262 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/fleet"
+	"github.com/gamefabric-alloc/allocsvc/local/gateway"
+	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/template"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+)
+
+// Options are where the stack builds, works and writes.
+type Options struct {
+	Root    string    // the repository (template.yaml, functions/, local/)
+	WorkDir string    // binaries and game server working dirs
+	Log     io.Writer // the stack's own log lines and every child's output
+}
+
+// Stack is the running local product.
+type Stack struct {
+	*Components
+	APIURL    string
+	Refs      map[string]string
+	Fleet     *fleet.Fleet
+	Schedules []template.Schedule
+
+	pools   map[string]*gateway.Pool
+	log     *slog.Logger
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	closers []func() error
+}
+
+// Start brings everything up; ctx bounds start-up only.
+func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
+	s = &Stack{pools: map[string]*gateway.Pool{}, log: slog.New(slog.NewTextHandler(o.Log, nil))}
+	defer func() {
+		if err != nil {
+			_ = s.Close()
+		}
+	}()
+	fns, err := templateFunctions(o.Root)
+	if err != nil {
+		return s, err
+	}
+	pkgs := []string{"local/sampleserver"}
+	for _, fn := range fns {
+		pkgs = append(pkgs, "functions/"+FunctionDir(fn))
+	}
+	bins, err := Build(ctx, o.Root, filepath.Join(o.WorkDir, "bin"), pkgs...)
+	if err != nil {
+		return s, err
+	}
+	if s.Components, err = StartComponents(ctx, cfg, o.Root); err != nil {
+		return s, err
+	}
+	s.closers = append(s.closers, s.Components.Close)
+
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.API.Port)))
+	if err != nil {
+		return s, fmt.Errorf("local HTTP API: %w", err)
+	}
+	s.APIURL = "http://" + ln.Addr().String()
+	s.Refs = s.Components.Refs(cfg, s.APIURL)
+
+	invokers := map[string]gateway.Invoker{}
+	for _, fn := range fns {
+		env, err := s.FunctionEnv(fn, s.Refs)
+		if err != nil {
+			_ = ln.Close()
+			return s, err
+		}
+		bin, name, out := bins[FunctionDir(fn)], fn, prefixed(o.Log, fn)
+		pool := gateway.NewPool(fn, cfg.API.Concurrency, func(ctx context.Context) (*runtimeapi.Runtime, error) {
+			return runtimeapi.Start(ctx, bin, env, runtimeapi.WithFunctionName(name), runtimeapi.WithLogOutput(out))
+		})
+		s.pools[fn], invokers[fn] = pool, pool
+		s.closers = append(s.closers, pool.Close)
+	}
+	handler, err := gateway.New(s.Template.HTTPRoutes(), invokers, cfg.API.Timeout, s.log)
+	if err != nil {
+		_ = ln.Close()
+		return s, err
+	}
+	srv := &http.Server{Handler: handler}
+	go func() { _ = srv.Serve(ln) }()
+	s.closers = append(s.closers, srv.Close)
+
+	runCtx, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	s.Fleet, err = fleet.Start(runCtx, s.fleetConfig(cfg, bins["sampleserver"], o))
+	if err != nil {
+		return s, fmt.Errorf("game server fleet: %w", err)
+	}
+	if s.Schedules, err = s.Template.Schedules(s.Refs); err != nil {
+		return s, err
+	}
+	// The first scheduled run waits until the staggered game servers have
+	// registered, so the ping cache lists every region from the start.
+	firstRun := time.Duration(cfg.servers()+1)*cfg.Fleet.Stagger + time.Second
+	for _, sch := range s.Schedules {
+		period, err := config.ParseRate(sch.Expression)
+		if err != nil {
+			return s, fmt.Errorf("%s schedule: %w", sch.FunctionLogicalID, err)
+		}
+		s.wg.Add(1)
+		go s.runSchedule(runCtx, sch, firstRun, period)
+	}
+	return s, nil
+}
+
+// templateFunctions lists the serverless functions in template order.
+func templateFunctions(root string) ([]string, error) {
+	t, err := template.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	return t.LogicalIDs(template.TypeServerlessFunction), nil
+}
+
+func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Config {
+	regions := map[string][]fleet.Process{}
+	for region, procs := range cfg.Fleet.Regions {
+		for _, p := range procs {
+			cmd := p.Command
+			if cmd == SampleServer {
+				cmd = sampleServer
+			}
+			regions[region] = append(regions[region], fleet.Process{Command: cmd, Args: p.Args, Env: p.Env, ConcurrentExecutions: p.ConcurrentExecutions})
+		}
+	}
+	registry := s.EmulatorURL + "/" + RegistryPath
+	token := cfg.GameFabric.RegistryTokens[len(cfg.GameFabric.RegistryTokens)-1]
+	return fleet.Config{
+		Regions: regions,
+		Stagger: cfg.Fleet.Stagger,
+		Dir:     filepath.Join(o.WorkDir, "fleet"),
+		Output:  o.Log,
+		ExtraEnv: func(region string, slot int) []string {
+			return []string{"ALLOC_URL=" + registry, "ALLOC_REGION=" + region, "ALLOC_TOKEN=" + token,
+				fmt.Sprintf("SERVER_NAME=%s-%d", region, slot)}
+		},
+	}
+}
+
+// runSchedule invokes the function after first (so caches fill at once)
+// and then every period, as EventBridge would.
+func (s *Stack) runSchedule(ctx context.Context, sch template.Schedule, first, period time.Duration) {
+	defer s.wg.Done()
+	select {
+	case <-ctx.Done():
+		return
+	case <-time.After(first):
+	}
+	t := time.NewTicker(period)
+	defer t.Stop()
+	for {
+		if _, err := s.InvokeScheduled(ctx, sch.FunctionLogicalID); err != nil && ctx.Err() == nil {
+			s.log.Warn("scheduled invocation failed", "function", sch.FunctionLogicalID, "error", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// InvokeScheduled runs fn once with an EventBridge scheduled event.
+func (s *Stack) InvokeScheduled(ctx context.Context, fn string) (json.RawMessage, error) {
+	pool, ok := s.pools[fn]
+	if !ok {
+		return nil, fmt.Errorf("no function %s", fn)
+	}
+	res, err := pool.Invoke(ctx, ScheduledEvent(fn), time.Minute)
+	if err != nil {
+		return nil, err
+	}
+	if res.FunctionError != nil {
+		return res.Payload, res.FunctionError
+	}
+	return res.Payload, nil
+}
+
+// ScheduledEvent is what EventBridge sends a scheduled function.
+func ScheduledEvent(fn string) []byte {
+	now := time.Now().UTC()
+	ev, _ := json.Marshal(map[string]any{
+		"version": "0", "id": strconv.FormatInt(now.UnixNano(), 16), "detail-type": "Scheduled Event",
+		"source": "aws.events", "account": "000000000000", "time": now.Format(time.RFC3339), "region": "us-east-1",
+		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + fn}, "detail": map[string]any{},
+	})
+	return ev
+}
+
+// Close stops everything: the fleet first (its servers end their games
+// through the API), then schedules, the API, the functions and components.
+func (s *Stack) Close() error {
+	var errs []error
+	if s.Fleet != nil {
+		errs = append(errs, s.Fleet.Stop())
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+// prefixed writes each line of a child's output prefixed with its name.
+func prefixed(w io.Writer, name string) io.Writer {
+	return &linePrefixer{w: w, prefix: "[" + name + "] "}
+}
+
+type linePrefixer struct {
+	mu     sync.Mutex
+	w      io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (p *linePrefixer) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf = append(p.buf, b...)
+	for {
+		i := indexNewline(p.buf)
+		if i < 0 {
+			return len(b), nil
+		}
+		line := append([]byte(p.prefix), p.buf[:i+1]...)
+		p.buf = p.buf[i+1:]
+		if _, err := p.w.Write(line); err != nil {
+			return len(b), err
+		}
+	}
+}
+
+func indexNewline(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}

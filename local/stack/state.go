@@ -1,0 +1,67 @@
+package stack
+
+import (
+	"encoding/json"
+	"errors"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// State is what `make dev` leaves in its work dir so that `make invoke` can
+// run a function against the same components.
+type State struct {
+	APIURL         string            `json:"apiUrl"`
+	DynamoDB       string            `json:"dynamoDbEndpoint"`
+	SecretsManager string            `json:"secretsManagerEndpoint"`
+	EmulatorURL    string            `json:"gamefabricUrl"`
+	Refs           map[string]string `json:"refs"`
+	PID            int               `json:"pid"`
+}
+
+// StateFile is where the state lives under a work dir.
+func StateFile(workDir string) string { return filepath.Join(workDir, "stack.json") }
+
+// State describes the running stack.
+func (s *Stack) State() State {
+	return State{APIURL: s.APIURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
+		EmulatorURL: s.EmulatorURL, Refs: s.Refs, PID: os.Getpid()}
+}
+
+// WriteState saves st to path.
+func WriteState(path string, st State) error {
+	b, err := json.MarshalIndent(st, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, b, 0o600)
+}
+
+// ReadLiveState returns the saved state if its components still answer.
+func ReadLiveState(path string) (State, error) {
+	var st State
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal(b, &st); err != nil {
+		return st, err
+	}
+	for _, endpoint := range []string{st.DynamoDB, st.SecretsManager, st.EmulatorURL} {
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return st, err
+		}
+		conn, err := net.DialTimeout("tcp", u.Host, time.Second)
+		if err != nil {
+			return st, errors.New("the stack in " + path + " is not running")
+		}
+		_ = conn.Close()
+	}
+	return st, nil
+}
