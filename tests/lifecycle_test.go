@@ -100,7 +100,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 		from string
 		want map[string]outcome // call -> outcome
 	}{
-		{"Allocating", map[string]outcome{"link": {409, "INVALID_STATE", "Allocating"}, "heartbeat": {409, "INVALID_STATE", "Allocating"}, "end": {409, "INVALID_STATE", "Allocating"}, "delete": {409, "ALLOCATION_IN_PROGRESS", "Allocating"}}},
+		{"Allocating", map[string]outcome{"link": {409, "ALLOCATION_IN_PROGRESS", "Allocating"}, "heartbeat": {409, "ALLOCATION_IN_PROGRESS", "Allocating"}, "end": {409, "ALLOCATION_IN_PROGRESS", "Allocating"}, "delete": {409, "ALLOCATION_IN_PROGRESS", "Allocating"}}},
 		{"Failed", map[string]outcome{"link": {409, "INVALID_STATE", "Failed"}, "heartbeat": {409, "INVALID_STATE", "Failed"}, "end": {409, "INVALID_STATE", "Failed"}, "delete": {409, "INVALID_STATE", "Failed"}}},
 		{"Allocated", map[string]outcome{"link": {200, "", "Linked"}, "heartbeat": {409, "INVALID_STATE", "Allocated"}, "end": {200, "", "Ended"}, "delete": {200, "", "Ended"}}},
 		{"Linked", map[string]outcome{"link": {200, "", "Linked"}, "heartbeat": {200, "", "Linked"}, "end": {200, "", "Ended"}, "delete": {200, "", "Ended"}}},
@@ -124,10 +124,13 @@ func TestLifecycleStateMachine(t *testing.T) {
 					r = e.server(t, call, id, "")
 				}
 				r.expect(t, want.status, want.code)
+				if want.code == "ALLOCATION_IN_PROGRESS" && r.Header.Get("Retry-After") == "" {
+					t.Fatalf("ALLOCATION_IN_PROGRESS without Retry-After")
+				}
 				if got := e.state(t, id); got != want.after {
 					t.Fatalf("state after %s = %s, want %s", call, got, want.after)
 				}
-				if want.code == "INVALID_STATE" && r.Body["error"].(map[string]any)["state"] != tc.from {
+				if want.status == 409 && r.Body["error"].(map[string]any)["state"] != tc.from {
 					t.Fatalf("409 does not name the current state: %s", r.Raw)
 				}
 				if want.status == 200 && call != "delete" && r.Body["state"] != want.after {

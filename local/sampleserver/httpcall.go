@@ -37,15 +37,17 @@ func statusOf(err error) int {
 	return 0
 }
 
-// transient: worth another try. Connection failures, timeouts, 5xx and
-// throttling are; any other answer is the server's considered verdict.
+// transient: worth another try. Connection failures, timeouts, 5xx,
+// throttling and ALLOCATION_IN_PROGRESS (our callback can arrive before the
+// backend has recorded the allocation) are; any other answer is final.
 func transient(err error) bool {
 	if err == nil || errors.Is(err, context.Canceled) {
 		return false
 	}
 	var se *statusError
 	if errors.As(err, &se) {
-		return se.Status >= 500 || se.Status == http.StatusTooManyRequests || se.Status == http.StatusRequestTimeout
+		return se.Status >= 500 || se.Status == http.StatusTooManyRequests || se.Status == http.StatusRequestTimeout ||
+			(se.Status == http.StatusConflict && strings.Contains(se.Body, "ALLOCATION_IN_PROGRESS"))
 	}
 	var de *decodeError
 	return !errors.As(err, &de)

@@ -42,6 +42,12 @@ func (p Policy) heartbeatDeadline(rec allocation.Record) time.Time {
 }
 
 func wrongState(rec allocation.Record, action string) error {
+	if rec.State == allocation.StateAllocating {
+		// The game server hears of its allocation (the callback) before the
+		// allocate call has recorded it: a moment later the call will work.
+		return &allocation.Error{Code: allocation.CodeAllocationInProgress, State: rec.State, RetryAfter: time.Second,
+			Message: fmt.Sprintf("cannot %s game instance %q yet: its allocation is still being recorded; retry", action, rec.GameInstanceID)}
+	}
 	return &allocation.Error{Code: allocation.CodeInvalidState, State: rec.State,
 		Message: fmt.Sprintf("cannot %s game instance %q: it is %s", action, rec.GameInstanceID, rec.State)}
 }
