@@ -3,13 +3,10 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
@@ -25,18 +22,9 @@ import (
 )
 
 func main() {
-	cfg, err := config.LoadAllocate(os.Getenv)
-	if err != nil {
-		// Start-up failure: exiting makes Lambda report an init error.
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cfg := config.Must(config.LoadAllocate(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithLogger(logging.SDKLogger(log)))
-	if err != nil {
-		log.Error("load AWS configuration", "error", err)
-		os.Exit(1)
-	}
+	awsCfg := config.AWS(log)
 
 	records := store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable)
 	svc := allocation.NewService(allocation.Options{

@@ -3,12 +3,9 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
@@ -18,17 +15,9 @@ import (
 )
 
 func main() {
-	cfg, err := config.LoadLifecycle(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cfg := config.Must(config.LoadLifecycle(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithLogger(logging.SDKLogger(log)))
-	if err != nil {
-		log.Error("load AWS configuration", "error", err)
-		os.Exit(1)
-	}
+	awsCfg := config.AWS(log)
 	svc := &lifecycle.Service{
 		Store:  store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable),
 		Policy: lifecycle.PolicyFrom(cfg),

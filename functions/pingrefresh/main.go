@@ -3,14 +3,11 @@
 package main
 
 import (
-	"context"
-	"fmt"
 	"net/http"
 	"os"
 	"time"
 
 	"github.com/aws/aws-lambda-go/lambda"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
@@ -26,17 +23,9 @@ import (
 const fetchTimeout = 20 * time.Second
 
 func main() {
-	cfg, err := config.LoadPingRefresh(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
+	cfg := config.Must(config.LoadPingRefresh(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithLogger(logging.SDKLogger(log)))
-	if err != nil {
-		log.Error("load AWS configuration", "error", err)
-		os.Exit(1)
-	}
+	awsCfg := config.AWS(log)
 	refresher := &pingcache.Refresher{
 		Source: gamefabric.NewPingClient(&http.Client{Timeout: fetchTimeout}, cfg.PingURL()),
 		Tokens: secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),

@@ -30,27 +30,36 @@ func (t *Template) HTTPRoutes() []Route {
 func (t *Template) parseRoutes() ([]Route, error) {
 	var routes []Route
 	r := resolver{t: t}
-	for _, res := range t.resources {
+	err := r.eachEvent("HttpApi", func(fn, event string, props *yaml.Node) error {
+		route, err := r.route(fn, event, props)
+		routes = append(routes, route)
+		return err
+	})
+	return routes, err
+}
+
+// eachEvent calls visit with the Properties of every event of type typ of
+// every serverless function, in template order.
+func (r resolver) eachEvent(typ string, visit func(fn, event string, props *yaml.Node) error) error {
+	for _, res := range r.t.resources {
 		if res.typ != TypeServerlessFunction {
 			continue
 		}
 		events, err := r.object(lookup(res.props, "Events"), res.id+".Events")
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for _, ev := range pairs(events) {
-			typ := lookup(ev.value, "Type")
-			if typ == nil || !isPlainScalar(typ) || typ.Value != "HttpApi" {
+			t := lookup(ev.value, "Type")
+			if t == nil || !isPlainScalar(t) || t.Value != typ {
 				continue
 			}
-			route, err := r.route(res.id, ev.key, lookup(ev.value, "Properties"))
-			if err != nil {
-				return nil, fmt.Errorf("function %s event %s: %w", res.id, ev.key, err)
+			if err := visit(res.id, ev.key, lookup(ev.value, "Properties")); err != nil {
+				return fmt.Errorf("function %s event %s: %w", res.id, ev.key, err)
 			}
-			routes = append(routes, route)
 		}
 	}
-	return routes, nil
+	return nil
 }
 
 func (r resolver) route(fn, event string, props *yaml.Node) (Route, error) {

@@ -1,6 +1,10 @@
 package template
 
-import "fmt"
+import (
+	"fmt"
+
+	"gopkg.in/yaml.v3"
+)
 
 // Schedule is one Schedule event of a serverless function.
 type Schedule struct {
@@ -16,29 +20,14 @@ type Schedule struct {
 func (t *Template) Schedules(refs map[string]string) ([]Schedule, error) {
 	var out []Schedule
 	r := resolver{t: t, refs: refs}
-	for _, res := range t.resources {
-		if res.typ != TypeServerlessFunction {
-			continue
+	err := r.eachEvent("Schedule", func(fn, event string, props *yaml.Node) error {
+		p, err := r.object(props, "Properties")
+		if err != nil || p == nil {
+			return fmt.Errorf("no Properties: %v", err)
 		}
-		events, err := r.object(lookup(res.props, "Events"), res.id+".Events")
-		if err != nil {
-			return nil, err
-		}
-		for _, ev := range pairs(events) {
-			typ := lookup(ev.value, "Type")
-			if typ == nil || !isPlainScalar(typ) || typ.Value != "Schedule" {
-				continue
-			}
-			props, err := r.object(lookup(ev.value, "Properties"), "Properties")
-			if err != nil || props == nil {
-				return nil, fmt.Errorf("function %s event %s: no Properties: %v", res.id, ev.key, err)
-			}
-			expr, err := r.str(lookup(props, "Schedule"), "Schedule")
-			if err != nil {
-				return nil, fmt.Errorf("function %s event %s: %w", res.id, ev.key, err)
-			}
-			out = append(out, Schedule{FunctionLogicalID: res.id, EventName: ev.key, Expression: expr})
-		}
-	}
-	return out, nil
+		expr, err := r.str(lookup(p, "Schedule"), "Schedule")
+		out = append(out, Schedule{FunctionLogicalID: fn, EventName: event, Expression: expr})
+		return err
+	})
+	return out, err
 }

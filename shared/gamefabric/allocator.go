@@ -109,15 +109,31 @@ func (c *Client) Allocate(ctx context.Context, token string, req AllocateRequest
 	if err != nil {
 		return nil, fmt.Errorf("encode allocate request: %w", err)
 	}
-	httpReq, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url, bytes.NewReader(body))
+	raw, err := call(ctx, c.http, http.MethodPost, c.url, token, body)
 	if err != nil {
-		return nil, fmt.Errorf("build allocate request: %w", err)
+		return nil, err
 	}
-	httpReq.Header.Set("Content-Type", "application/json")
-	httpReq.Header.Set("Accept", "application/json")
-	httpReq.Header.Set("Authorization", "Bearer "+token)
+	return DecodeAllocation(raw)
+}
 
-	resp, err := c.http.Do(httpReq)
+// call makes one bearer-authenticated JSON call and returns a 2xx body (at
+// most MaxResponseBytes+1 bytes, so decoders can tell it was too large).
+// Every failure is an *Error.
+func call(ctx context.Context, doer Doer, method, url, token string, body []byte) ([]byte, error) {
+	var reader io.Reader
+	if body != nil {
+		reader = bytes.NewReader(body)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, reader)
+	if err != nil {
+		return nil, &Error{Kind: KindTransport, Message: "build request: " + err.Error(), Err: err}
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := doer.Do(req)
 	if err != nil {
 		return nil, transportError(ctx, err)
 	}
@@ -129,7 +145,7 @@ func (c *Client) Allocate(ctx context.Context, token string, req AllocateRequest
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, statusError(resp, raw)
 	}
-	return DecodeAllocation(raw)
+	return raw, nil
 }
 
 // DecodeAllocation reads a 2xx allocate body.

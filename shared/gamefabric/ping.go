@@ -98,23 +98,9 @@ func NewPingClient(doer Doer, url string) *PingClient {
 
 // Fetch returns the ping targets per region. Errors are *Error.
 func (c *PingClient) Fetch(ctx context.Context, token string) (map[string][]PingTarget, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.url, nil)
+	raw, err := call(ctx, c.http, http.MethodGet, c.url, token, nil)
 	if err != nil {
-		return nil, fmt.Errorf("build ping request: %w", err)
-	}
-	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", "Bearer "+token)
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return nil, transportError(ctx, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err != nil {
-		return nil, transportError(ctx, fmt.Errorf("read response: %w", err))
-	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, statusError(resp, raw)
+		return nil, err
 	}
 	return DecodePing(raw)
 }
