@@ -28,10 +28,11 @@ func main() {
 
 	records := store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable)
 	svc := allocation.NewService(allocation.Options{
-		Store:          records,
-		Allocator:      gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
-		Tokens:         secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Defaults:       allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet},
+		Store:     records,
+		Allocator: gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
+		Tokens:    secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
+		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
+			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs},
 		BackendAddress: cfg.BackendAddress,
 		AttemptTimeout: cfg.AttemptTimeout,
 		Lease:          cfg.AllocationLease,

@@ -39,7 +39,9 @@ type Server struct {
 
 // Attempt is one upstream call. Status is 0 when no HTTP answer arrived.
 type Attempt struct {
-	Region     string `json:"region"`
+	Region string `json:"region"`
+	// Reason is why the region is in the plan, or why it was skipped.
+	Reason     string `json:"reason,omitempty"`
 	Status     int    `json:"status"`
 	Error      string `json:"error,omitempty"`
 	Body       string `json:"body,omitempty"`
@@ -62,6 +64,9 @@ type Record struct {
 	ArmadaSet      string
 	Region         string
 	FallbackUsed   bool
+	// LatencyRelaxed: every region exceeded the latency cap, so the plan
+	// fell back to the unfiltered latency ranking.
+	LatencyRelaxed bool
 	Server         *Server
 	Attempts       []Attempt
 	Failure        *Failure

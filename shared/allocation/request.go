@@ -21,6 +21,12 @@ type Request struct {
 	ServerArgs         string `json:"serverArgs"`
 	PartnerGameToken   string `json:"partnerGameToken"`
 	PartnerSocialToken string `json:"partnerSocialToken"`
+	// PreferredRegions is an ordered list; desiredRegion is shorthand for
+	// a list of one.
+	PreferredRegions []string `json:"preferredRegions"`
+	// PlayerLatencies rank the regions when no preference is given.
+	PlayerLatencies    []PlayerLatency `json:"playerLatencies"`
+	MaxPlayerLatencyMs *float64        `json:"maxPlayerLatencyMs"`
 }
 
 // Field limits. They keep one record far below DynamoDB's 400 KB item limit
@@ -34,6 +40,10 @@ const (
 	maxPartnerGameToken   = 1 << 10
 	maxPartnerSocialToken = 8 << 10
 	maxLabelValue         = 63 // env and armadaset travel as Kubernetes label values
+	maxPreferredRegions   = 10
+	maxPlayers            = 200
+	maxLatencyRegions     = 50
+	maxLatencyMs          = 60000
 )
 
 var (
@@ -82,20 +92,29 @@ func ValidateGameInstanceID(id string) error {
 	return nil
 }
 
-// Defaults are the configured fallbacks (the plugin's fallback* settings).
+// Defaults are the configured fallbacks (the plugin's fallback* settings)
+// and region-selection limits.
 type Defaults struct {
 	Region      string
 	Environment string
 	ArmadaSet   string
+	// MaxPlayerLatencyMs caps a region's worst player latency when the
+	// request sets no cap; 0 = no cap.
+	MaxPlayerLatencyMs float64
+	// MaxAttempts is how many regions one allocation tries; default 3.
+	MaxAttempts int
 }
 
 // Spec is a validated request with every rule applied.
 type Spec struct {
 	GameInstanceID string
-	// Regions is the attempt plan: the primary, then the fallback.
-	Regions     []string
-	Environment string
-	ArmadaSet   string
+	// Plan is the attempt order, each region with why it is there.
+	Plan []PlanStep
+	// LatencyRelaxed: every region exceeded the latency cap, so the plan
+	// uses the unfiltered latency ranking.
+	LatencyRelaxed bool
+	Environment    string
+	ArmadaSet      string
 	// Fingerprint identifies the request for idempotency checks.
 	Fingerprint Fingerprint
 	// PartnerGameToken is empty when the caller gave none (one is minted).
@@ -108,6 +127,9 @@ type Fingerprint struct {
 	DesiredRegion     string
 	GameServerVersion string
 	ServerArgs        string
+	// RegionInputs digests preferredRegions, playerLatencies and
+	// maxPlayerLatencyMs; empty when none is given, as in older records.
+	RegionInputs string
 }
 
 // Resolve validates req and applies the version and region rules. Every
@@ -126,16 +148,15 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 	}
 
 	desired := strings.ToLower(strings.TrimSpace(req.DesiredRegion))
-	if len(desired) > maxRegion || (desired != "" && !regionPattern.MatchString(desired)) {
+	if !validRegion(desired) {
 		add("desiredRegion must be at most %d characters of lowercase letters, digits and . _ -", maxRegion)
 	}
-	regions, err := PlanRegions(desired, d.Region)
-	if err != nil {
-		add("%s", err)
-	}
+	sel, problems2 := d.selectRegions(req, desired)
+	problems = append(problems, problems2...)
 
 	version := strings.TrimSpace(req.GameServerVersion)
 	var env, set string
+	var err error
 	if len(version) > maxGameServerVersion {
 		add("gameServerVersion must be at most %d characters", maxGameServerVersion)
 	} else {
@@ -159,13 +180,15 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 	}
 	return Spec{
 		GameInstanceID: req.GameInstanceID,
-		Regions:        regions,
+		Plan:           sel.plan,
+		LatencyRelaxed: sel.relaxed,
 		Environment:    env,
 		ArmadaSet:      set,
 		Fingerprint: Fingerprint{
 			DesiredRegion:     desired,
 			GameServerVersion: version,
 			ServerArgs:        req.ServerArgs,
+			RegionInputs:      sel.digest,
 		},
 		PartnerGameToken:   req.PartnerGameToken,
 		PartnerSocialToken: req.PartnerSocialToken,
@@ -200,20 +223,4 @@ func ParseVersion(version, fallbackEnv, fallbackSet string) (env, set string, er
 		return "", "", errors.New(strings.Join(missing, "; "))
 	}
 	return env, set, nil
-}
-
-// PlanRegions is the attempt order: the desired region (already normalised)
-// or else the fallback as primary, then the fallback if it differs.
-func PlanRegions(desired, fallback string) ([]string, error) {
-	fallback = strings.ToLower(strings.TrimSpace(fallback))
-	switch {
-	case desired == "" && fallback == "":
-		return nil, errors.New("desiredRegion is required because FALLBACK_REGION is not configured")
-	case desired == "":
-		return []string{fallback}, nil
-	case fallback == "" || fallback == desired:
-		return []string{desired}, nil
-	default:
-		return []string{desired, fallback}, nil
-	}
 }

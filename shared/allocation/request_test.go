@@ -33,7 +33,7 @@ func TestDecodeRequest(t *testing.T) {
 				assertInvalid(t, err, tc.wantErr)
 				return
 			}
-			if err != nil || got != tc.want {
+			if err != nil || !reflect.DeepEqual(got, tc.want) {
 				t.Fatalf("DecodeRequest = %+v, %v; want %+v", got, err, tc.want)
 			}
 		})
@@ -86,27 +86,6 @@ func TestParseVersion(t *testing.T) {
 	}
 }
 
-func TestPlanRegions(t *testing.T) {
-	tests := []struct {
-		desired, fallback string
-		want              []string
-		wantErr           bool
-	}{
-		{desired: "us-west", fallback: "eu-central-1", want: []string{"us-west", "eu-central-1"}},
-		{desired: "us-west", fallback: "us-west", want: []string{"us-west"}},
-		{desired: "us-west", fallback: "US-WEST", want: []string{"us-west"}},
-		{desired: "us-west", want: []string{"us-west"}},
-		{fallback: "eu-central-1", want: []string{"eu-central-1"}},
-		{wantErr: true},
-	}
-	for _, tc := range tests {
-		got, err := PlanRegions(tc.desired, tc.fallback)
-		if (err != nil) != tc.wantErr || !reflect.DeepEqual(got, tc.want) {
-			t.Errorf("PlanRegions(%q, %q) = %v, %v; want %v (err %v)", tc.desired, tc.fallback, got, err, tc.want, tc.wantErr)
-		}
-	}
-}
-
 func TestResolve(t *testing.T) {
 	d := Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet"}
 	tests := []struct {
@@ -117,11 +96,20 @@ func TestResolve(t *testing.T) {
 	}{
 		{name: "region normalised, fallback appended",
 			req: Request{GameInstanceID: "gi-1", DesiredRegion: "  US-West ", GameServerVersion: "dev::arena", ServerArgs: "-map=x"},
-			want: Spec{GameInstanceID: "gi-1", Regions: []string{"us-west", "eu-central-1"}, Environment: "dev", ArmadaSet: "arena",
+			want: Spec{GameInstanceID: "gi-1", Plan: []PlanStep{{"us-west", "requested"}, {"eu-central-1", "fallback"}}, Environment: "dev", ArmadaSet: "arena",
 				Fingerprint: Fingerprint{DesiredRegion: "us-west", GameServerVersion: "dev::arena", ServerArgs: "-map=x"}}},
 		{name: "defaults only",
 			req:  Request{GameInstanceID: "a.b:c_d-e"},
-			want: Spec{GameInstanceID: "a.b:c_d-e", Regions: []string{"eu-central-1"}, Environment: "prag", ArmadaSet: "fleet"}},
+			want: Spec{GameInstanceID: "a.b:c_d-e", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet"}},
+		{name: "both desiredRegion and preferredRegions",
+			req:     Request{GameInstanceID: "gi", DesiredRegion: "a", PreferredRegions: []string{"b", "c"}},
+			wantErr: []string{"not both"}},
+		{name: "bad latencies",
+			req:     Request{GameInstanceID: "gi", PlayerLatencies: []PlayerLatency{{PlayerID: "p", LatencyMs: map[string]float64{"us-west": -1}}}},
+			wantErr: []string{"playerLatencies[0].latencyMs"}},
+		{name: "bad cap",
+			req:     Request{GameInstanceID: "gi", MaxPlayerLatencyMs: new(float64)},
+			wantErr: []string{"maxPlayerLatencyMs"}},
 		{name: "every problem at once",
 			req:     Request{GameInstanceID: "bad id!", DesiredRegion: "us west", ServerArgs: strings.Repeat("x", 9000)},
 			wantErr: []string{"gameInstanceId may only contain", "desiredRegion must be", "serverArgs must be at most"}},
@@ -143,7 +131,7 @@ func TestResolve(t *testing.T) {
 		})
 	}
 	if _, err := (Defaults{}).Resolve(Request{GameInstanceID: "gi"}); err == nil ||
-		!strings.Contains(err.Error(), "desiredRegion is required") || !strings.Contains(err.Error(), "FALLBACK_ARMADA_SET") {
+		!strings.Contains(err.Error(), "desiredRegion, preferredRegions or playerLatencies is required") || !strings.Contains(err.Error(), "FALLBACK_ARMADA_SET") {
 		t.Fatalf("no defaults: err = %v, want region and version problems", err)
 	}
 }

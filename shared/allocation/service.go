@@ -147,6 +147,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		ArmadaSet:            spec.ArmadaSet,
 		PartnerGameTokenHash: HashToken(partnerToken),
 		ClaimID:              claimID,
+		LatencyRelaxed:       spec.LatencyRelaxed,
 		LeaseExpiresAt:       now.Add(s.o.Lease),
 		CreatedAt:            now,
 		UpdatedAt:            now,
@@ -166,12 +167,15 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	}
 	redact := redactor(token, partnerToken, spec.PartnerSocialToken)
 	var attempts []Attempt
-	for i, region := range spec.Regions {
-		alloc, tried, tok := s.tryRegion(ctx, deadline, token, region, spec, payload, redact)
+	for i, step := range spec.Plan {
+		alloc, tried, tok := s.tryRegion(ctx, deadline, token, step.Region, spec, payload, redact)
 		token = tok
+		for j := range tried {
+			tried[j].Reason = step.Reason
+		}
 		attempts = append(attempts, tried...)
 		if alloc != nil {
-			rec.State, rec.Region, rec.FallbackUsed = StateAllocated, region, i > 0
+			rec.State, rec.Region, rec.FallbackUsed = StateAllocated, step.Region, i > 0
 			rec.Server = &Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}
 			break
 		}

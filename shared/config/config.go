@@ -27,7 +27,11 @@ type Allocate struct {
 	TokenCacheTTL       time.Duration
 	RecordRetention     time.Duration
 	LinkTimeout         time.Duration
-	LogLevel            slog.Level
+	// MaxAllocationAttempts is how many regions one allocation may try.
+	MaxAllocationAttempts int
+	// MaxPlayerLatencyMs is the default latency cap; 0 = none.
+	MaxPlayerLatencyMs float64
+	LogLevel           slog.Level
 }
 
 // AllocateURL is where allocation requests are sent.
@@ -41,26 +45,30 @@ const (
 	DefaultAllocationLease = 60 * time.Second
 	DefaultTokenCacheTTL   = 5 * time.Minute
 	DefaultRecordRetention = 7 * 24 * time.Hour
+	// DefaultMaxAllocationAttempts: regions tried per allocation.
+	DefaultMaxAllocationAttempts = 3
 )
 
 // LoadAllocate reads the configuration through getenv (os.Getenv in main).
 func LoadAllocate(getenv func(string) string) (Allocate, error) {
 	r := reader{getenv: getenv}
 	c := Allocate{
-		GameFabricURL:       r.url("GAMEFABRIC_URL"),
-		AllocatePath:        r.required("GAMEFABRIC_ALLOCATE_PATH"),
-		TokenSecretID:       r.required("ALLOCATOR_TOKEN_SECRET_ID"),
-		BackendAddress:      r.url("BACKEND_ADDRESS"),
-		FallbackRegion:      strings.ToLower(r.optional("FALLBACK_REGION")),
-		FallbackEnvironment: r.optional("FALLBACK_ENVIRONMENT"),
-		FallbackArmadaSet:   r.optional("FALLBACK_ARMADA_SET"),
-		GameInstancesTable:  r.required("GAME_INSTANCES_TABLE"),
-		AttemptTimeout:      r.duration("ALLOCATE_ATTEMPT_TIMEOUT", DefaultAttemptTimeout),
-		AllocationLease:     r.duration("ALLOCATION_LEASE", DefaultAllocationLease),
-		TokenCacheTTL:       r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
-		RecordRetention:     r.duration("RECORD_RETENTION", DefaultRecordRetention),
-		LinkTimeout:         r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
-		LogLevel:            r.level("LOG_LEVEL"),
+		GameFabricURL:         r.url("GAMEFABRIC_URL"),
+		AllocatePath:          r.required("GAMEFABRIC_ALLOCATE_PATH"),
+		TokenSecretID:         r.required("ALLOCATOR_TOKEN_SECRET_ID"),
+		BackendAddress:        r.url("BACKEND_ADDRESS"),
+		FallbackRegion:        strings.ToLower(r.optional("FALLBACK_REGION")),
+		FallbackEnvironment:   r.optional("FALLBACK_ENVIRONMENT"),
+		FallbackArmadaSet:     r.optional("FALLBACK_ARMADA_SET"),
+		GameInstancesTable:    r.required("GAME_INSTANCES_TABLE"),
+		AttemptTimeout:        r.duration("ALLOCATE_ATTEMPT_TIMEOUT", DefaultAttemptTimeout),
+		AllocationLease:       r.duration("ALLOCATION_LEASE", DefaultAllocationLease),
+		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
+		RecordRetention:       r.duration("RECORD_RETENTION", DefaultRecordRetention),
+		LinkTimeout:           r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
+		MaxAllocationAttempts: r.positiveInt("MAX_ALLOCATION_ATTEMPTS", DefaultMaxAllocationAttempts),
+		MaxPlayerLatencyMs:    r.nonNegativeFloat("MAX_PLAYER_LATENCY_MS"),
+		LogLevel:              r.level("LOG_LEVEL"),
 	}
 	// The lease must outlive one attempt, or a slow attempt could lose its
 	// claim to a takeover while it is still talking to GameFabric.

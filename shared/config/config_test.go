@@ -25,7 +25,7 @@ func TestLoadAllocateDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.AttemptTimeout != 10*time.Second || c.TokenCacheTTL != 5*time.Minute || c.LogLevel != slog.LevelInfo ||
-		c.AllocationLease != time.Minute || c.RecordRetention != 7*24*time.Hour {
+		c.AllocationLease != time.Minute || c.RecordRetention != 7*24*time.Hour || c.MaxAllocationAttempts != 3 || c.MaxPlayerLatencyMs != 0 {
 		t.Fatalf("defaults = %+v", c)
 	}
 	if got := c.AllocateURL(); got != "https://studio.gamefabric.dev/allocator/prod/us/allocate" {
@@ -53,6 +53,7 @@ func TestLoadAllocateListsEveryProblem(t *testing.T) {
 		{"bad values", map[string]string{"GAMEFABRIC_URL": "studio.gamefabric.dev", "ALLOCATE_ATTEMPT_TIMEOUT": "10", "LOG_LEVEL": "loud", "TOKEN_CACHE_TTL": "-1m"},
 			[]string{"GAMEFABRIC_URL must be an absolute", "ALLOCATE_ATTEMPT_TIMEOUT must be a positive", "LOG_LEVEL must be one of", "TOKEN_CACHE_TTL must be a positive"}},
 		{"lease shorter than an attempt", map[string]string{"ALLOCATION_LEASE": "5s"}, []string{"ALLOCATION_LEASE (5s) must be longer"}},
+		{"region selection limits", map[string]string{"MAX_ALLOCATION_ATTEMPTS": "0", "MAX_PLAYER_LATENCY_MS": "fast"}, []string{"MAX_ALLOCATION_ATTEMPTS must be", "MAX_PLAYER_LATENCY_MS must be"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

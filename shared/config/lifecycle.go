@@ -69,3 +69,16 @@ func (r *reader) nonNegativeDuration(name string, def time.Duration) time.Durati
 	}
 	return d
 }
+
+func (r *reader) nonNegativeFloat(name string) float64 {
+	v := r.optional(name)
+	if v == "" {
+		return 0
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || f != f {
+		r.problem("%s must be a number of 0 or more, got %q", name, v)
+		return 0
+	}
+	return f
+}

@@ -99,6 +99,7 @@ type recordView struct {
 	State          allocation.State    `json:"state"`
 	Region         string              `json:"region,omitempty"`
 	FallbackUsed   bool                `json:"fallbackUsed"`
+	LatencyRelaxed bool                `json:"latencyFilterRelaxed,omitempty"`
 	Server         *allocation.Server  `json:"server,omitempty"`
 	Attempts       []attemptView       `json:"attempts"`
 	Error          *allocation.Failure `json:"error,omitempty"`
@@ -132,6 +133,7 @@ func lifecycleOf(r allocation.Record) lifecycleView {
 
 type attemptView struct {
 	Region     string `json:"region"`
+	Reason     string `json:"reason,omitempty"`
 	Status     int    `json:"status"`
 	Error      string `json:"error,omitempty"`
 	DurationMs int64  `json:"durationMs"`
@@ -143,6 +145,7 @@ func viewOf(r allocation.Record) recordView {
 		State:          r.State,
 		Region:         r.Region,
 		FallbackUsed:   r.FallbackUsed,
+		LatencyRelaxed: r.LatencyRelaxed,
 		Server:         r.Server,
 		Attempts:       make([]attemptView, 0, len(r.Attempts)),
 		Error:          r.Failure,
@@ -151,7 +154,7 @@ func viewOf(r allocation.Record) recordView {
 		lifecycleView:  lifecycleOf(r),
 	}
 	for _, a := range r.Attempts {
-		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Status: a.Status, Error: a.Error, DurationMs: a.DurationMs})
+		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, DurationMs: a.DurationMs})
 	}
 	return v
 }

@@ -18,6 +18,8 @@ type item struct {
 	DesiredRegion        string        `dynamodbav:"desiredRegion"`
 	GameServerVersion    string        `dynamodbav:"gameServerVersion"`
 	ServerArgs           string        `dynamodbav:"serverArgs"`
+	RegionInputs         string        `dynamodbav:"regionInputs,omitempty"`
+	LatencyRelaxed       bool          `dynamodbav:"latencyRelaxed,omitempty"`
 	Environment          string        `dynamodbav:"environment"`
 	ArmadaSet            string        `dynamodbav:"armadaSet"`
 	Region               string        `dynamodbav:"region,omitempty"`
@@ -49,7 +51,7 @@ type item struct {
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
-var optional = []string{"region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
+var optional = []string{"regionInputs", "latencyRelaxed", "region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
 	"linkedAt", "linkInfo", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
 	"healthShard", "healthDeadline"}
 
@@ -78,6 +80,7 @@ type serverItem struct {
 
 type attemptItem struct {
 	Region     string `dynamodbav:"region"`
+	Reason     string `dynamodbav:"reason,omitempty"`
 	Status     int    `dynamodbav:"status"`
 	Error      string `dynamodbav:"error,omitempty"`
 	Body       string `dynamodbav:"body,omitempty"`
@@ -91,6 +94,8 @@ func toItem(r allocation.Record) item {
 		DesiredRegion:        r.Fingerprint.DesiredRegion,
 		GameServerVersion:    r.Fingerprint.GameServerVersion,
 		ServerArgs:           r.Fingerprint.ServerArgs,
+		RegionInputs:         r.Fingerprint.RegionInputs,
+		LatencyRelaxed:       r.LatencyRelaxed,
 		Environment:          r.Environment,
 		ArmadaSet:            r.ArmadaSet,
 		Region:               r.Region,
@@ -121,7 +126,7 @@ func toItem(r allocation.Record) item {
 		it.Server = &serverItem{Address: r.Server.Address, IP: r.Server.IP, Ports: r.Server.Ports}
 	}
 	for _, a := range r.Attempts {
-		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Status: a.Status, Error: a.Error, Body: a.Body, DurationMs: a.DurationMs})
+		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body, DurationMs: a.DurationMs})
 	}
 	if r.Failure != nil {
 		it.FailureCode, it.FailureMessage = string(r.Failure.Code), r.Failure.Message
@@ -137,7 +142,9 @@ func (it item) record() allocation.Record {
 			DesiredRegion:     it.DesiredRegion,
 			GameServerVersion: it.GameServerVersion,
 			ServerArgs:        it.ServerArgs,
+			RegionInputs:      it.RegionInputs,
 		},
+		LatencyRelaxed:       it.LatencyRelaxed,
 		Environment:          it.Environment,
 		ArmadaSet:            it.ArmadaSet,
 		Region:               it.Region,
@@ -168,7 +175,7 @@ func (it item) record() allocation.Record {
 		r.Server = &allocation.Server{Address: it.Server.Address, IP: it.Server.IP, Ports: it.Server.Ports}
 	}
 	for _, a := range it.Attempts {
-		r.Attempts = append(r.Attempts, allocation.Attempt{Region: a.Region, Status: a.Status, Error: a.Error, Body: a.Body, DurationMs: a.DurationMs})
+		r.Attempts = append(r.Attempts, allocation.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body, DurationMs: a.DurationMs})
 	}
 	if it.FailureCode != "" {
 		r.Failure = &allocation.Failure{Code: allocation.Code(it.FailureCode), Message: it.FailureMessage}
