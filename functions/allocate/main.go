@@ -17,6 +17,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -38,6 +39,7 @@ func main() {
 		Lease:          cfg.AllocationLease,
 		Retention:      cfg.RecordRetention,
 		LinkTimeout:    cfg.LinkTimeout,
+		Metrics:        metrics.Allocations{EMF: metrics.NewEMF(os.Stdout)},
 	})
 	// DELETE ends an instance; the retention of Ended records is all the
 	// lifecycle policy it needs.

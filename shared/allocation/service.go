@@ -35,6 +35,11 @@ type Tokens interface {
 	Refresh(ctx context.Context, stale string) (string, error)
 }
 
+// Metrics observes finished allocations; nil emits nothing.
+type Metrics interface {
+	Allocated(rec Record, skippedUnhealthy int)
+}
+
 // Options configures a Service. Zero durations take the defaults noted.
 type Options struct {
 	Store          Store
@@ -50,6 +55,7 @@ type Options struct {
 	Now            func() time.Time
 	Sleep          func(context.Context, time.Duration) error
 	Random         func([]byte) error // crypto/rand by default
+	Metrics        Metrics
 }
 
 // Service allocates game servers.
@@ -198,6 +204,9 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	// allocation happened and a replay must find it.
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
+	if s.o.Metrics != nil {
+		s.o.Metrics.Allocated(rec, 0)
+	}
 	stored, err := s.o.Store.Finish(fctx, rec)
 	if err != nil {
 		logging.FromContext(ctx).Error("recording allocation outcome failed",
