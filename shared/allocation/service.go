@@ -35,6 +35,21 @@ type Tokens interface {
 	Refresh(ctx context.Context, stale string) (string, error)
 }
 
+// Verdict is the region-health breaker's answer for one region.
+type Verdict struct {
+	Try    bool
+	Reason string // why it is skipped, or that it is a half-open probe
+}
+
+// RegionHealth is the circuit breaker over regions (PlayFab-style region
+// states); nil tries every region.
+type RegionHealth interface {
+	// Admit decides for each region, in order, whether to try it now.
+	Admit(ctx context.Context, regions []string) []Verdict
+	// Observe records an attempt's outcome for the region.
+	Observe(ctx context.Context, region string, ok bool)
+}
+
 // Metrics observes finished allocations; nil emits nothing.
 type Metrics interface {
 	Allocated(rec Record, skippedUnhealthy int)
@@ -56,6 +71,7 @@ type Options struct {
 	Sleep          func(context.Context, time.Duration) error
 	Random         func([]byte) error // crypto/rand by default
 	Metrics        Metrics
+	Health         RegionHealth
 }
 
 // Service allocates game servers.
@@ -173,13 +189,29 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	}
 	redact := redactor(token, partnerToken, spec.PartnerSocialToken)
 	var attempts []Attempt
+	verdicts := s.admit(ctx, spec.Plan)
+	skipped := 0
 	for i, step := range spec.Plan {
+		if v := verdicts[i]; !v.Try {
+			skipped++
+			attempts = append(attempts, Attempt{Region: step.Region, Reason: step.Reason + "; skipped: " + v.Reason, outcome: outcomeSkipped})
+			continue
+		} else if v.Reason != "" {
+			step.Reason += "; " + v.Reason
+		}
 		alloc, tried, tok := s.tryRegion(ctx, deadline, token, step.Region, spec, payload, redact)
 		token = tok
 		for j := range tried {
 			tried[j].Reason = step.Reason
 		}
 		attempts = append(attempts, tried...)
+		if s.o.Health != nil {
+			if alloc != nil {
+				s.o.Health.Observe(ctx, step.Region, true)
+			} else if regionFault(tried[len(tried)-1]) {
+				s.o.Health.Observe(ctx, step.Region, false)
+			}
+		}
 		if alloc != nil {
 			rec.State, rec.Region, rec.FallbackUsed = StateAllocated, step.Region, i > 0
 			rec.Server = &Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}
@@ -205,7 +237,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
 	defer cancel()
 	if s.o.Metrics != nil {
-		s.o.Metrics.Allocated(rec, 0)
+		s.o.Metrics.Allocated(rec, skipped)
 	}
 	stored, err := s.o.Store.Finish(fctx, rec)
 	if err != nil {
@@ -235,6 +267,45 @@ func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error
 			Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", spec.GameInstanceID)}
 	}
 	return Result{Record: existing}, nil
+}
+
+// admit asks the breaker about the plan's regions. When it would skip
+// every one, all are tried anyway: failing without trying helps nobody.
+func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
+	verdicts := make([]Verdict, len(plan))
+	for i := range verdicts {
+		verdicts[i].Try = true
+	}
+	if s.o.Health == nil {
+		return verdicts
+	}
+	regions := make([]string, len(plan))
+	for i, step := range plan {
+		regions[i] = step.Region
+	}
+	got := s.o.Health.Admit(ctx, regions)
+	if len(got) != len(plan) {
+		return verdicts
+	}
+	for _, v := range got {
+		if v.Try {
+			return got
+		}
+	}
+	for i := range verdicts {
+		verdicts[i].Reason = "unhealthy, tried anyway: every candidate region is unhealthy"
+	}
+	return verdicts
+}
+
+// regionFault: the attempt says something about the region's health. Auth,
+// bad requests and the allocator-wide rate limit say nothing about it.
+func regionFault(a Attempt) bool {
+	switch a.Status {
+	case 400, 401, 403, 429:
+		return false
+	}
+	return a.outcome == outcomeCapacity || a.outcome == outcomeTimeout || a.outcome == outcomeFailed
 }
 
 // deadline bounds all upstream work: inside the lease, and inside the

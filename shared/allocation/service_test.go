@@ -3,6 +3,7 @@ package allocation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net/http"
 	"reflect"
 	"strings"
@@ -235,5 +236,68 @@ func TestAllocateRedactsEchoedSecrets(t *testing.T) {
 	}
 	if strings.Contains(e.Attempts[0].Body, "supersecret") || !strings.Contains(e.Attempts[0].Body, "[redacted]") {
 		t.Fatalf("attempt body = %q, want the token redacted", e.Attempts[0].Body)
+	}
+}
+
+type fakeHealth struct {
+	skip     map[string]bool
+	observed []string
+}
+
+func (f *fakeHealth) Admit(_ context.Context, regions []string) []Verdict {
+	out := make([]Verdict, len(regions))
+	for i, r := range regions {
+		out[i] = Verdict{Try: !f.skip[r], Reason: "unhealthy: circuit open"}
+		if out[i].Try {
+			out[i].Reason = ""
+		}
+	}
+	return out
+}
+
+func (f *fakeHealth) Observe(_ context.Context, region string, ok bool) {
+	f.observed = append(f.observed, fmt.Sprintf("%s:%v", region, ok))
+}
+
+func TestAllocateWithRegionHealth(t *testing.T) {
+	tests := []struct {
+		name         string
+		skip         map[string]bool
+		queue        map[string][]error
+		wantCalls    []string
+		wantReasons  []string
+		wantObserved []string
+	}{
+		{"unhealthy primary skipped", map[string]bool{"us-west": true}, map[string][]error{"eu": {nil}},
+			[]string{"eu"}, []string{"requested; skipped: unhealthy: circuit open", "fallback"}, []string{"eu:true"}},
+		{"every region unhealthy: tried anyway", map[string]bool{"us-west": true, "eu": true}, map[string][]error{"us-west": {status(503, 0)}, "eu": {nil}},
+			[]string{"us-west", "eu"}, []string{"requested; unhealthy, tried anyway: every candidate region is unhealthy", "fallback; unhealthy, tried anyway: every candidate region is unhealthy"},
+			[]string{"us-west:false", "eu:true"}},
+		{"429 and 401 say nothing about a region", nil, map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(401, 0), status(401, 0)}},
+			[]string{"us-west", "eu", "eu"}, []string{"requested", "fallback", "fallback"}, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			alloc := &script{queue: tc.queue}
+			svc, _ := newTestService(alloc)
+			health := &fakeHealth{skip: tc.skip}
+			svc.o.Health = health
+			res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-h", DesiredRegion: "us-west"})
+			var attempts []Attempt
+			if err != nil {
+				var e *Error
+				errors.As(err, &e)
+				attempts = e.Attempts
+			} else {
+				attempts = res.Record.Attempts
+			}
+			var reasons []string
+			for _, a := range attempts {
+				reasons = append(reasons, a.Reason)
+			}
+			if !reflect.DeepEqual(alloc.calls, tc.wantCalls) || !reflect.DeepEqual(reasons, tc.wantReasons) || !reflect.DeepEqual(health.observed, tc.wantObserved) {
+				t.Fatalf("calls %v reasons %q observed %v", alloc.calls, reasons, health.observed)
+			}
+		})
 	}
 }
