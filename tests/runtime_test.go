@@ -81,7 +81,9 @@ var eventExpectations = []struct {
 	}},
 	{"get-regions.json", "RegionsFunction", 200, func(t *testing.T, b map[string]any) {
 		regions, _ := b["regions"].([]any)
-		if len(regions) != 2 || regions[0].(map[string]any)["zone"] != "EU_CENTRAL" || regions[1].(map[string]any)["region"] != "us-west" {
+		// us-west has allocated (Deployed); both have ping targets (Deployed).
+		if len(regions) != 2 || regions[0].(map[string]any)["zone"] != "EU_CENTRAL" || regions[1].(map[string]any)["region"] != "us-west" ||
+			regions[0].(map[string]any)["health"] != "Deployed" || regions[1].(map[string]any)["healthSince"] == nil {
 			t.Errorf("regions = %v", b)
 		}
 	}},
@@ -136,9 +138,8 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	defer stub.Close()
 	stub.Always("us-west", gfstub.Response{})
 	stub.SetPingRegions(pingRegions)
-	refs := map[string]string{
-		"GameInstancesTable":      newTable(t),
-		"PingCacheTable":          newPingTable(t),
+	refs := newTables(t)
+	for k, v := range map[string]string{
 		"GameFabricUrl":           stub.BaseURL(),
 		"GameFabricAllocatePath":  stub.AllocatePath(),
 		"GameFabricPingPath":      strings.TrimPrefix(stub.PingPath, "/"),
@@ -148,6 +149,8 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 		"FallbackEnvironment":     "prag",
 		"FallbackArmadaSet":       "sample-game-armada-set",
 		"ZonesByRegion":           "us-west=US_WEST,eu-central-1=EU_CENTRAL",
+	} {
+		refs[k] = v
 	}
 	ctx := context.Background()
 	runtimes := map[string]*runtimeapi.Runtime{}

@@ -18,6 +18,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -27,7 +28,13 @@ func main() {
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
 
-	records := store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable)
+	db := dynamodb.NewFromConfig(awsCfg)
+	records := store.NewGameInstances(db, cfg.GameInstancesTable)
+	// A nil *Breaker must not become a non-nil interface.
+	var health allocation.RegionHealth
+	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
+		health = b
+	}
 	svc := allocation.NewService(allocation.Options{
 		Store:     records,
 		Allocator: gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
@@ -40,6 +47,7 @@ func main() {
 		Retention:      cfg.RecordRetention,
 		LinkTimeout:    cfg.LinkTimeout,
 		Metrics:        metrics.Allocations{EMF: metrics.NewEMF(os.Stdout)},
+		Health:         health,
 	})
 	// DELETE ends an instance; the retention of Ended records is all the
 	// lifecycle policy it needs.

@@ -11,6 +11,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -18,9 +19,13 @@ func main() {
 	cfg := config.Must(config.LoadLifecycle(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
+	db := dynamodb.NewFromConfig(awsCfg)
 	svc := &lifecycle.Service{
-		Store:  store.NewGameInstances(dynamodb.NewFromConfig(awsCfg), cfg.GameInstancesTable),
+		Store:  store.NewGameInstances(db, cfg.GameInstancesTable),
 		Policy: lifecycle.PolicyFrom(cfg),
+	}
+	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
+		svc.Regions = b
 	}
 	lambda.Start(svc.SweepHandler(log))
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -26,12 +27,16 @@ func main() {
 	cfg := config.Must(config.LoadPingRefresh(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
+	db := dynamodb.NewFromConfig(awsCfg)
 	refresher := &pingcache.Refresher{
 		Source: gamefabric.NewPingClient(&http.Client{Timeout: fetchTimeout}, cfg.PingURL()),
 		Tokens: secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Store:  store.NewPingCache(dynamodb.NewFromConfig(awsCfg), cfg.Table),
+		Store:  store.NewPingCache(db, cfg.Table),
 		Zones:  cfg.ZonesByRegion,
 		Period: cfg.Period,
+	}
+	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
+		refresher.Health = b.Store
 	}
 	lambda.Start(refresher.Handler(log))
 }

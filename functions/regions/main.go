@@ -12,6 +12,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -19,6 +20,11 @@ func main() {
 	cfg := config.Must(config.LoadRegions(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
-	cache := store.NewPingCache(dynamodb.NewFromConfig(awsCfg), cfg.Table)
-	lambda.Start(httpadapter.NewV2(httpapi.NewRegionsHandler(cache, cfg.Period, log)).ProxyWithContext)
+	db := dynamodb.NewFromConfig(awsCfg)
+	cache := store.NewPingCache(db, cfg.Table)
+	var health httpapi.HealthLister
+	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
+		health = b.Store
+	}
+	lambda.Start(httpadapter.NewV2(httpapi.NewRegionsHandler(cache, health, cfg.Period, log)).ProxyWithContext)
 }

@@ -44,6 +44,7 @@ func TestRepoTemplate(t *testing.T) {
 	wantTables := map[string]Table{
 		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
 		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
+		"RegionHealthTable":  {LogicalID: "RegionHealthTable", Input: hashKeyTable("region")},
 	}
 	if len(tables) != len(wantTables) {
 		t.Fatalf("tables = %+v, want %d", tables, len(wantTables))

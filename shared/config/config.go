@@ -31,6 +31,7 @@ type Allocate struct {
 	MaxAllocationAttempts int
 	// MaxPlayerLatencyMs is the default latency cap; 0 = none.
 	MaxPlayerLatencyMs float64
+	RegionHealth       RegionHealth
 	LogLevel           slog.Level
 }
 
@@ -68,6 +69,7 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		LinkTimeout:           r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
 		MaxAllocationAttempts: r.positiveInt("MAX_ALLOCATION_ATTEMPTS", DefaultMaxAllocationAttempts),
 		MaxPlayerLatencyMs:    r.nonNegativeFloat("MAX_PLAYER_LATENCY_MS"),
+		RegionHealth:          r.regionHealth(),
 		LogLevel:              r.level("LOG_LEVEL"),
 	}
 	// The lease must outlive one attempt, or a slow attempt could lose its

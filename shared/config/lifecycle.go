@@ -14,6 +14,7 @@ type Lifecycle struct {
 	HealthFailureThreshold int
 	HealthInitialDelay     time.Duration
 	RecordRetention        time.Duration
+	RegionHealth           RegionHealth
 	LogLevel               slog.Level
 }
 
@@ -35,6 +36,7 @@ func LoadLifecycle(getenv func(string) string) (Lifecycle, error) {
 		HealthFailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", DefaultHealthFailureThreshold),
 		HealthInitialDelay:     r.nonNegativeDuration("HEALTH_INITIAL_DELAY", DefaultHealthInitialDelay),
 		RecordRetention:        r.duration("RECORD_RETENTION", DefaultRecordRetention),
+		RegionHealth:           r.regionHealth(),
 		LogLevel:               r.level("LOG_LEVEL"),
 	}
 	if err := r.err(); err != nil {

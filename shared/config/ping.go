@@ -20,6 +20,7 @@ type PingRefresh struct {
 	Table         string
 	Period        time.Duration
 	TokenCacheTTL time.Duration
+	RegionHealth  RegionHealth
 	LogLevel      slog.Level
 }
 
@@ -30,9 +31,10 @@ func (c PingRefresh) PingURL() string {
 
 // Regions is the regions API's configuration.
 type Regions struct {
-	Table    string
-	Period   time.Duration
-	LogLevel slog.Level
+	Table        string
+	Period       time.Duration
+	RegionHealth RegionHealth
+	LogLevel     slog.Level
 }
 
 // DefaultPingSchedule is the refresh schedule when none is configured.
@@ -49,6 +51,7 @@ func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 		Table:         r.required("PING_CACHE_TABLE"),
 		Period:        r.schedule("PING_REFRESH_SCHEDULE"),
 		TokenCacheTTL: r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
+		RegionHealth:  r.regionHealth(),
 		LogLevel:      r.level("LOG_LEVEL"),
 	}
 	if c.PingPath == "" {
@@ -70,9 +73,10 @@ func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 func LoadRegions(getenv func(string) string) (Regions, error) {
 	r := reader{getenv: getenv}
 	c := Regions{
-		Table:    r.required("PING_CACHE_TABLE"),
-		Period:   r.schedule("PING_REFRESH_SCHEDULE"),
-		LogLevel: r.level("LOG_LEVEL"),
+		Table:        r.required("PING_CACHE_TABLE"),
+		Period:       r.schedule("PING_REFRESH_SCHEDULE"),
+		RegionHealth: r.regionHealth(),
+		LogLevel:     r.level("LOG_LEVEL"),
 	}
 	if err := r.err(); err != nil {
 		return Regions{}, err

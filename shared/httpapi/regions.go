@@ -14,6 +14,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
 // PingEntries is what the regions route needs from the ping cache.
@@ -24,18 +25,24 @@ type PingEntries interface {
 // RegionsRoutes serves GET /v1/regions from the ping cache. Responses may be
 // cached for half the refresh period: a client is then at most 1.5 periods
 // behind GameFabric.
-func RegionsRoutes(cache PingEntries, period time.Duration, now func() time.Time) map[string]http.HandlerFunc {
-	h := regionsHandler{cache: cache, maxAge: max(int((period / 2).Seconds()), 1), now: now}
+func RegionsRoutes(cache PingEntries, health HealthLister, period time.Duration, now func() time.Time) map[string]http.HandlerFunc {
+	h := regionsHandler{cache: cache, health: health, maxAge: max(int((period / 2).Seconds()), 1), now: now}
 	return map[string]http.HandlerFunc{"GET /v1/regions": h.list}
 }
 
 // NewRegionsHandler serves the regions function's routes.
-func NewRegionsHandler(cache PingEntries, period time.Duration, log *slog.Logger) http.Handler {
-	return NewHandler(RegionsRoutes(cache, period, time.Now), log)
+func NewRegionsHandler(cache PingEntries, health HealthLister, period time.Duration, log *slog.Logger) http.Handler {
+	return NewHandler(RegionsRoutes(cache, health, period, time.Now), log)
+}
+
+// HealthLister lists region health; nil leaves health out of the answer.
+type HealthLister interface {
+	List(ctx context.Context) ([]regionhealth.Health, error)
 }
 
 type regionsHandler struct {
 	cache  PingEntries
+	health HealthLister
 	maxAge int
 	now    func() time.Time
 }
@@ -49,6 +56,9 @@ type regionView struct {
 	Zone        string                  `json:"zone"`
 	PingTargets []gamefabric.PingTarget `json:"pingTargets"`
 	RefreshedAt string                  `json:"refreshedAt"`
+	// Health is the region's state (Initialized, Deployed, Unhealthy).
+	Health      string `json:"health,omitempty"`
+	HealthSince string `json:"healthSince,omitempty"`
 }
 
 func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
@@ -57,9 +67,27 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, &allocation.Error{Code: allocation.CodeInternal, Err: fmt.Errorf("list ping cache: %w", err)})
 		return
 	}
+	health := map[string]regionhealth.Health{}
+	if h.health != nil {
+		list, err := h.health.List(r.Context())
+		if err != nil {
+			writeError(w, r, &allocation.Error{Code: allocation.CodeInternal, Err: fmt.Errorf("list region health: %w", err)})
+			return
+		}
+		for _, rh := range list {
+			health[rh.Region] = rh
+		}
+	}
 	view := regionsView{Regions: []regionView{}}
 	for _, e := range pingcache.Live(entries, h.now()) {
-		view.Regions = append(view.Regions, regionView{Region: e.Region, Zone: e.Zone, PingTargets: e.Targets, RefreshedAt: formatTime(e.RefreshedAt)})
+		v := regionView{Region: e.Region, Zone: e.Zone, PingTargets: e.Targets, RefreshedAt: formatTime(e.RefreshedAt)}
+		if h.health != nil {
+			v.Health, v.HealthSince = string(regionhealth.StateInitialized), ""
+			if rh, ok := health[e.Region]; ok && rh.State != "" {
+				v.Health, v.HealthSince = string(rh.State), formatTime(rh.Since)
+			}
+		}
+		view.Regions = append(view.Regions, v)
 	}
 	body, err := json.Marshal(view)
 	if err != nil {

@@ -30,7 +30,7 @@ func TestRegions(t *testing.T) {
 		{Region: "eu-central-1", Zone: "EU_CENTRAL", Targets: target, RefreshedAt: now, ExpiresAt: now.Add(time.Minute)},
 		{Region: "ap-south", Zone: "AP", Targets: target, RefreshedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Second)},
 	}}
-	h := NewHandler(RegionsRoutes(cache, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+	h := NewHandler(RegionsRoutes(cache, nil, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
 	get := func(inm string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, "/v1/regions", nil)
 		if inm != "" {
@@ -62,7 +62,7 @@ func TestRegions(t *testing.T) {
 		t.Errorf("stale ETag: %d", r.Code)
 	}
 
-	broken := NewHandler(RegionsRoutes(fakeCache{err: errors.New("scan failed")}, time.Minute, time.Now), logging.New(io.Discard, 0))
+	broken := NewHandler(RegionsRoutes(fakeCache{err: errors.New("scan failed")}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	broken.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 	if rec.Code != 500 {
@@ -71,7 +71,7 @@ func TestRegions(t *testing.T) {
 }
 
 func TestRegionsEmptyCacheIsAnEmptyList(t *testing.T) {
-	h := NewHandler(RegionsRoutes(fakeCache{}, time.Minute, time.Now), logging.New(io.Discard, 0))
+	h := NewHandler(RegionsRoutes(fakeCache{}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 	if rec.Code != 200 || rec.Body.String() != "{\"regions\":[]}\n" {

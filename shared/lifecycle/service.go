@@ -29,6 +29,11 @@ type Service struct {
 	Store  Store
 	Policy Policy
 	Now    func() time.Time
+	// Regions, when set, hears of link timeouts: a server allocated in a
+	// region that never links is a failed allocation there.
+	Regions interface {
+		LinkTimedOut(ctx context.Context, region string)
+	}
 }
 
 // maxConflictRetries bounds the read-transition-write loop when concurrent
@@ -158,6 +163,9 @@ func (s *Service) Sweep(ctx context.Context) (SweepSummary, error) {
 			sum.Marked++
 			if rec.UnhealthyReason == allocation.ReasonLinkTimeout {
 				sum.LinkTimeouts++
+				if s.Regions != nil && rec.Region != "" {
+					s.Regions.LinkTimedOut(ctx, rec.Region)
+				}
 			} else {
 				sum.MissedHeartbeats++
 			}

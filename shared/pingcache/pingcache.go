@@ -84,6 +84,10 @@ type Refresher struct {
 	Zones  map[string]string
 	Period time.Duration
 	Now    func() time.Time
+	// Health, when set, learns which regions have live ping targets.
+	Health interface {
+		RecordPing(ctx context.Context, regionsWithTargets, knownRegions []string, now time.Time) error
+	}
 }
 
 // Summary is what one refresh did; it is the scheduled Lambda's result.
@@ -118,6 +122,24 @@ func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
 	}
 	if s.Removed, err = r.Store.Replace(ctx, entries); err != nil {
 		return s, fmt.Errorf("store ping targets: %w", err)
+	}
+	if r.Health != nil {
+		// The regions we expect: the zone map's, or else what GameFabric listed.
+		var live, known []string
+		for _, e := range entries {
+			if len(e.Targets) > 0 {
+				live = append(live, e.Region)
+			}
+			if len(r.Zones) == 0 {
+				known = append(known, e.Region)
+			}
+		}
+		for region := range r.Zones {
+			known = append(known, region)
+		}
+		if err := r.Health.RecordPing(ctx, live, known, now().UTC()); err != nil {
+			log.Warn("recording region health from ping targets failed", "error", err)
+		}
 	}
 	log.Info("ping cache refreshed", "upstreamRegions", s.Upstream, "storedRegions", s.Stored, "removedRegions", s.Removed)
 	return s, nil

@@ -1,0 +1,21 @@
+package config
+
+import "time"
+
+// RegionHealth configures the per-region health and circuit breaker.
+// An empty Table disables it (every region is always tried).
+type RegionHealth struct {
+	Table                string
+	FailureThreshold     int
+	Cooldown             time.Duration
+	NoPingUnhealthyAfter time.Duration
+}
+
+func (r *reader) regionHealth() RegionHealth {
+	return RegionHealth{
+		Table:                r.optional("REGION_HEALTH_TABLE"),
+		FailureThreshold:     r.positiveInt("REGION_FAILURE_THRESHOLD", 3),
+		Cooldown:             r.duration("REGION_COOLDOWN", time.Minute),
+		NoPingUnhealthyAfter: r.duration("REGION_NO_PING_UNHEALTHY_AFTER", 5*time.Minute),
+	}
+}

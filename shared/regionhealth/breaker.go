@@ -1,0 +1,158 @@
+package regionhealth
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// Breaker is the allocation service's view of region health: it admits
+// regions through the circuit breaker and records outcomes. Reads are
+// cached briefly per warm Lambda, so a steady stream of allocations does
+// not pay a health read each; health is advisory, a few seconds stale is fine.
+type Breaker struct {
+	Store    Store
+	Policy   Policy
+	CacheTTL time.Duration // default 5s
+	Now      func() time.Time
+
+	mu       sync.Mutex
+	cache    map[string]Health
+	cachedAt time.Time
+}
+
+var _ allocation.RegionHealth = (*Breaker)(nil)
+
+func (b *Breaker) now() time.Time {
+	if b.Now != nil {
+		return b.Now()
+	}
+	return time.Now()
+}
+
+// Admit decides each region; a region past its cooldown is probed by at
+// most one request at a time (half-open).
+func (b *Breaker) Admit(ctx context.Context, regions []string) []allocation.Verdict {
+	now := b.now()
+	health := b.read(ctx, regions, now)
+	out := make([]allocation.Verdict, len(regions))
+	for i, r := range regions {
+		h := health[r]
+		h.Region = r
+		d, why := b.Policy.WithDefaults().Decide(h, now)
+		switch d {
+		case Try:
+			out[i] = allocation.Verdict{Try: true}
+		case Probe:
+			won, err := b.Store.ClaimProbe(ctx, r, now)
+			if err != nil {
+				logging.FromContext(ctx).Warn("claiming a region probe failed; trying it", "region", r, "error", err)
+				won = true
+			}
+			out[i] = allocation.Verdict{Try: won, Reason: "half-open probe after the cooldown"}
+			if !won {
+				out[i].Reason = "unhealthy: another request is probing it"
+			}
+		default:
+			out[i] = allocation.Verdict{Reason: why}
+		}
+	}
+	return out
+}
+
+// Observe records an outcome; a success on a region known to be healthy
+// writes nothing.
+func (b *Breaker) Observe(ctx context.Context, region string, ok bool) {
+	now := b.now()
+	b.mu.Lock()
+	h, known := b.cache[region]
+	b.mu.Unlock()
+	var err error
+	switch {
+	case ok && known && h.State == StateDeployed && h.ConsecutiveFailures == 0:
+		return
+	case ok:
+		err = b.Store.RecordSuccess(ctx, region, now)
+	default:
+		var got Health
+		got, err = b.Store.RecordFailure(ctx, region, ReasonAllocationFailures, now)
+		if err == nil && got.State == StateUnhealthy && got.Since.Equal(now) {
+			logging.FromContext(ctx).Warn("region marked Unhealthy", "region", region, "consecutiveFailures", got.ConsecutiveFailures, "openUntil", got.OpenUntil)
+		}
+	}
+	b.forget(region)
+	if err != nil {
+		logging.FromContext(ctx).Warn("recording region health failed", "region", region, "ok", ok, "error", err)
+	}
+}
+
+func (b *Breaker) read(ctx context.Context, regions []string, now time.Time) map[string]Health {
+	ttl := b.CacheTTL
+	if ttl <= 0 {
+		ttl = 5 * time.Second
+	}
+	b.mu.Lock()
+	fresh := b.cache != nil && now.Sub(b.cachedAt) < ttl
+	for _, r := range regions {
+		if _, ok := b.cache[r]; !ok {
+			fresh = false
+		}
+	}
+	if fresh {
+		defer b.mu.Unlock()
+		return copyMap(b.cache)
+	}
+	b.mu.Unlock()
+	got, err := b.Store.Get(ctx, regions)
+	if err != nil {
+		// Health is advisory: without it, every region is tried.
+		logging.FromContext(ctx).Warn("reading region health failed; trying every region", "error", err)
+		return map[string]Health{}
+	}
+	b.mu.Lock()
+	b.cache, b.cachedAt = got, now
+	b.mu.Unlock()
+	return copyMap(got)
+}
+
+func (b *Breaker) forget(region string) {
+	b.mu.Lock()
+	delete(b.cache, region)
+	b.mu.Unlock()
+}
+
+func copyMap(m map[string]Health) map[string]Health {
+	out := make(map[string]Health, len(m))
+	for k, v := range m {
+		out[k] = v
+	}
+	return out
+}
+
+// PolicyFrom builds the policy from configuration.
+func PolicyFrom(c config.RegionHealth) Policy {
+	return Policy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
+}
+
+// LinkTimedOut records that a server allocated in region never linked: the
+// allocation silently failed there.
+func (b *Breaker) LinkTimedOut(ctx context.Context, region string) {
+	if _, err := b.Store.RecordFailure(ctx, region, ReasonLinkTimeouts, b.now()); err != nil {
+		logging.FromContext(ctx).Warn("recording a link timeout against the region failed", "region", region, "error", err)
+	}
+	b.forget(region)
+}
+
+// BreakerFor builds the breaker on DynamoDB, or nil when no table is
+// configured (region health disabled).
+func BreakerFor(db DB, c config.RegionHealth) *Breaker {
+	if c.Table == "" {
+		return nil
+	}
+	p := PolicyFrom(c)
+	return &Breaker{Store: NewDynamoStore(db, c.Table, p), Policy: p}
+}

@@ -1,0 +1,102 @@
+package regionhealth
+
+import (
+	"fmt"
+	"time"
+)
+
+// Policy holds the breaker and staleness settings.
+type Policy struct {
+	// FailureThreshold consecutive failures make a region Unhealthy.
+	FailureThreshold int
+	// Cooldown is how long the breaker stays open after the region becomes
+	// Unhealthy or a probe fails.
+	Cooldown time.Duration
+	// NoPingUnhealthyAfter: a known region without ping targets (and without
+	// a successful allocation) for this long becomes Unhealthy.
+	NoPingUnhealthyAfter time.Duration
+	// ProbeLease is how long one half-open probe holds the region; a probe
+	// that never reports back frees it after this.
+	ProbeLease time.Duration
+}
+
+// DefaultPolicy holds the documented defaults.
+var DefaultPolicy = Policy{FailureThreshold: 3, Cooldown: 60 * time.Second,
+	NoPingUnhealthyAfter: 5 * time.Minute, ProbeLease: 30 * time.Second}
+
+// WithDefaults fills every unset (zero or negative) field from DefaultPolicy.
+func (p Policy) WithDefaults() Policy {
+	if p.FailureThreshold <= 0 {
+		p.FailureThreshold = DefaultPolicy.FailureThreshold
+	}
+	if p.Cooldown <= 0 {
+		p.Cooldown = DefaultPolicy.Cooldown
+	}
+	if p.NoPingUnhealthyAfter <= 0 {
+		p.NoPingUnhealthyAfter = DefaultPolicy.NoPingUnhealthyAfter
+	}
+	if p.ProbeLease <= 0 {
+		p.ProbeLease = DefaultPolicy.ProbeLease
+	}
+	return p
+}
+
+// Decision is what the breaker allows for one request.
+type Decision int
+
+const (
+	// Try: the breaker is closed; use the region.
+	Try Decision = iota
+	// Probe: half-open; use the region only after winning Store.ClaimProbe,
+	// so one request at a time tests a region that was failing.
+	Probe
+	// Skip: the breaker is open, or another request is probing it.
+	Skip
+)
+
+func (d Decision) String() string {
+	switch d {
+	case Try:
+		return "Try"
+	case Probe:
+		return "Probe"
+	case Skip:
+		return "Skip"
+	}
+	return fmt.Sprintf("Decision(%d)", int(d))
+}
+
+// Decide is the breaker: pure, so callers pass the time. The reason is set
+// for Skip, to be shown to whoever asked for the region.
+func (p Policy) Decide(h Health, now time.Time) (Decision, string) {
+	if h.state() != StateUnhealthy {
+		return Try, ""
+	}
+	if now.Before(h.OpenUntil) {
+		return Skip, "unhealthy: circuit open until " + h.OpenUntil.UTC().Format(time.RFC3339)
+	}
+	if !h.ProbeUntil.IsZero() && now.Before(h.ProbeUntil) {
+		return Skip, "unhealthy: another request is probing it"
+	}
+	return Probe, ""
+}
+
+// noPingDue reports whether a region that the latest ping refresh listed
+// without targets has gone long enough without evidence of health to become
+// Unhealthy. The store's conditional write checks the same in DynamoDB.
+func (p Policy) noPingDue(h Health, now time.Time) bool {
+	if h.state() == StateUnhealthy {
+		return false
+	}
+	cutoff := now.Add(-p.NoPingUnhealthyAfter)
+	seen := h.LastPingTargetsAt
+	if seen.IsZero() {
+		seen = h.FirstSeenAt
+	}
+	if seen.IsZero() || !seen.Before(cutoff) {
+		return false
+	}
+	// A recent successful allocation proves the region works even when
+	// ping discovery lists nothing for it.
+	return h.LastSuccessAt.IsZero() || h.LastSuccessAt.Before(cutoff)
+}
