@@ -1,0 +1,103 @@
+//go:build integration
+
+package tests
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+)
+
+// A region whose servers all fail is marked Unhealthy, skipped, and after
+// the cooldown probed by one allocation, which brings it back.
+func TestRegionBreakerThroughLocalStack(t *testing.T) {
+	cfg := localstack.Defaults()
+	cfg.API.Port, cfg.GameFabric.Port = 0, 0
+	cfg.Parameters["RegionFailureThreshold"] = "2"
+	cfg.Parameters["RegionCooldown"] = "2s"
+	cfg.Fleet.Stagger = 50 * time.Millisecond
+	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 4,
+		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=1s"}}}}
+	logs := &syncWriter{w: &bytes.Buffer{}}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: t.TempDir(), Log: logs})
+	if err != nil {
+		t.Fatalf("start the local stack: %v", err)
+	}
+	defer func() {
+		_ = s.Close()
+		if t.Failed() {
+			t.Logf("stack log:\n%s", logs.w.String())
+		}
+	}()
+	waitFor(t, 30*time.Second, "four us-west servers", func() bool { return len(s.Emulator.Servers()) == 4 })
+	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultPolicy)
+	state := func(region string) regionhealth.Health {
+		got, err := health.Get(context.Background(), []string{region})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got[region]
+	}
+	allocate := func(id string) (int, []string) {
+		status, doc := httpJSON(t, http.MethodPost, s.APIURL+"/v1/allocations", "",
+			fmt.Sprintf(`{"gameInstanceId":%q,"preferredRegions":["ap-south","us-west"]}`, id))
+		var reasons []string
+		for _, a := range doc["attempts"].([]any) {
+			a := a.(map[string]any)
+			reasons = append(reasons, fmt.Sprintf("%s:%v:%s", a["region"], a["status"], a["reason"]))
+		}
+		return status, reasons
+	}
+
+	// ap-south has no servers: two failed allocations open its breaker.
+	for i := range 2 {
+		status, reasons := allocate(fmt.Sprintf("gi-brk-%d", i))
+		if status != 201 || !strings.HasPrefix(reasons[0], "ap-south:404:") {
+			t.Fatalf("allocation %d: %d %v", i, status, reasons)
+		}
+	}
+	if h := state("ap-south"); h.State != regionhealth.StateUnhealthy || h.Reason != regionhealth.ReasonAllocationFailures {
+		t.Fatalf("ap-south = %+v, want Unhealthy after 2 failures", h)
+	}
+	if h := state("us-west"); h.State != regionhealth.StateDeployed {
+		t.Fatalf("us-west = %+v, want Deployed", h)
+	}
+
+	// While the breaker is open ap-south is skipped without a call.
+	status, reasons := allocate("gi-brk-2")
+	if status != 201 || !strings.Contains(reasons[0], "ap-south:0:preferred #1; skipped: unhealthy") {
+		t.Fatalf("open breaker: %d %v", status, reasons)
+	}
+
+	// A server comes up in ap-south; after the cooldown (and the breaker's
+	// 5 s read cache) one allocation probes the region and closes it.
+	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_ = json.NewEncoder(w).Encode(map[string]string{"ok": "yes"})
+	}))
+	defer callback.Close()
+	addr := strings.TrimPrefix(callback.URL, "http://")
+	if st, _ := httpJSON(t, http.MethodPost, s.EmulatorURL+"/"+localstack.RegistryPath, cfg.GameFabric.RegistryTokens[0],
+		fmt.Sprintf(`{"address":%q,"region":"ap-south","priority":0,"attributes":{"env":"prag","armadaset":"sample-game-armada-set"},"callback":{"token":"t","url":"%s/allocate"},"ports":{"game":1}}`, addr, addr)); st/100 != 2 {
+		t.Fatalf("register the ap-south server: %d", st)
+	}
+	time.Sleep(6 * time.Second)
+	status, reasons = allocate("gi-brk-3")
+	if status != 201 || !strings.HasPrefix(reasons[0], "ap-south:200:preferred #1; half-open probe") {
+		t.Fatalf("probe: %d %v", status, reasons)
+	}
+	if h := state("ap-south"); h.State != regionhealth.StateDeployed || h.ConsecutiveFailures != 0 {
+		t.Fatalf("ap-south after the probe = %+v, want Deployed", h)
+	}
+}
