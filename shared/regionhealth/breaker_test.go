@@ -34,7 +34,9 @@ func (f *fakeStore) RecordFailure(_ context.Context, r, reason string, _ time.Ti
 	f.writes = append(f.writes, "failure:"+r+":"+reason)
 	return Health{Region: r}, nil
 }
-func (f *fakeStore) ClaimProbe(context.Context, string, time.Time) (bool, error) { return f.probeWin, nil }
+func (f *fakeStore) ClaimProbe(context.Context, string, time.Time) (bool, error) {
+	return f.probeWin, nil
+}
 func (f *fakeStore) RecordPing(context.Context, []string, []string, time.Time) error {
 	return nil
 }
