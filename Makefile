@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps dev invoke lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
+.PHONY: all build deps dev invoke fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
 
 all: lint test
 
@@ -58,6 +58,15 @@ dev: deps
 invoke: deps
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./local/cmd/invoke -fn $(FN) -event $(EVENT)
+
+## fuzz: run every fuzz target for FUZZTIME each (their seed corpora run in every `make test`)
+FUZZTIME ?= 30s
+FUZZ_TARGETS := shared/allocation:FuzzDecodeRequest shared/allocation:FuzzParseVersion \
+	shared/gamefabric:FuzzDecodeAllocation shared/gamefabric:FuzzDecodePing \
+	shared/httpapi:FuzzBearerToken shared/httpapi:FuzzLinkBody
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn for $(FUZZTIME)"; \
+	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; done
 
 ## lint: gofmt, go vet, cfn-lint
 lint:

@@ -211,9 +211,12 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
+// truncate keeps at most MaxErrorBodyKept bytes as valid UTF-8. Invalid
+// runs become "?", one byte, so the result never grows past the limit (the
+// fuzzer found that U+FFFD, three bytes, could).
 func truncate(b []byte) string {
 	if len(b) > MaxErrorBodyKept {
 		b = b[:MaxErrorBodyKept]
 	}
-	return strings.ToValidUTF8(string(b), "\uFFFD")
+	return strings.ToValidUTF8(string(b), "?")
 }
