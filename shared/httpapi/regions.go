@@ -13,6 +13,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
@@ -69,10 +70,10 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	health := map[string]regionhealth.Health{}
 	if h.health != nil {
+		// Health is advisory: without it, clients still get their ping targets.
 		list, err := h.health.List(r.Context())
 		if err != nil {
-			writeError(w, r, &allocation.Error{Code: allocation.CodeInternal, Err: fmt.Errorf("list region health: %w", err)})
-			return
+			logging.FromContext(r.Context()).Warn("listing region health failed; answering without it", "error", err)
 		}
 		for _, rh := range list {
 			health[rh.Region] = rh

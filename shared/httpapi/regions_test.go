@@ -7,12 +7,14 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
 type fakeCache struct {
@@ -76,5 +78,38 @@ func TestRegionsEmptyCacheIsAnEmptyList(t *testing.T) {
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 	if rec.Code != 200 || rec.Body.String() != "{\"regions\":[]}\n" {
 		t.Fatalf("empty cache: %d %q", rec.Code, rec.Body)
+	}
+}
+
+type fakeHealth struct {
+	list []regionhealth.Health
+	err  error
+}
+
+func (f fakeHealth) List(context.Context) ([]regionhealth.Health, error) { return f.list, f.err }
+
+func TestRegionsShowHealth(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	cache := fakeCache{entries: []pingcache.Entry{
+		{Region: "eu", Zone: "EU", RefreshedAt: now, ExpiresAt: now.Add(time.Minute)},
+		{Region: "us", Zone: "US", RefreshedAt: now, ExpiresAt: now.Add(time.Minute)},
+	}}
+	tests := []struct {
+		name   string
+		health HealthLister
+		want   string
+	}{
+		{"states and since", fakeHealth{list: []regionhealth.Health{{Region: "us", State: regionhealth.StateUnhealthy, Since: now}}},
+			`"region":"eu","zone":"EU","pingTargets":null,"refreshedAt":"2026-11-22T12:00:00Z","health":"Initialized"},{"region":"us","zone":"US","pingTargets":null,"refreshedAt":"2026-11-22T12:00:00Z","health":"Unhealthy","healthSince":"2026-11-22T12:00:00Z"`},
+		{"health unavailable: targets still served", fakeHealth{err: errors.New("throttled")}, `"health":"Initialized"`},
+		{"health disabled", nil, `"refreshedAt":"2026-11-22T12:00:00Z"}]`},
+	}
+	for _, tc := range tests {
+		h := NewHandler(RegionsRoutes(cache, tc.health, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
+		if rec.Code != 200 || !strings.Contains(rec.Body.String(), tc.want) {
+			t.Errorf("%s: %d %s", tc.name, rec.Code, rec.Body)
+		}
 	}
 }
