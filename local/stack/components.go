@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"path"
 	"path/filepath"
 	"strconv"
 
@@ -82,7 +83,7 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	c.SecretARN = *out.ARN
 
 	c.Emulator = gfemu.New(gfemu.Config{
-		Prefix:          "/" + filepath.Dir(AllocatePath),
+		Prefix:          "/" + path.Dir(AllocatePath),
 		AllocatorTokens: cfg.GameFabric.AllocatorTokens,
 		RegistryTokens:  cfg.GameFabric.RegistryTokens,
 		QPS:             cfg.GameFabric.QPS,

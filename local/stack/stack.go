@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -240,7 +241,7 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 	defer p.mu.Unlock()
 	p.buf = append(p.buf, b...)
 	for {
-		i := indexNewline(p.buf)
+		i := bytes.IndexByte(p.buf, '\n')
 		if i < 0 {
 			return len(b), nil
 		}
@@ -250,13 +251,4 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 			return len(b), err
 		}
 	}
-}
-
-func indexNewline(b []byte) int {
-	for i, c := range b {
-		if c == '\n' {
-			return i
-		}
-	}
-	return -1
 }
