@@ -100,6 +100,7 @@ type envOptions struct {
 	validTokens    []string
 	now            func() time.Time // the clock of records and health, default time.Now
 	logs           io.Writer        // where the handlers log, default nowhere
+	allocatorURL   string           // the allocate URL, default the stub's
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -115,9 +116,12 @@ func newEnv(t *testing.T, o envOptions) *env {
 		o.logs = io.Discard
 	}
 	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: lifecycle.DefaultPolicy, Now: o.now}
+	if o.allocatorURL == "" {
+		o.allocatorURL = stub.BaseURL() + "/" + stub.AllocatePath()
+	}
 	svc := allocation.NewService(allocation.Options{
 		Store:          e.store,
-		Allocator:      gamefabric.NewClient(&http.Client{}, stub.BaseURL()+"/"+stub.AllocatePath()),
+		Allocator:      gamefabric.NewClient(&http.Client{}, o.allocatorURL),
 		Tokens:         secrets.NewTokenSource(stack.sm, e.secret, time.Minute, nil),
 		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set"},
 		BackendAddress: "http://127.0.0.1:10100",
