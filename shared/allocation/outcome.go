@@ -14,7 +14,7 @@ type outcome int
 const (
 	outcomeOK       outcome = iota + 1
 	outcomeCapacity         // 404, 409, 429, 503: no server right now
-	outcomeTimeout          // no answer in time
+	outcomeTimeout          // no answer in time, or a 504 from the allocator's gateway
 	outcomeFailed           // anything else: auth, 5xx, bad body, transport
 	outcomeSkipped          // not tried: the deadline left no time for it
 )
@@ -31,6 +31,10 @@ func classifyError(err error) outcome {
 		switch gf.Status {
 		case http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
 			return outcomeCapacity
+		case http.StatusGatewayTimeout:
+			// A gateway in front of the allocator gave up waiting for it: a
+			// timeout like our own, not a rejection.
+			return outcomeTimeout
 		}
 	}
 	return outcomeFailed

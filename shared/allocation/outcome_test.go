@@ -1,8 +1,11 @@
 package allocation
 
 import (
+	"errors"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
 func TestFailureCode(t *testing.T) {
@@ -55,6 +58,32 @@ func TestWait429(t *testing.T) {
 		got, ok := p.wait429(tc.retry, tc.retryAfter, tc.remaining)
 		if got != tc.want || ok != tc.ok {
 			t.Errorf("%s: wait429 = %v, %v; want %v, %v", tc.name, got, ok, tc.want, tc.ok)
+		}
+	}
+}
+
+func TestClassifyError(t *testing.T) {
+	tests := []struct {
+		name string
+		err  error
+		want outcome
+	}{
+		{"404 no server", status(404, 0), outcomeCapacity},
+		{"409", status(409, 0), outcomeCapacity},
+		{"429", status(429, 0), outcomeCapacity},
+		{"503", status(503, 0), outcomeCapacity},
+		{"504 from the allocator's gateway", status(504, 0), outcomeTimeout},
+		{"our timeout", timeout, outcomeTimeout},
+		{"400", status(400, 0), outcomeFailed},
+		{"500", status(500, 0), outcomeFailed},
+		{"502", status(502, 0), outcomeFailed},
+		{"undecodable", &gamefabric.Error{Kind: gamefabric.KindDecode}, outcomeFailed},
+		{"reset", &gamefabric.Error{Kind: gamefabric.KindTransport}, outcomeFailed},
+		{"not ours", errors.New("x"), outcomeFailed},
+	}
+	for _, tc := range tests {
+		if got := classifyError(tc.err); got != tc.want {
+			t.Errorf("%s: classifyError = %v, want %v", tc.name, got, tc.want)
 		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -155,11 +156,11 @@ func DecodeAllocation(raw []byte) (*Allocation, error) {
 	}
 	var a Allocation
 	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, &Error{Kind: KindDecode, Message: "response is not an allocation JSON object", Body: truncate(raw), Err: err}
+		return nil, &Error{Kind: KindDecode, Message: "response is not an allocation JSON object", Body: truncate(redactToken(raw)), Err: err}
 	}
 	a.Address = strings.TrimSpace(a.Address)
 	if a.Address == "" {
-		return nil, &Error{Kind: KindDecode, Message: "response has no address", Body: truncate(raw)}
+		return nil, &Error{Kind: KindDecode, Message: "response has no address", Body: truncate(redactToken(raw))}
 	}
 	if a.IP == "" {
 		// The address is documented as ip:port; recover the ip if omitted.
@@ -209,6 +210,16 @@ func ParseRetryAfter(v string, now time.Time) time.Duration {
 		return t.Sub(now)
 	}
 	return 0
+}
+
+// tokenValue matches a "token" member's string value, even in a body cut
+// short: a 2xx body carries GameFabric's callback token, a credential.
+var tokenValue = regexp.MustCompile(`(?i)("token"\s*:\s*")(?:[^"\\]|\\.)*"?`)
+
+// redactToken keeps an undecodable 2xx body useful for diagnosis without
+// the callback token in it.
+func redactToken(raw []byte) []byte {
+	return tokenValue.ReplaceAll(raw, []byte(`${1}[redacted]"`))
 }
 
 // truncate keeps at most MaxErrorBodyKept bytes as valid UTF-8. Invalid

@@ -112,3 +112,23 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// An undecodable 2xx body is kept for diagnosis, never with the callback
+// token GameFabric put in it.
+func TestDecodeAllocationRedactsCallbackToken(t *testing.T) {
+	for _, body := range []string{
+		`{"ip":"10.0.0.1","token":"cb-secret-1"}`,                   // no address
+		`{"address":"10.0.0.1:7777","token":"cb-secret-1","ports":`, // cut short after the token
+		`{"Token" : "cb-secret-1\"x", "address": 5}`,                // escaped quote, wrong type, other case
+		`{"address":"","token":"cb-secret-1`,                        // cut short inside the token
+	} {
+		_, err := DecodeAllocation([]byte(body))
+		var e *Error
+		if !errors.As(err, &e) || e.Kind != KindDecode {
+			t.Fatalf("%s: err = %v, want a decode error", body, err)
+		}
+		if strings.Contains(e.Body, "cb-secret") || !strings.Contains(e.Body, "[redacted]") {
+			t.Fatalf("%s: kept body %q", body, e.Body)
+		}
+	}
+}
