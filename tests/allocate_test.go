@@ -5,11 +5,13 @@ package tests
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
 )
 
@@ -196,7 +198,16 @@ func TestClaimInFlightAndExpiredLease(t *testing.T) {
 	if ra := r.Header.Get("Retry-After"); ra == "" || ra == "0" {
 		t.Fatalf("Retry-After = %q", ra)
 	}
-	claim("gi-dead", -time.Second)
+	// Lease expired, but a server it allocated could still link back: in doubt.
+	claim("gi-doubt", -time.Second)
+	r = e.allocate(t, `{"gameInstanceId":"gi-doubt","desiredRegion":"us-west"}`).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
+	if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < 100 || ra > 120 {
+		t.Fatalf("in-doubt Retry-After = %q, want about the 2m link timeout", r.Header.Get("Retry-After"))
+	}
+	if s := num(e.rawItem(t, "gi-doubt"), "healthDeadline"); s != "" {
+		t.Fatalf("the rejected claim rewrote the record")
+	}
+	claim("gi-dead", -lifecycle.DefaultPolicy.LinkTimeout-time.Second)
 	created := str(e.rawItem(t, "gi-dead"), "createdAt")
 	e.allocate(t, `{"gameInstanceId":"gi-dead","desiredRegion":"us-west"}`).expect(t, http.StatusCreated, "")
 	if got := str(e.rawItem(t, "gi-dead"), "createdAt"); got != created {

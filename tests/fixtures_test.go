@@ -21,6 +21,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
@@ -101,6 +102,10 @@ type envOptions struct {
 	now            func() time.Time // the clock of records and health, default time.Now
 	logs           io.Writer        // where the handlers log, default nowhere
 	allocatorURL   string           // the allocate URL, default the stub's
+	linkTimeout    time.Duration    // default lifecycle.DefaultPolicy's
+	ddbEndpoint    string           // where the service reaches DynamoDB, default DynamoDB Local
+	smEndpoint     string           // where it reaches Secrets Manager, default moto
+	secretID       string           // the secret it reads, default the one created
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -111,24 +116,38 @@ func newEnv(t *testing.T, o envOptions) *env {
 	stub := gfstub.New(o.validTokens...)
 	t.Cleanup(stub.Close)
 	e := &env{stub: stub, table: newTable(t), secret: newSecret(t, o.secretValue)}
-	e.store = store.NewGameInstances(stack.ddb, e.table)
+	ddb, sm := stack.ddb, stack.sm
+	if o.ddbEndpoint != "" {
+		ddb = harness.NewDynamoDB(harness.AWSConfig(), o.ddbEndpoint)
+	}
+	if o.smEndpoint != "" {
+		sm = harness.NewSecretsManager(harness.AWSConfig(), o.smEndpoint)
+	}
+	if o.secretID == "" {
+		o.secretID = e.secret
+	}
+	e.store = store.NewGameInstances(ddb, e.table)
 	if o.logs == nil {
 		o.logs = io.Discard
 	}
-	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: lifecycle.DefaultPolicy, Now: o.now}
+	policy := lifecycle.DefaultPolicy
+	if o.linkTimeout > 0 {
+		policy.LinkTimeout = o.linkTimeout
+	}
+	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: policy, Now: o.now}
 	if o.allocatorURL == "" {
 		o.allocatorURL = stub.BaseURL() + "/" + stub.AllocatePath()
 	}
 	svc := allocation.NewService(allocation.Options{
 		Store:          e.store,
 		Allocator:      gamefabric.NewClient(&http.Client{}, o.allocatorURL),
-		Tokens:         secrets.NewTokenSource(stack.sm, e.secret, time.Minute, nil),
+		Tokens:         secrets.NewTokenSource(sm, o.secretID, time.Minute, nil),
 		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set"},
 		BackendAddress: "http://127.0.0.1:10100",
 		AttemptTimeout: o.attemptTimeout,
 		Lease:          o.lease,
 		Retry:          &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second},
-		LinkTimeout:    lifecycle.DefaultPolicy.LinkTimeout,
+		LinkTimeout:    policy.LinkTimeout,
 		Now:            o.now,
 	})
 	routes := httpapi.AllocateRoutes(svc, e.lifecycle)

@@ -70,7 +70,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if _, marked := e.lifecycle.Policy.MarkIfDue(rec, rec.UpdatedAt.Add(time.Hour)); !marked {
+			if next, _ := e.lifecycle.Policy.Review(rec, rec.UpdatedAt.Add(time.Hour)); next.State != allocation.StateUnhealthy {
 				t.Fatal("setup: not due")
 			}
 			clk.Set(clk.Now().Add(time.Hour))

@@ -21,6 +21,9 @@ const (
 	CodeUnauthorized         Code = "UNAUTHORIZED"
 	CodeInvalidState         Code = "INVALID_STATE"
 	CodeInternal             Code = "INTERNAL"
+	// CodeUnavailable: a dependency (DynamoDB, Secrets Manager) failed for
+	// now; the request left nothing half done and may be retried as is.
+	CodeUnavailable Code = "SERVICE_UNAVAILABLE"
 )
 
 // Error is every error the domain returns to its callers.
@@ -61,4 +64,19 @@ func invalid(format string, args ...any) *Error {
 
 func internal(message string, err error) *Error {
 	return &Error{Code: CodeInternal, Message: message, Err: err}
+}
+
+// unavailable is a dependency failure worth retrying after a moment.
+func unavailable(message string, err error) *Error {
+	return &Error{Code: CodeUnavailable, Message: message, RetryAfter: time.Second, Err: err}
+}
+
+// permanent is how a port marks an error that retrying cannot cure (a
+// missing or malformed secret): it is a deployment problem, not an outage.
+type permanent interface{ Permanent() bool }
+
+// isPermanent reports whether err says retrying cannot help.
+func isPermanent(err error) bool {
+	var p permanent
+	return errors.As(err, &p) && p.Permanent()
 }

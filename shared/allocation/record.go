@@ -86,8 +86,12 @@ type Record struct {
 	// on it (optimistic concurrency, like a Kubernetes resourceVersion).
 	Version int64
 
-	LinkedAt        time.Time
-	LinkInfo        *LinkInfo
+	LinkedAt time.Time
+	LinkInfo *LinkInfo
+	// RecoveredByLink: the allocation's outcome was never recorded (the
+	// store failed after GameFabric answered); the game server's link-back
+	// supplied it, so Server is what the server reported about itself.
+	RecoveredByLink bool
 	LastHeartbeatAt time.Time
 	EndedAt         time.Time
 	EndReason       string

@@ -14,9 +14,10 @@ import (
 // Store persists records. Claim and Finish are conditional writes.
 type Store interface {
 	// Claim writes rec (state Allocating) unless the game instance has a
-	// record that is neither Failed nor an expired Allocating claim; then it
-	// returns *ClaimConflictError holding that record.
-	Claim(ctx context.Context, rec Record, now time.Time) error
+	// record that is neither Failed nor an Allocating claim whose lease
+	// expired before takeoverBefore; then it returns *ClaimConflictError
+	// holding that record.
+	Claim(ctx context.Context, rec Record, takeoverBefore time.Time) error
 	// Finish writes the outcome if rec.ClaimID still holds the claim
 	// (ErrClaimLost otherwise) and returns the stored record.
 	Finish(ctx context.Context, rec Record) (Record, error)
@@ -132,7 +133,7 @@ func (s *Service) Get(ctx context.Context, gameInstanceID string) (Record, error
 		return Record{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", gameInstanceID)}
 	}
 	if err != nil {
-		return Record{}, internal("read allocation", err)
+		return Record{}, unavailable("the allocation store is unavailable; retry", err)
 	}
 	return rec, nil
 }
@@ -146,8 +147,11 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	// The token is read before claiming, so a Secrets Manager failure leaves
 	// no record behind. It is usually cached, so this costs nothing.
 	token, err := s.o.Tokens.Token(ctx)
+	if isPermanent(err) {
+		return Result{}, internal("the allocator credential is missing or unusable", err)
+	}
 	if err != nil {
-		return Result{}, internal("the allocator credential is unavailable", err)
+		return Result{}, unavailable("the allocator credential could not be read; nothing was allocated; retry", err)
 	}
 
 	partnerToken := spec.PartnerGameToken
@@ -174,8 +178,15 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		CreatedAt:            now,
 		UpdatedAt:            now,
 		ExpiresAt:            now.Add(s.o.Retention),
+		// The health sweep watches the claim from the start, so a claim
+		// whose outcome is never recorded cannot stay Allocating forever.
+		// An Allocated outcome keeps this deadline: the index entry is
+		// written once, not moved.
+		HealthDeadline: now.Add(s.o.LinkTimeout),
 	}
-	if err := s.o.Store.Claim(ctx, rec, now); err != nil {
+	// An expired claim is in doubt until its server had time to link back:
+	// taking it over sooner could allocate a second server.
+	if err := s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout)); err != nil {
 		return s.onConflict(spec, now, err)
 	}
 
@@ -224,12 +235,12 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if rec.State == StateAllocated {
 		// A live instance does not expire; the health sweep marks it
 		// Unhealthy if its server never links.
-		rec.ExpiresAt, rec.HealthDeadline = time.Time{}, rec.UpdatedAt.Add(s.o.LinkTimeout)
+		rec.ExpiresAt = time.Time{}
 	} else {
 		code := failureCode(attempts)
 		failure = &Error{Code: code, Message: failureMessage(code), Attempts: attempts}
 		rec.State, rec.Failure = StateFailed, &Failure{Code: code, Message: failure.Message}
-		rec.ExpiresAt = rec.UpdatedAt.Add(s.o.Retention)
+		rec.ExpiresAt, rec.HealthDeadline = rec.UpdatedAt.Add(s.o.Retention), time.Time{}
 	}
 
 	// Record the outcome even if the caller has gone away: the upstream
@@ -241,9 +252,14 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	}
 	stored, err := s.o.Store.Finish(fctx, rec)
 	if err != nil {
+		// The log line is the operator's record of a server we could not
+		// write down; it carries no token.
 		logging.FromContext(ctx).Error("recording allocation outcome failed",
-			"gameInstanceId", rec.GameInstanceID, "state", rec.State, "server", rec.Server, "error", err)
-		return Result{}, internal("recording the allocation failed", err)
+			"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
+		if errors.Is(err, ErrClaimLost) || rec.State != StateAllocated {
+			return Result{}, internal("recording the allocation failed", err)
+		}
+		return Result{}, s.outcomeUnrecorded(rec, err)
 	}
 	if failure != nil {
 		return Result{}, failure
@@ -254,7 +270,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error) {
 	var conflict *ClaimConflictError
 	if !errors.As(err, &conflict) {
-		return Result{}, internal("claiming the game instance failed", err)
+		return Result{}, unavailable("the allocation store is unavailable; nothing was allocated; retry", err)
 	}
 	existing := conflict.Existing
 	if existing.Fingerprint != spec.Fingerprint {
@@ -262,9 +278,30 @@ func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error
 			"game instance %q was already requested with a different desiredRegion, gameServerVersion or serverArgs", spec.GameInstanceID)}
 	}
 	if existing.State == StateAllocating {
-		wait := time.Duration(math.Ceil(existing.LeaseExpiresAt.Sub(now).Seconds())) * time.Second
-		return Result{}, &Error{Code: CodeAllocationInProgress, RetryAfter: max(wait, time.Second),
-			Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", spec.GameInstanceID)}
+		if now.Before(existing.LeaseExpiresAt) {
+			return Result{}, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt, now),
+				Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", spec.GameInstanceID)}
+		}
+		return Result{}, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
+			Message: fmt.Sprintf("an earlier allocation for game instance %q may have succeeded without being recorded; "+
+				"its game server has until LINK_TIMEOUT to link back before a retry allocates afresh", spec.GameInstanceID)}
 	}
 	return Result{Record: existing}, nil
+}
+
+// outcomeUnrecorded answers an allocation GameFabric made but the store
+// would not record. The claim stays Allocating and in doubt: the game
+// server's link-back adopts it, or the health sweep fails it once the
+// server had time to link; either way a retry never allocates a second
+// server meanwhile.
+func (s *Service) outcomeUnrecorded(rec Record, err error) *Error {
+	e := unavailable(fmt.Sprintf("GameFabric allocated a game server in %s but recording it failed; retry with the same "+
+		"gameInstanceId: the retry returns that server once it links back, and allocates afresh only if it never does", rec.Region), err)
+	e.RetryAfter = secondsUntil(rec.LeaseExpiresAt, s.o.Now())
+	return e
+}
+
+// secondsUntil is a Retry-After: whole seconds, at least one.
+func secondsUntil(t, now time.Time) time.Duration {
+	return max(time.Duration(math.Ceil(t.Sub(now).Seconds()))*time.Second, time.Second)
 }

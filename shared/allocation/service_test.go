@@ -19,13 +19,18 @@ import (
 type memStore struct {
 	mu      sync.Mutex
 	records map[string]Record
+	// claimErr and finishErr stand in for DynamoDB being unreachable.
+	claimErr, finishErr error
 }
 
-func (m *memStore) Claim(_ context.Context, rec Record, now time.Time) error {
+func (m *memStore) Claim(_ context.Context, rec Record, takeoverBefore time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.claimErr != nil {
+		return m.claimErr
+	}
 	if old, ok := m.records[rec.GameInstanceID]; ok &&
-		old.State != StateFailed && !(old.State == StateAllocating && old.LeaseExpiresAt.Before(now)) {
+		old.State != StateFailed && !(old.State == StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
 		return &ClaimConflictError{Existing: old}
 	}
 	m.records[rec.GameInstanceID] = rec
@@ -35,6 +40,9 @@ func (m *memStore) Claim(_ context.Context, rec Record, now time.Time) error {
 func (m *memStore) Finish(_ context.Context, rec Record) (Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.finishErr != nil {
+		return Record{}, m.finishErr
+	}
 	if old := m.records[rec.GameInstanceID]; old.ClaimID != rec.ClaimID || old.State != StateAllocating {
 		return Record{}, ErrClaimLost
 	}
@@ -215,11 +223,63 @@ func TestAllocateIdempotency(t *testing.T) {
 	if !errors.As(err, &e) || e.Code != CodeAllocationInProgress || e.RetryAfter < 29*time.Second {
 		t.Fatalf("in-flight err = %v, want ALLOCATION_IN_PROGRESS with Retry-After ~30s", err)
 	}
+	// An expired claim is in doubt while a server it allocated could still
+	// link back; only then may it be taken over.
 	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
 		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-time.Second)}
+	_, err = svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"})
+	if !errors.As(err, &e) || e.Code != CodeAllocationInProgress || e.RetryAfter < svc.o.LinkTimeout-2*time.Second || len(alloc.calls) != 1 {
+		t.Fatalf("in-doubt err = %v after %d calls, want ALLOCATION_IN_PROGRESS until the link timeout, no call", err, len(alloc.calls))
+	}
+	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
+		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-svc.o.LinkTimeout - time.Second)}
 	alloc.queue["us-west"] = []error{nil}
 	if res, err := svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"}); err != nil || !res.Created {
 		t.Fatalf("takeover = %+v, %v", res, err)
+	}
+}
+
+type permanentErr struct{ error }
+
+func (permanentErr) Permanent() bool { return true }
+
+type failingTokens struct{ err error }
+
+func (f failingTokens) Token(context.Context) (string, error)           { return "", f.err }
+func (f failingTokens) Refresh(context.Context, string) (string, error) { return "", f.err }
+
+// Dependency failures: what the caller is told, and what is left behind.
+func TestAllocateDependencyFailures(t *testing.T) {
+	outage := errors.New("dial tcp 127.0.0.1:1: connect: connection refused")
+	tests := []struct {
+		name      string
+		setup     func(*Service, *memStore)
+		wantCode  Code
+		wantCalls int
+		wantState State // "" = no record
+	}{
+		{"secret missing", func(s *Service, _ *memStore) { s.o.Tokens = failingTokens{permanentErr{outage}} }, CodeInternal, 0, ""},
+		{"Secrets Manager down", func(s *Service, _ *memStore) { s.o.Tokens = failingTokens{outage} }, CodeUnavailable, 0, ""},
+		{"DynamoDB down at claim", func(_ *Service, m *memStore) { m.claimErr = outage }, CodeUnavailable, 0, ""},
+		{"DynamoDB down after GameFabric allocated", func(_ *Service, m *memStore) { m.finishErr = outage }, CodeUnavailable, 1, StateAllocating},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			alloc := &script{queue: map[string][]error{"us-west": {nil}}}
+			svc, store := newTestService(alloc)
+			tc.setup(svc, store)
+			_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-d", DesiredRegion: "us-west"})
+			var e *Error
+			if !errors.As(err, &e) || e.Code != tc.wantCode || len(alloc.calls) != tc.wantCalls {
+				t.Fatalf("err = %v after %d calls, want %s after %d", err, len(alloc.calls), tc.wantCode, tc.wantCalls)
+			}
+			if e.Code == CodeUnavailable && e.RetryAfter < time.Second {
+				t.Fatalf("Retry-After = %v, want at least 1s", e.RetryAfter)
+			}
+			if rec, ok := store.records["gi-d"]; ok != (tc.wantState != "") || rec.State != tc.wantState {
+				t.Fatalf("left %+v, want state %q", rec, tc.wantState)
+			}
+		})
 	}
 }
 

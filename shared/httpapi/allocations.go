@@ -112,6 +112,7 @@ type recordView struct {
 type lifecycleView struct {
 	LinkedAt        string               `json:"linkedAt,omitempty"`
 	LinkedServer    *allocation.LinkInfo `json:"linkedServer,omitempty"`
+	RecoveredByLink bool                 `json:"recoveredByLink,omitempty"`
 	LastHeartbeatAt string               `json:"lastHeartbeatAt,omitempty"`
 	EndedAt         string               `json:"endedAt,omitempty"`
 	EndReason       string               `json:"endReason,omitempty"`
@@ -123,6 +124,7 @@ func lifecycleOf(r allocation.Record) lifecycleView {
 	return lifecycleView{
 		LinkedAt:        formatTime(r.LinkedAt),
 		LinkedServer:    r.LinkInfo,
+		RecoveredByLink: r.RecoveredByLink,
 		LastHeartbeatAt: formatTime(r.LastHeartbeatAt),
 		EndedAt:         formatTime(r.EndedAt),
 		EndReason:       r.EndReason,

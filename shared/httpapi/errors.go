@@ -26,6 +26,7 @@ var statusOf = map[allocation.Code]int{
 	allocation.CodeUnauthorized:         http.StatusUnauthorized,
 	allocation.CodeInvalidState:         http.StatusConflict,
 	allocation.CodeInternal:             http.StatusInternalServerError,
+	allocation.CodeUnavailable:          http.StatusServiceUnavailable,
 	codeMethodNotAllowed:                http.StatusMethodNotAllowed,
 }
 

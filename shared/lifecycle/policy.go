@@ -7,6 +7,7 @@ package lifecycle
 
 import (
 	"fmt"
+	"net"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
@@ -53,16 +54,35 @@ func wrongState(rec allocation.Record, action string) error {
 }
 
 // Link: Allocated → Linked. Linking a Linked instance again changes nothing.
+// An Allocating claim whose lease has run out is in doubt: its invocation
+// could not record the outcome. A server holding its token can only be the
+// server GameFabric allocated for it, so its link records the allocation.
 func (p Policy) Link(rec allocation.Record, now time.Time, info *allocation.LinkInfo) (allocation.Record, bool, error) {
-	switch rec.State {
-	case allocation.StateLinked:
+	switch {
+	case rec.State == allocation.StateLinked:
 		return rec, false, nil
-	case allocation.StateAllocated:
-		rec.State, rec.LinkedAt, rec.LinkInfo, rec.UpdatedAt = allocation.StateLinked, now, info, now
-		rec.HealthDeadline = p.heartbeatDeadline(rec)
-		return rec, true, nil
+	case rec.State == allocation.StateAllocated:
+	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt):
+		rec.RecoveredByLink, rec.Server, rec.ExpiresAt = true, serverOf(info), time.Time{}
+	default:
+		return rec, false, wrongState(rec, "link")
 	}
-	return rec, false, wrongState(rec, "link")
+	rec.State, rec.LinkedAt, rec.LinkInfo, rec.UpdatedAt = allocation.StateLinked, now, info, now
+	rec.HealthDeadline = p.heartbeatDeadline(rec)
+	return rec, true, nil
+}
+
+// serverOf is what a recovering link says about the server; nil when the
+// server did not report its address.
+func serverOf(info *allocation.LinkInfo) *allocation.Server {
+	if info == nil || info.Address == "" {
+		return nil
+	}
+	ip := info.Address
+	if host, _, err := net.SplitHostPort(info.Address); err == nil {
+		ip = host
+	}
+	return &allocation.Server{Address: info.Address, IP: ip, Ports: info.Ports}
 }
 
 // Heartbeat records a Linked instance's heartbeat. On an Ended or Unhealthy
@@ -93,23 +113,56 @@ func (p Policy) End(rec allocation.Record, now time.Time, reason string) (alloca
 	return rec, false, wrongState(rec, "end")
 }
 
-// MarkIfDue: Allocated or Linked past its deadline → Unhealthy. The deadline
-// is recomputed from the record, so a stale index entry never marks a
-// healthy instance.
-func (p Policy) MarkIfDue(rec allocation.Record, now time.Time) (allocation.Record, bool) {
-	var reason string
-	switch {
-	case rec.State == allocation.StateAllocated && !now.Before(rec.UpdatedAt.Add(p.LinkTimeout)):
-		reason = allocation.ReasonLinkTimeout
-	case rec.State == allocation.StateLinked && !now.Before(p.heartbeatDeadline(rec)):
-		reason = allocation.ReasonMissedHeartbeats
-	default:
-		return rec, false
+// Review is the health sweep's look at a due instance. Deadlines are
+// recomputed from the record, so a stale index entry never marks a healthy
+// instance; an entry that is early is moved to the real deadline.
+//   - Allocated or Linked past its deadline → Unhealthy.
+//   - Allocating whose lease ran out LinkTimeout ago → Failed: its outcome
+//     was never recorded and no server linked back in time, so no server
+//     holds the instance and a retry may allocate afresh.
+func (p Policy) Review(rec allocation.Record, now time.Time) (allocation.Record, bool) {
+	switch rec.State {
+	case allocation.StateAllocated:
+		return p.markOrMove(rec, now, rec.UpdatedAt.Add(p.LinkTimeout), allocation.ReasonLinkTimeout)
+	case allocation.StateLinked:
+		return p.markOrMove(rec, now, p.heartbeatDeadline(rec), allocation.ReasonMissedHeartbeats)
+	case allocation.StateAllocating:
+		if deadline := rec.LeaseExpiresAt.Add(p.LinkTimeout); now.Before(deadline) {
+			return move(rec, deadline)
+		}
+		return p.outcomeLost(rec, now), true
+	}
+	return rec, false
+}
+
+// markOrMove marks rec Unhealthy at its deadline, or moves an early index
+// entry to it.
+func (p Policy) markOrMove(rec allocation.Record, now, deadline time.Time, reason string) (allocation.Record, bool) {
+	if now.Before(deadline) {
+		return move(rec, deadline)
 	}
 	rec.State, rec.UnhealthyAt, rec.UnhealthyReason, rec.UpdatedAt = allocation.StateUnhealthy, now, reason, now
 	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
 	return rec, true
 }
+
+func move(rec allocation.Record, deadline time.Time) (allocation.Record, bool) {
+	if rec.HealthDeadline.Equal(deadline) {
+		return rec, false
+	}
+	rec.HealthDeadline = deadline
+	return rec, true
+}
+
+func (p Policy) outcomeLost(rec allocation.Record, now time.Time) allocation.Record {
+	rec.State, rec.UpdatedAt = allocation.StateFailed, now
+	rec.Failure = &allocation.Failure{Code: allocation.CodeAllocationFailed, Message: OutcomeLostMessage}
+	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
+	return rec
+}
+
+// OutcomeLostMessage is the failure of an in-doubt claim the sweep ended.
+const OutcomeLostMessage = "the allocation's outcome was never recorded and no game server linked back within LINK_TIMEOUT; retrying allocates afresh"
 
 // PolicyFrom builds the policy from the lifecycle configuration.
 func PolicyFrom(c config.Lifecycle) Policy {

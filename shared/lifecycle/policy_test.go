@@ -35,7 +35,8 @@ func TestTransitions(t *testing.T) {
 	}
 	for _, tc := range tests {
 		for call, w := range tc.want {
-			rec := allocation.Record{GameInstanceID: "gi", State: tc.from, LinkedAt: t0, UpdatedAt: t0}
+			// A live lease: the allocate call is still recording its outcome.
+			rec := allocation.Record{GameInstanceID: "gi", State: tc.from, LinkedAt: t0, UpdatedAt: t0, LeaseExpiresAt: now.Add(time.Second)}
 			got, changed, err := calls[call](rec)
 			if got.State != w.state || changed != w.changed || (err != nil) != w.err {
 				t.Errorf("%s on %s = %s changed=%v err=%v; want %s changed=%v err=%v", call, tc.from, got.State, changed, err, w.state, w.changed, w.err)
@@ -74,33 +75,81 @@ func TestHealthDeadlines(t *testing.T) {
 		t.Fatalf("heartbeat deadlines = %v / %v", early.HealthDeadline, late.HealthDeadline)
 	}
 
+	type want struct {
+		state    allocation.State
+		reason   string
+		deadline time.Time // the moved index entry, for unchanged states
+	}
+	indexed := allocated
+	indexed.HealthDeadline = t0.Add(2 * time.Minute)
+	claim := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocating, UpdatedAt: t0, LeaseExpiresAt: t0.Add(time.Minute)}
 	tests := []struct {
-		name   string
-		rec    allocation.Record
-		at     time.Time
-		reason string
+		name string
+		rec  allocation.Record
+		at   time.Time
+		want want // zero: nothing to write
 	}{
-		{"allocated before link timeout", allocated, t0.Add(119 * time.Second), ""},
-		{"allocated at link timeout", allocated, t0.Add(2 * time.Minute), allocation.ReasonLinkTimeout},
-		{"linked inside initial delay and threshold", linked, t0.Add(119 * time.Second), ""},
-		{"linked, never heartbeated", linked, t0.Add(2 * time.Minute), allocation.ReasonMissedHeartbeats},
-		{"heartbeat keeps it healthy", late, t0.Add(6 * time.Minute), ""},
-		{"heartbeats stopped", late, t0.Add(5*time.Minute + 90*time.Second), allocation.ReasonMissedHeartbeats},
-		{"ended is never marked", allocation.Record{State: allocation.StateEnded, UpdatedAt: t0}, t0.Add(time.Hour), ""},
-		{"unhealthy is not marked again", allocation.Record{State: allocation.StateUnhealthy, UpdatedAt: t0}, t0.Add(time.Hour), ""},
+		{"allocated before link timeout: entry moved", allocated, t0.Add(119 * time.Second), want{allocation.StateAllocated, "", t0.Add(2 * time.Minute)}},
+		{"allocated before link timeout, entry right", indexed, t0.Add(119 * time.Second), want{}},
+		{"allocated at link timeout", allocated, t0.Add(2 * time.Minute), want{allocation.StateUnhealthy, allocation.ReasonLinkTimeout, time.Time{}}},
+		{"linked inside initial delay and threshold", linked, t0.Add(119 * time.Second), want{}},
+		{"linked, never heartbeated", linked, t0.Add(2 * time.Minute), want{allocation.StateUnhealthy, allocation.ReasonMissedHeartbeats, time.Time{}}},
+		{"heartbeat keeps it healthy", late, t0.Add(6 * time.Minute), want{}},
+		{"heartbeats stopped", late, t0.Add(5*time.Minute + 90*time.Second), want{allocation.StateUnhealthy, allocation.ReasonMissedHeartbeats, time.Time{}}},
+		{"claim in flight: entry moved past lease + link timeout", claim, t0.Add(30 * time.Second), want{allocation.StateAllocating, "", t0.Add(3 * time.Minute)}},
+		{"claim in doubt: its server may still link", claim, t0.Add(2 * time.Minute), want{allocation.StateAllocating, "", t0.Add(3 * time.Minute)}},
+		{"claim in doubt past link timeout: failed", claim, t0.Add(3 * time.Minute), want{allocation.StateFailed, "", time.Time{}}},
+		{"ended is never marked", allocation.Record{State: allocation.StateEnded, UpdatedAt: t0}, t0.Add(time.Hour), want{}},
+		{"unhealthy is not marked again", allocation.Record{State: allocation.StateUnhealthy, UpdatedAt: t0}, t0.Add(time.Hour), want{}},
 	}
 	for _, tc := range tests {
-		got, marked := p.MarkIfDue(tc.rec, tc.at)
-		if marked != (tc.reason != "") || got.UnhealthyReason != tc.reason {
-			t.Errorf("%s: marked=%v reason=%q, want %q", tc.name, marked, got.UnhealthyReason, tc.reason)
+		got, changed := p.Review(tc.rec, tc.at)
+		if changed != (tc.want != want{}) {
+			t.Errorf("%s: changed=%v, want %v (%+v)", tc.name, changed, !changed, got)
+			continue
 		}
-		if marked && (got.State != allocation.StateUnhealthy || !got.HealthDeadline.IsZero() || !got.ExpiresAt.Equal(tc.at.Add(time.Hour))) {
-			t.Errorf("%s: marked record %+v", tc.name, got)
+		if !changed {
+			continue
+		}
+		if got.State != tc.want.state || got.UnhealthyReason != tc.want.reason || !got.HealthDeadline.Equal(tc.want.deadline) {
+			t.Errorf("%s: got %s %q deadline %v, want %+v", tc.name, got.State, got.UnhealthyReason, got.HealthDeadline, tc.want)
+		}
+		final := got.State == allocation.StateUnhealthy || got.State == allocation.StateFailed
+		if final != got.ExpiresAt.Equal(tc.at.Add(time.Hour)) {
+			t.Errorf("%s: %s record expires %v", tc.name, got.State, got.ExpiresAt)
+		}
+		if got.State == allocation.StateFailed && (got.Failure == nil || got.Failure.Code != allocation.CodeAllocationFailed) {
+			t.Errorf("%s: failure %+v", tc.name, got.Failure)
 		}
 	}
 	// A heartbeat after being marked does not revive (Agones semantics).
-	marked, _ := p.MarkIfDue(linked, t0.Add(time.Hour))
+	marked, _ := p.Review(linked, t0.Add(time.Hour))
 	if again, changed, err := p.Heartbeat(marked, t0.Add(time.Hour+time.Second)); changed || err != nil || again.State != allocation.StateUnhealthy {
 		t.Fatalf("heartbeat on Unhealthy = %s changed=%v err=%v", again.State, changed, err)
+	}
+}
+
+// A claim whose outcome was never recorded is adopted by its server's link.
+func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
+	p := DefaultPolicy
+	claim := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocating, UpdatedAt: t0,
+		LeaseExpiresAt: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour), HealthDeadline: t0.Add(3 * time.Minute)}
+	info := &allocation.LinkInfo{Address: "10.1.2.3:7777", Ports: map[string]int{"game": 7777}}
+
+	if _, _, err := p.Link(claim, t0.Add(59*time.Second), info); allocation.CodeOf(err) != allocation.CodeAllocationInProgress {
+		t.Fatalf("link inside the lease: err = %v, want ALLOCATION_IN_PROGRESS", err)
+	}
+	got, changed, err := p.Link(claim, t0.Add(time.Minute), info)
+	if err != nil || !changed || got.State != allocation.StateLinked || !got.RecoveredByLink || !got.ExpiresAt.IsZero() {
+		t.Fatalf("recovering link = %+v changed=%v err=%v", got, changed, err)
+	}
+	if got.Server == nil || got.Server.Address != "10.1.2.3:7777" || got.Server.IP != "10.1.2.3" || got.Server.Ports["game"] != 7777 {
+		t.Fatalf("server = %+v, want what the server reported", got.Server)
+	}
+	if want := t0.Add(time.Minute + p.InitialDelay + p.Period*time.Duration(p.FailureThreshold)); !got.HealthDeadline.Equal(want) {
+		t.Fatalf("deadline = %v, want %v", got.HealthDeadline, want)
+	}
+	if got, _, _ := p.Link(claim, t0.Add(time.Minute), nil); got.Server != nil || got.State != allocation.StateLinked {
+		t.Fatalf("link without an address = %+v, want Linked without a server", got)
 	}
 }

@@ -85,6 +85,12 @@ func (s *Service) EndByBackend(ctx context.Context, id string) (allocation.Recor
 	}))
 }
 
+// storeUnavailable: nothing was changed, so the call can simply be retried.
+func storeUnavailable(err error) error {
+	return &allocation.Error{Code: allocation.CodeUnavailable, RetryAfter: time.Second, Err: err,
+		Message: "the game instance store is unavailable; nothing was changed; retry"}
+}
+
 func result(rec allocation.Record, _ bool, err error) (allocation.Record, error) { return rec, err }
 
 // apply reads the record, checks the token (when one is given), applies t
@@ -98,7 +104,7 @@ func (s *Service) apply(ctx context.Context, id string, token *string, t transit
 		rec, err := s.Store.Get(ctx, id)
 		found := err == nil
 		if err != nil && !errors.Is(err, allocation.ErrNotFound) {
-			return allocation.Record{}, false, &allocation.Error{Code: allocation.CodeInternal, Err: err}
+			return allocation.Record{}, false, storeUnavailable(err)
 		}
 		if token != nil {
 			want := absentHash
@@ -121,7 +127,7 @@ func (s *Service) apply(ctx context.Context, id string, token *string, t transit
 			continue
 		}
 		if err != nil {
-			return allocation.Record{}, false, &allocation.Error{Code: allocation.CodeInternal, Err: err}
+			return allocation.Record{}, false, storeUnavailable(err)
 		}
 		return stored, true, nil
 	}
@@ -140,9 +146,14 @@ type SweepSummary struct {
 	Marked           int `json:"marked"`
 	LinkTimeouts     int `json:"linkTimeouts"`
 	MissedHeartbeats int `json:"missedHeartbeats"`
+	// OutcomesLost counts in-doubt claims failed because no server linked.
+	OutcomesLost int `json:"outcomesLost"`
+	// Moved counts index entries that were early and were moved.
+	Moved int `json:"moved"`
 }
 
-// Sweep marks every due instance Unhealthy, each with a conditional write.
+// Sweep reviews every due instance (Policy.Review), each with a
+// conditional write.
 func (s *Service) Sweep(ctx context.Context) (SweepSummary, error) {
 	log := logging.FromContext(ctx)
 	ids, err := s.Store.Due(ctx, s.now(), SweepLimit)
@@ -152,14 +163,21 @@ func (s *Service) Sweep(ctx context.Context) (SweepSummary, error) {
 	}
 	var failures []error
 	for _, id := range ids {
-		rec, marked, err := s.apply(ctx, id, nil, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
-			next, due := s.Policy.MarkIfDue(rec, now)
-			return next, due, nil
+		rec, written, err := s.apply(ctx, id, nil, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+			next, changed := s.Policy.Review(rec, now)
+			return next, changed, nil
 		})
 		switch {
 		case err != nil:
-			failures = append(failures, fmt.Errorf("mark %s: %w", id, err))
-		case marked:
+			failures = append(failures, fmt.Errorf("review %s: %w", id, err))
+		case !written:
+		case rec.State == allocation.StateFailed:
+			sum.OutcomesLost++
+			log.Warn("in-doubt allocation failed: no game server linked back", "gameInstanceId", id,
+				"leaseExpiresAt", rec.LeaseExpiresAt)
+		case rec.State != allocation.StateUnhealthy:
+			sum.Moved++
+		default:
 			sum.Marked++
 			if rec.UnhealthyReason == allocation.ReasonLinkTimeout {
 				sum.LinkTimeouts++
@@ -173,8 +191,8 @@ func (s *Service) Sweep(ctx context.Context) (SweepSummary, error) {
 				"linkedAt", rec.LinkedAt, "lastHeartbeatAt", rec.LastHeartbeatAt)
 		}
 	}
-	log.Info("health sweep finished", "due", sum.Due, "marked", sum.Marked,
-		"linkTimeouts", sum.LinkTimeouts, "missedHeartbeats", sum.MissedHeartbeats, "failures", len(failures))
+	log.Info("health sweep finished", "due", sum.Due, "marked", sum.Marked, "linkTimeouts", sum.LinkTimeouts,
+		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "moved", sum.Moved, "failures", len(failures))
 	return sum, errors.Join(failures...)
 }
 

@@ -14,11 +14,41 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/smithy-go"
 )
 
 // ErrBadSecret means the secret exists but holds no usable token. Messages
 // wrapping it never include the secret's content.
 var ErrBadSecret = errors.New("secret holds no usable token")
+
+// Error is a failed secret read. Permanent is true when waiting cannot
+// help: the secret is missing, unreadable to us, or holds no token. Callers
+// tell a deployment problem from a Secrets Manager outage by it.
+type Error struct {
+	SecretID string
+	Err      error
+	perm     bool
+}
+
+func (e *Error) Error() string   { return fmt.Sprintf("read secret %s: %v", e.SecretID, e.Err) }
+func (e *Error) Unwrap() error   { return e.Err }
+func (e *Error) Permanent() bool { return e.perm }
+
+// permanentCodes are Secrets Manager errors no retry cures.
+var permanentCodes = map[string]bool{
+	"ResourceNotFoundException": true, // no such secret (or no current version)
+	"AccessDeniedException":     true, // IAM policy or KMS key policy
+	"DecryptionFailure":         true,
+	"InvalidRequestException":   true, // e.g. the secret is scheduled for deletion
+}
+
+func permanentSecretError(err error) bool {
+	if errors.Is(err, ErrBadSecret) {
+		return true
+	}
+	var api smithy.APIError
+	return errors.As(err, &api) && permanentCodes[api.ErrorCode()]
+}
 
 // SecretGetter is the part of the Secrets Manager client this package uses.
 type SecretGetter interface {
@@ -108,16 +138,19 @@ func (s *TokenSource) Refresh(ctx context.Context, stale string) (string, error)
 }
 
 func (s *TokenSource) fetchLocked(ctx context.Context) (string, error) {
+	fail := func(err error) (string, error) {
+		return "", &Error{SecretID: s.secretID, Err: err, perm: permanentSecretError(err)}
+	}
 	out, err := s.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(s.secretID)})
 	if err != nil {
-		return "", fmt.Errorf("read secret %s: %w", s.secretID, err)
+		return fail(err)
 	}
 	if out.SecretString == nil {
-		return "", fmt.Errorf("read secret %s: %w: it has no SecretString", s.secretID, ErrBadSecret)
+		return fail(fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
 	}
 	token, err := ParseToken(*out.SecretString)
 	if err != nil {
-		return "", fmt.Errorf("read secret %s: %w", s.secretID, err)
+		return fail(err)
 	}
 	s.token, s.fetchedAt = token, s.now()
 	return token, nil

@@ -9,6 +9,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager/types"
+	"github.com/aws/smithy-go"
 )
 
 func TestParseToken(t *testing.T) {
@@ -94,5 +96,29 @@ func TestTokenSourceErrorsNameTheSecret(t *testing.T) {
 	_, err := src.Token(context.Background())
 	if err == nil || !strings.Contains(err.Error(), "my-secret") {
 		t.Fatalf("err = %v, want it to name the secret", err)
+	}
+}
+
+// Callers answer a deployment problem differently from an outage.
+func TestTokenSourceTellsPermanentFromTransient(t *testing.T) {
+	tests := []struct {
+		name      string
+		fake      *fakeSecrets
+		permanent bool
+	}{
+		{"missing secret", &fakeSecrets{err: &types.ResourceNotFoundException{Message: aws.String("no such secret")}}, true},
+		{"access denied", &fakeSecrets{err: &smithy.GenericAPIError{Code: "AccessDeniedException"}}, true},
+		{"no token in it", &fakeSecrets{values: []string{`{"password":"x"}`}}, true},
+		{"throttled", &fakeSecrets{err: &smithy.GenericAPIError{Code: "ThrottlingException"}}, false},
+		{"unreachable", &fakeSecrets{err: errors.New("dial tcp 127.0.0.1:1: connect: connection refused")}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := NewTokenSource(tc.fake, "sid", time.Minute, nil).Token(context.Background())
+			var se *Error
+			if !errors.As(err, &se) || se.Permanent() != tc.permanent {
+				t.Fatalf("err = %#v, want *Error with Permanent() = %v", err, tc.permanent)
+			}
+		})
 	}
 }

@@ -40,17 +40,18 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 }
 
 // Claim takes the game instance if it is new, Failed, or an Allocating claim
-// whose lease has expired. createdAt survives a retry or takeover.
-func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, now time.Time) error {
+// whose lease expired before takeoverBefore. createdAt survives a retry or
+// takeover.
+func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, takeoverBefore time.Time) error {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
 		return err
 	}
-	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR (#c_state = :c_allocating AND leaseExpiresAt < :c_now)")
+	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR (#c_state = :c_allocating AND leaseExpiresAt < :c_takeover)")
 	in.ExpressionAttributeNames["#c_state"] = "state"
 	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(allocation.StateFailed)}
 	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
-	in.ExpressionAttributeValues[":c_now"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)}
+	in.ExpressionAttributeValues[":c_takeover"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(takeoverBefore.UnixMilli(), 10)}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
 	_, err = s.db.UpdateItem(ctx, in)

@@ -37,6 +37,7 @@ type item struct {
 	Version              int64         `dynamodbav:"version"`
 	LinkedAt             string        `dynamodbav:"linkedAt,omitempty"`
 	LinkInfo             *linkInfoItem `dynamodbav:"linkInfo,omitempty"`
+	RecoveredByLink      bool          `dynamodbav:"recoveredByLink,omitempty"`
 	LastHeartbeatAt      string        `dynamodbav:"lastHeartbeatAt,omitempty"`
 	EndedAt              string        `dynamodbav:"endedAt,omitempty"`
 	EndReason            string        `dynamodbav:"endReason,omitempty"`
@@ -52,7 +53,7 @@ type item struct {
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
 var optional = []string{"regionInputs", "latencyRelaxed", "region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
-	"linkedAt", "linkInfo", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
+	"linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
 	"healthShard", "healthDeadline"}
 
 type linkInfoItem struct {
@@ -107,6 +108,7 @@ func toItem(r allocation.Record) item {
 		UpdatedAt:            formatTime(r.UpdatedAt),
 		Version:              r.Version,
 		LinkedAt:             formatTime(r.LinkedAt),
+		RecoveredByLink:      r.RecoveredByLink,
 		LastHeartbeatAt:      formatTime(r.LastHeartbeatAt),
 		EndedAt:              formatTime(r.EndedAt),
 		EndReason:            r.EndReason,
@@ -156,6 +158,7 @@ func (it item) record() allocation.Record {
 		UpdatedAt:            parseTime(it.UpdatedAt),
 		Version:              it.Version,
 		LinkedAt:             parseTime(it.LinkedAt),
+		RecoveredByLink:      it.RecoveredByLink,
 		LastHeartbeatAt:      parseTime(it.LastHeartbeatAt),
 		EndedAt:              parseTime(it.EndedAt),
 		EndReason:            it.EndReason,
