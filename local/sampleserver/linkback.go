@@ -47,10 +47,15 @@ func (l *linkBack) call(ctx context.Context, op string, body any) (instanceView,
 	return v, err
 }
 
-// link retries for about half a minute: the backend may be briefly
-// unreachable, but an instance left unlinked is soon marked Unhealthy.
+// linkPatience is the default ALLOCATION_LEASE + LINK_TIMEOUT: if the
+// backend could not record this allocation, our link is what recovers it,
+// and the backend accepts it until then (README, "in-doubt allocations").
+const linkPatience = 3 * time.Minute
+
+// link retries transient failures (unreachable, 409 ALLOCATION_IN_PROGRESS,
+// 503) for linkPatience; anything else ends the attempt at once.
 func (l *linkBack) link(ctx context.Context, body linkBody) error {
-	return retry(ctx, 30*time.Second, backoff{lo: 250 * time.Millisecond, hi: 4 * time.Second}, l.log.Printf,
+	return retry(ctx, linkPatience, backoff{lo: 250 * time.Millisecond, hi: 4 * time.Second}, l.log.Printf,
 		func(ctx context.Context) error {
 			_, err := l.call(ctx, "link", body)
 			return err
