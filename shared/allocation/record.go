@@ -73,6 +73,9 @@ type Record struct {
 	// PartnerGameTokenHash is the SHA-256 of the game server's link-back
 	// credential; the token itself is never stored.
 	PartnerGameTokenHash string
+	// CandidateTokenHashes: while Allocating, the hashes of every plan
+	// step's token (the outcome decides which one is the instance's).
+	CandidateTokenHashes []string
 	// ClaimID identifies the invocation holding the claim; the outcome is
 	// written only if the claim is still ours.
 	ClaimID        string

@@ -154,11 +154,9 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		return Result{}, unavailable("the allocator credential could not be read; nothing was allocated; retry", err)
 	}
 
-	partnerToken := spec.PartnerGameToken
-	if partnerToken == "" {
-		if partnerToken, err = mintToken(s.o.Random); err != nil {
-			return Result{}, internal("mint partner game token", err)
-		}
+	partnerTokens, err := s.partnerTokens(spec)
+	if err != nil {
+		return Result{}, internal("mint partner game tokens", err)
 	}
 	claimID, err := mintToken(s.o.Random)
 	if err != nil {
@@ -171,7 +169,8 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		Fingerprint:          spec.Fingerprint,
 		Environment:          spec.Environment,
 		ArmadaSet:            spec.ArmadaSet,
-		PartnerGameTokenHash: HashToken(partnerToken),
+		PartnerGameTokenHash: HashToken(partnerTokens[0]),
+		CandidateTokenHashes: candidateHashes(spec, partnerTokens),
 		ClaimID:              claimID,
 		LatencyRelaxed:       spec.LatencyRelaxed,
 		LeaseExpiresAt:       now.Add(s.o.Lease),
@@ -193,12 +192,11 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	deadline := s.deadline(ctx)
 	payload := Payload{
 		GameInstanceID:       spec.GameInstanceID,
-		PartnerGameToken:     partnerToken,
 		PartnerSocialToken:   spec.PartnerSocialToken,
 		PragmaBackendAddress: s.o.BackendAddress,
 		ServerArgs:           spec.Fingerprint.ServerArgs,
 	}
-	redact := redactor(token, partnerToken, spec.PartnerSocialToken)
+	redact := redactor(append([]string{token, spec.PartnerSocialToken}, partnerTokens...)...)
 	var attempts []Attempt
 	verdicts := s.admit(ctx, spec.Plan)
 	skipped := 0
@@ -210,6 +208,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		} else if v.Reason != "" {
 			step.Reason += "; " + v.Reason
 		}
+		payload.PartnerGameToken = partnerTokens[i]
 		alloc, tried, tok := s.tryRegion(ctx, deadline, token, step.Region, spec, payload, redact)
 		token = tok
 		for j := range tried {
@@ -226,10 +225,11 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		if alloc != nil {
 			rec.State, rec.Region, rec.FallbackUsed = StateAllocated, step.Region, i > 0
 			rec.Server = &Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}
+			rec.PartnerGameTokenHash = HashToken(partnerTokens[i])
 			break
 		}
 	}
-	rec.Attempts = attempts
+	rec.Attempts, rec.CandidateTokenHashes = attempts, nil
 	rec.UpdatedAt = s.o.Now()
 	var failure *Error
 	if rec.State == StateAllocated {
@@ -265,6 +265,38 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		return Result{}, failure
 	}
 	return Result{Record: stored, Created: true}, nil
+}
+
+// partnerTokens is the link-back credential for each plan step. Minted
+// ones differ per step: a step that times out may still have allocated a
+// server, and with its own token that orphan cannot link to the instance
+// the next step's server holds. A caller's token is used for every step.
+func (s *Service) partnerTokens(spec Spec) ([]string, error) {
+	tokens := make([]string, max(len(spec.Plan), 1))
+	for i := range tokens {
+		tokens[i] = spec.PartnerGameToken
+		if tokens[i] == "" {
+			var err error
+			if tokens[i], err = mintToken(s.o.Random); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return tokens, nil
+}
+
+// candidateHashes are the tokens a server allocated under this claim may
+// hold, kept while the outcome is unknown so an in-doubt claim's server can
+// still link (see lifecycle.Policy.Link).
+func candidateHashes(spec Spec, tokens []string) []string {
+	if spec.PartnerGameToken != "" {
+		return nil
+	}
+	hashes := make([]string, len(tokens))
+	for i, t := range tokens {
+		hashes[i] = HashToken(t)
+	}
+	return hashes
 }
 
 func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error) {

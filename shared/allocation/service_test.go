@@ -66,12 +66,15 @@ type script struct {
 	calls  []string
 	tokens []string
 	last   gamefabric.AllocateRequest
+	// partner is each call's PartnerGameToken.
+	partner []string
 }
 
 func (s *script) Allocate(_ context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls, s.tokens, s.last = append(s.calls, req.Region), append(s.tokens, token), req
+	s.partner = append(s.partner, req.Payload.(Payload).PartnerGameToken)
 	q := s.queue[req.Region]
 	if len(q) == 0 {
 		return nil, &gamefabric.Error{Kind: gamefabric.KindStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
@@ -360,4 +363,46 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 			}
 		})
 	}
+}
+
+// Each plan step's server gets its own link-back token, so the orphan of a
+// step that timed out (GameFabric may still have allocated it) cannot link.
+func TestAllocateMintsATokenPerPlanStep(t *testing.T) {
+	alloc := &script{queue: map[string][]error{"us-west": {timeout}, "eu": {nil}}}
+	svc, store := newTestService(alloc)
+	var claimed Record
+	svc.o.Store = claimSpy{store, &claimed}
+	res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-t", DesiredRegion: "us-west"})
+	if err != nil || len(alloc.partner) != 2 {
+		t.Fatalf("allocate = %v after calls %v", err, alloc.calls)
+	}
+	orphan, winner := alloc.partner[0], alloc.partner[1]
+	if orphan == winner {
+		t.Fatal("both steps were sent the same token")
+	}
+	if res.Record.PartnerGameTokenHash != HashToken(winner) || res.Record.CandidateTokenHashes != nil {
+		t.Fatalf("recorded hash %q candidates %v, want only the winner's", res.Record.PartnerGameTokenHash, res.Record.CandidateTokenHashes)
+	}
+	if !reflect.DeepEqual(claimed.CandidateTokenHashes, []string{HashToken(orphan), HashToken(winner)}) {
+		t.Fatalf("claim candidates = %v, want both steps' hashes", claimed.CandidateTokenHashes)
+	}
+
+	// A caller's own token is theirs to share between steps.
+	alloc.queue = map[string][]error{"us-west": {timeout}, "eu": {nil}}
+	alloc.partner = nil
+	own := strings.Repeat("k", 32)
+	res, err = svc.Allocate(context.Background(), Request{GameInstanceID: "gi-u", DesiredRegion: "us-west", PartnerGameToken: own})
+	if err != nil || !reflect.DeepEqual(alloc.partner, []string{own, own}) || claimed.CandidateTokenHashes != nil {
+		t.Fatalf("caller token: err %v, sent %v, candidates %v", err, alloc.partner, claimed.CandidateTokenHashes)
+	}
+}
+
+type claimSpy struct {
+	*memStore
+	claimed *Record
+}
+
+func (c claimSpy) Claim(ctx context.Context, rec Record, takeoverBefore time.Time) error {
+	*c.claimed = rec
+	return c.memStore.Claim(ctx, rec, takeoverBefore)
 }

@@ -107,12 +107,11 @@ func (s *Service) apply(ctx context.Context, id string, token *string, t transit
 			return allocation.Record{}, false, storeUnavailable(err)
 		}
 		if token != nil {
-			want := absentHash
-			if found {
-				want = rec.PartnerGameTokenHash
+			against := rec
+			if !found {
+				against = allocation.Record{PartnerGameTokenHash: absentHash}
 			}
-			match := subtle.ConstantTimeCompare([]byte(allocation.HashToken(*token)), []byte(want)) == 1
-			if !found || !match {
+			if !holdsToken(against, *token) || !found {
 				return allocation.Record{}, false, errUnauthorized
 			}
 		} else if !found {
@@ -131,6 +130,21 @@ func (s *Service) apply(ctx context.Context, id string, token *string, t transit
 		}
 		return stored, true, nil
 	}
+}
+
+// holdsToken: token is the instance's link-back credential. While the
+// outcome is unknown that is any plan step's token; once it is recorded, only
+// the token of the server that was recorded, so an orphan from a timed-out
+// step cannot link. Every comparison runs, in constant time.
+func holdsToken(rec allocation.Record, token string) bool {
+	h := []byte(allocation.HashToken(token))
+	match := subtle.ConstantTimeCompare(h, []byte(rec.PartnerGameTokenHash))
+	if rec.State == allocation.StateAllocating {
+		for _, c := range rec.CandidateTokenHashes {
+			match |= subtle.ConstantTimeCompare(h, []byte(c))
+		}
+	}
+	return match == 1
 }
 
 func (s *Service) now() time.Time {

@@ -29,6 +29,7 @@ type item struct {
 	FailureCode          string        `dynamodbav:"failureCode,omitempty"`
 	FailureMessage       string        `dynamodbav:"failureMessage,omitempty"`
 	PartnerGameTokenHash string        `dynamodbav:"partnerGameTokenHash"`
+	CandidateTokenHashes []string      `dynamodbav:"candidateTokenHashes,omitempty"`
 	ClaimID              string        `dynamodbav:"claimId"`
 	LeaseExpiresAt       int64         `dynamodbav:"leaseExpiresAt"`
 	CreatedAt            string        `dynamodbav:"createdAt"`
@@ -52,7 +53,7 @@ type item struct {
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
-var optional = []string{"regionInputs", "latencyRelaxed", "region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
+var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
 	"linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
 	"healthShard", "healthDeadline"}
 
@@ -102,6 +103,7 @@ func toItem(r allocation.Record) item {
 		Region:               r.Region,
 		FallbackUsed:         r.FallbackUsed,
 		PartnerGameTokenHash: r.PartnerGameTokenHash,
+		CandidateTokenHashes: r.CandidateTokenHashes,
 		ClaimID:              r.ClaimID,
 		LeaseExpiresAt:       r.LeaseExpiresAt.UnixMilli(),
 		CreatedAt:            formatTime(r.CreatedAt),
@@ -152,6 +154,7 @@ func (it item) record() allocation.Record {
 		Region:               it.Region,
 		FallbackUsed:         it.FallbackUsed,
 		PartnerGameTokenHash: it.PartnerGameTokenHash,
+		CandidateTokenHashes: it.CandidateTokenHashes,
 		ClaimID:              it.ClaimID,
 		LeaseExpiresAt:       time.UnixMilli(it.LeaseExpiresAt).UTC(),
 		CreatedAt:            parseTime(it.CreatedAt),
