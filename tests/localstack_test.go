@@ -57,7 +57,10 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	cfg.API.Port, cfg.GameFabric.Port = 0, 0
 	cfg.GameFabric.AllocatorTokens = []string{"e2e-allocator-token-old", "e2e-allocator-token"}
 	cfg.GameFabric.RegistryTokens = []string{"e2e-registry-token"}
-	cfg.GameFabric.QPS, cfg.GameFabric.Burst = 2, 2 // low, to provoke a 429
+	// Low, to provoke a 429: a token comes back only after 1 s, so the burst
+	// used up below is still gone when the allocate call arrives, even on a
+	// loaded machine; the 429 says Retry-After: 1, which the retry honours.
+	cfg.GameFabric.QPS, cfg.GameFabric.Burst = 1, 2
 	cfg.Parameters["FallbackRegion"] = "eu-central-1"
 	cfg.Fleet.Stagger = 100 * time.Millisecond
 	servers := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 1, Env: []string{
