@@ -82,10 +82,12 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, regi
 		cancel()
 		a := Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), outcome: outcomeOK, Status: 200}
 		if err != nil {
-			a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, redact(err.Error()), ""
+			// The token may have been refreshed since redact was built.
+			scrub := func(s string) string { return redactor(token)(redact(s)) }
+			a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, scrub(err.Error()), ""
 			var gf *gamefabric.Error
 			if errors.As(err, &gf) {
-				a.Status, a.Body = gf.Status, redact(gf.Body)
+				a.Status, a.Body = gf.Status, scrub(gf.Body)
 			}
 		}
 		attempts = append(attempts, a)

@@ -302,6 +302,22 @@ func TestAllocateRedactsEchoedSecrets(t *testing.T) {
 	}
 }
 
+// A token read after a 401 is as secret as the one it replaced.
+func TestAllocateRedactsARefreshedToken(t *testing.T) {
+	echo := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 401, Message: "no", Body: `{"error":"token rotated-secret-2 is revoked"}`}
+	alloc := &script{queue: map[string][]error{"eu": {status(401, 0), echo}}}
+	svc, _ := newTestService(alloc)
+	svc.o.Tokens = &tokens{current: "rotated-secret-1", next: "rotated-secret-2"}
+	_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1"})
+	var e *Error
+	if !errors.As(err, &e) || len(e.Attempts) != 2 {
+		t.Fatalf("err = %v", err)
+	}
+	if b := e.Attempts[1].Body; strings.Contains(b, "rotated-secret") || !strings.Contains(b, "[redacted]") {
+		t.Fatalf("attempt body = %q, want the refreshed token redacted", b)
+	}
+}
+
 type fakeHealth struct {
 	skip     map[string]bool
 	observed []string
