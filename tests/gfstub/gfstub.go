@@ -4,6 +4,9 @@
 // token from a list of valid tokens, body {region, attributes, payload}, 200
 // with {address, ip, ports, token, payload}, errors as {"error": "..."}.
 // Tests script each region's answers; unscripted regions have no capacity.
+// Besides the documented answers, a scripted answer may fail the way real
+// networks do: a 200 cut short by a connection reset, or one whose body
+// never finishes.
 // Ping (GET {PingPath}, same bearer tokens) answers our canonical shape,
 // {"regions": {"<region>": [{"address", "port", "protocol"}]}}, or a
 // scripted failure.
@@ -13,6 +16,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
@@ -28,7 +32,19 @@ type Response struct {
 	RawBody    string        // when set, sent verbatim instead
 	RetryAfter string        // Retry-After header value
 	Delay      time.Duration // wait before answering (client may time out)
+	// ResetAfter > 0 sends the status line, the headers (with the whole
+	// body's Content-Length) and only this many bytes of the body, then
+	// resets the connection (TCP RST): an answer lost mid-body.
+	ResetAfter int
+	// StallAfter > 0 sends the headers and this many bytes of the body,
+	// then nothing more until the client gives up (or MaxStall passes):
+	// a body that never finishes.
+	StallAfter int
 }
+
+// MaxStall bounds a StallAfter answer, so a client that never gives up
+// cannot keep the stand-in (and its Close) waiting for ever.
+const MaxStall = 10 * time.Second
 
 // Call is what the stand-in received.
 type Call struct {
@@ -36,7 +52,12 @@ type Call struct {
 	Attributes map[string]string
 	Payload    map[string]any
 	Token      string
-	Answered   int
+	// Answered is the status of the answer sent in full; 0 when none was
+	// (the client gave up, or the answer was cut short).
+	Answered int
+	// Server is the address handed out in a complete allocation; empty
+	// for errors, raw bodies and answers cut short.
+	Server string
 }
 
 // Server is the stand-in.
@@ -132,31 +153,38 @@ func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
 		Attributes map[string]string `json:"attributes"`
 		Payload    map[string]any    `json:"payload"`
 	}
-	call := Call{Token: token}
-	status := func() int {
-		if !s.validToken(token) {
-			writeError(w, http.StatusUnauthorized, "invalid token")
-			return http.StatusUnauthorized
+	if !s.validToken(token) {
+		s.record(Call{Token: token, Answered: http.StatusUnauthorized})
+		writeError(w, http.StatusUnauthorized, "invalid token")
+		return
+	}
+	if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &body) != nil || body.Region == "" {
+		s.record(Call{Token: token, Answered: http.StatusBadRequest})
+		writeError(w, http.StatusBadRequest, "body must be JSON with a region")
+		return
+	}
+	// The call is recorded before it is answered: an answer cut short
+	// reaches the client before this handler returns.
+	i := s.record(Call{Region: body.Region, Attributes: body.Attributes, Payload: body.Payload, Token: token})
+	resp := s.next(body.Region)
+	if resp.Delay > 0 {
+		select {
+		case <-time.After(resp.Delay):
+		case <-r.Context().Done():
+			return
 		}
-		if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &body) != nil || body.Region == "" {
-			writeError(w, http.StatusBadRequest, "body must be JSON with a region")
-			return http.StatusBadRequest
-		}
-		call.Region, call.Attributes, call.Payload = body.Region, body.Attributes, body.Payload
-		resp := s.next(body.Region)
-		if resp.Delay > 0 {
-			select {
-			case <-time.After(resp.Delay):
-			case <-r.Context().Done():
-				return 0
-			}
-		}
-		return s.answer(w, resp, body.Payload)
-	}()
-	call.Answered = status
+	}
+	status, server := s.answer(w, r, resp, body.Payload)
 	s.mu.Lock()
-	s.calls = append(s.calls, call)
+	s.calls[i].Answered, s.calls[i].Server = status, server
 	s.mu.Unlock()
+}
+
+func (s *Server) record(c Call) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls = append(s.calls, c)
+	return len(s.calls) - 1
 }
 
 func (s *Server) validToken(token string) bool {
@@ -183,7 +211,9 @@ func (s *Server) next(region string) Response {
 	return Response{Status: http.StatusNotFound, Error: "no game server available in region " + region}
 }
 
-func (s *Server) answer(w http.ResponseWriter, resp Response, payload map[string]any) int {
+// answer sends resp and returns the status sent in full (0 when it was cut
+// short) and the address of the server it handed out, if any.
+func (s *Server) answer(w http.ResponseWriter, r *http.Request, resp Response, payload map[string]any) (int, string) {
 	if resp.RetryAfter != "" {
 		w.Header().Set("Retry-After", resp.RetryAfter)
 	}
@@ -191,33 +221,77 @@ func (s *Server) answer(w http.ResponseWriter, resp Response, payload map[string
 	if status == 0 {
 		status = http.StatusOK
 	}
-	if resp.RawBody != "" {
-		w.Header().Set("Content-Type", "application/json")
-		w.WriteHeader(status)
-		_, _ = io.WriteString(w, resp.RawBody)
-		return status
-	}
-	if status != http.StatusOK {
-		writeError(w, status, resp.Error)
-		return status
-	}
-	s.mu.Lock()
-	port := s.nextPort
-	s.nextPort++
-	s.mu.Unlock()
-	// The allocator returns what the server's callback answered; our sample
-	// server echoes the game instance id it was given.
-	out := map[string]any{
-		"address": fmt.Sprintf("127.0.0.1:%d", port),
-		"ip":      "127.0.0.1",
-		"ports":   map[string]int{"game": port},
-		"token":   "callback-" + strconv.Itoa(port),
-		"payload": map[string]any{"accepted": payload["GameInstanceId"]},
+	var body []byte
+	server := ""
+	switch {
+	case resp.RawBody != "":
+		body = []byte(resp.RawBody)
+	case status != http.StatusOK:
+		body, _ = json.Marshal(map[string]string{"error": resp.Error})
+		body = append(body, '\n')
+	default:
+		s.mu.Lock()
+		port := s.nextPort
+		s.nextPort++
+		s.mu.Unlock()
+		// The allocator returns what the server's callback answered; our
+		// sample server echoes the game instance id it was given.
+		server = fmt.Sprintf("127.0.0.1:%d", port)
+		body, _ = json.Marshal(map[string]any{
+			"address": server,
+			"ip":      "127.0.0.1",
+			"ports":   map[string]int{"game": port},
+			"token":   "callback-" + strconv.Itoa(port),
+			"payload": map[string]any{"accepted": payload["GameInstanceId"]},
+		})
+		body = append(body, '\n')
 	}
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusOK)
-	_ = json.NewEncoder(w).Encode(out)
-	return http.StatusOK
+	switch {
+	case resp.ResetAfter > 0:
+		resetMidBody(w, status, body[:min(resp.ResetAfter, len(body))], len(body))
+		return 0, ""
+	case resp.StallAfter > 0:
+		stall(w, r, status, body[:min(resp.StallAfter, len(body))], len(body))
+		return 0, ""
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(body)
+	return status, server
+}
+
+// resetMidBody writes the status line, the headers announcing size bytes
+// and part of the body on the raw connection, then closes it with
+// SO_LINGER 0 so the kernel sends RST: the client has read a 200 and fails
+// while reading its body.
+func resetMidBody(w http.ResponseWriter, status int, part []byte, size int) {
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		panic("gfstub: cannot hijack to reset the connection: " + err.Error())
+	}
+	fmt.Fprintf(buf, "HTTP/1.1 %d %s\r\n", status, http.StatusText(status))
+	_ = w.Header().Write(buf)
+	_, _ = buf.WriteString("\r\n")
+	_, _ = buf.Write(part)
+	_ = buf.Flush()
+	if tcp, ok := conn.(*net.TCPConn); ok {
+		_ = tcp.SetLinger(0)
+	}
+	_ = conn.Close()
+}
+
+// stall sends the headers announcing size bytes and part of the body, then
+// holds the connection open until the client goes away or MaxStall passes.
+func stall(w http.ResponseWriter, r *http.Request, status int, part []byte, size int) {
+	w.Header().Set("Content-Length", strconv.Itoa(size))
+	w.WriteHeader(status)
+	_, _ = w.Write(part)
+	_ = http.NewResponseController(w).Flush()
+	select {
+	case <-r.Context().Done():
+	case <-time.After(MaxStall):
+	}
 }
 
 func writeError(w http.ResponseWriter, status int, msg string) {
@@ -259,7 +333,7 @@ func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
 	failure, regions := s.pingFailure, s.pingRegions
 	s.mu.Unlock()
 	if failure != nil {
-		s.answer(w, *failure, nil)
+		s.answer(w, r, *failure, nil)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

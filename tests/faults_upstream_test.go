@@ -1,0 +1,413 @@
+//go:build integration
+
+package tests
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+)
+
+// upstreamFault is one row of the upstream fault matrix: what GameFabric
+// (or the network in front of it) does, and what the caller, DynamoDB and
+// the next call must then see.
+type upstreamFault struct {
+	name     string
+	fallback bool              // FALLBACK_REGION=eu-central-1; otherwise us-west is the only region
+	primary  []gfstub.Response // us-west's answers to the faulty call, in order
+	second   []gfstub.Response // eu-central-1's answers
+	refused  bool              // nothing listens at the allocator URL
+	// prepare runs before the faulty call, recover after it (besides the
+	// stand-in answering OK from then on).
+	prepare, recover func(t *testing.T, e *env)
+
+	status   int
+	code     string   // "" for a success
+	attempts []string // region:status of each attempt
+	errHas   string   // a substring of the first attempt's error, when set
+	// minTime/maxTime bound the faulty call's duration, when set.
+	minTime, maxTime time.Duration
+	secrets          []string // besides the allocator and callback tokens, must never be shown
+	check            func(t *testing.T, e *env, calls []gfstub.Call)
+	nextAttempts     []string // of the next call; default us-west:200
+}
+
+const faultGameInstance = "gi-fault"
+
+// An allocation that is valid in every way but its size.
+var oversizedAllocation = fmt.Sprintf(`{"address":"127.0.0.1:7999","ip":"127.0.0.1","ports":{"game":7999},"token":"callback-oversized","payload":{"pad":%q}}`,
+	strings.Repeat("x", 1<<20))
+
+func upstreamFaults() []upstreamFault {
+	ok := gfstub.Response{}
+	capacity := func(status int) upstreamFault {
+		return upstreamFault{name: fmt.Sprint(status), primary: []gfstub.Response{{Status: status, Error: "no game server available"}},
+			status: 503, code: "NO_CAPACITY", attempts: []string{fmt.Sprintf("us-west:%d", status)}}
+	}
+	failed := func(status int) upstreamFault {
+		return upstreamFault{name: fmt.Sprint(status), primary: []gfstub.Response{{Status: status, Error: "allocator error"}},
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{fmt.Sprintf("us-west:%d", status)}}
+	}
+	tooMany := func(n int, retryAfter string) []gfstub.Response {
+		var rs []gfstub.Response
+		for range n {
+			rs = append(rs, gfstub.Response{Status: 429, Error: "rate limit exceeded", RetryAfter: retryAfter})
+		}
+		return rs
+	}
+	return []upstreamFault{
+		failed(400),
+		{
+			// GameFabric rotated its tokens; our secret was rotated to a
+			// token it does not accept. The cached token gets a 401, the
+			// secret is re-read once, the re-read token gets a 401 too.
+			name: "401 after one token refresh",
+			prepare: func(t *testing.T, e *env) {
+				// A warm instance: the token is cached before the rotation.
+				e.stub.Queue("us-west", gfstub.Response{})
+				e.allocate(t, `{"gameInstanceId":"gi-warm","desiredRegion":"us-west"}`).expect(t, http.StatusCreated, "")
+				e.stub.SetTokens("rotated-token")
+				putSecret(t, e.secret, `{"tokens":["current-token","mis-rotated-token"]}`)
+			},
+			recover: func(t *testing.T, e *env) {
+				putSecret(t, e.secret, `{"tokens":["mis-rotated-token","rotated-token"]}`)
+			},
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:401", "us-west:401"},
+			secrets: []string{"rotated-token"},
+			check: func(t *testing.T, e *env, calls []gfstub.Call) {
+				// calls[0] is the warm-up; then one call per token.
+				if len(calls) != 3 || calls[1].Token != "current-token" || calls[2].Token != "mis-rotated-token" {
+					t.Fatalf("upstream calls %+v, want the cached token and then the re-read one", calls)
+				}
+			},
+			// The next call starts with the cached bad token: one 401,
+			// one re-read, one success.
+			nextAttempts: []string{"us-west:401", "us-west:200"},
+		},
+		failed(403),
+		capacity(404),
+		capacity(409),
+		{
+			name: "429 with Retry-After within MaxWait is retried in region", primary: tooMany(3, "1"),
+			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:429", "us-west:429", "us-west:429"},
+			minTime: 2 * time.Second, // waited Retry-After twice
+		},
+		{
+			name: "429 without Retry-After is retried with backoff", primary: tooMany(3, ""),
+			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:429", "us-west:429", "us-west:429"},
+			minTime: 60 * time.Millisecond, maxTime: 2 * time.Second, // 20 ms + 40 ms
+		},
+		{
+			name: "429 with Retry-After over MaxWait gives up at once", primary: tooMany(1, "5"),
+			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:429"}, maxTime: 3 * time.Second, // waiting would take 5 s
+		},
+		failed(500),
+		failed(502),
+		capacity(503),
+		{
+			// The allocator's gateway timed out: a timeout, not a failure.
+			name: "504", primary: []gfstub.Response{{Status: 504, Error: "gateway timeout"}},
+			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:504"},
+		},
+		{
+			name: "connection refused", refused: true,
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "connection refused",
+		},
+		{
+			// "read response" proves the failure came after the 200's headers.
+			name: "connection reset mid-body", primary: []gfstub.Response{{ResetAfter: 20}},
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "read response",
+		},
+		{
+			name: "body that never finishes", primary: []gfstub.Response{{StallAfter: 20}},
+			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:0"}, errHas: "no answer before the attempt timeout",
+			minTime: 300 * time.Millisecond, maxTime: 2 * time.Second,
+		},
+		{
+			// A proxy's error page with a 200: not JSON at all.
+			name: "malformed JSON", primary: []gfstub.Response{{RawBody: "<html><body>upstream error</body></html>"}},
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "not an allocation JSON object",
+		},
+		{
+			// The documented success shape without its address; it still
+			// carries the callback token, which must not reach the caller.
+			name:    "200 without address",
+			primary: []gfstub.Response{{RawBody: `{"ip":"127.0.0.1","ports":{"game":7000},"token":"callback-7000","payload":{"accepted":"gi-fault"}}`}},
+			status:  502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "no address",
+		},
+		{
+			name: "body over 1 MiB", primary: []gfstub.Response{{RawBody: oversizedAllocation}},
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "exceeds",
+		},
+
+		// With a fallback region the same faults move on to it.
+		{
+			name: "500 then fallback", fallback: true, primary: []gfstub.Response{{Status: 500, Error: "boom"}}, second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:500", "eu-central-1:200"},
+		},
+		{
+			name: "504 then fallback", fallback: true, primary: []gfstub.Response{{Status: 504, Error: "gateway timeout"}}, second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:504", "eu-central-1:200"},
+		},
+		{
+			name: "reset mid-body then fallback", fallback: true, primary: []gfstub.Response{{ResetAfter: 20}}, second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "read response",
+		},
+		{
+			name: "body that never finishes then fallback", fallback: true, primary: []gfstub.Response{{StallAfter: 20}}, second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, minTime: 300 * time.Millisecond,
+		},
+		{
+			// JSON cut short, after the callback token.
+			name: "malformed JSON then fallback", fallback: true, primary: []gfstub.Response{{RawBody: `{"address":"127.0.0.1:7000","token":"callback-7000","ports":{"game":`}},
+			second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"},
+		},
+		{
+			name: "429 with Retry-After over MaxWait falls back at once", fallback: true, primary: tooMany(1, "5"), second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:429", "eu-central-1:200"}, maxTime: 3 * time.Second,
+		},
+	}
+}
+
+// TestUpstreamFaults: for each way GameFabric can fail, the caller gets the
+// documented status and code with every attempt explained, DynamoDB holds
+// the matching record, no credential leaks, and the next call for the same
+// game instance behaves once GameFabric is well again.
+func TestUpstreamFaults(t *testing.T) {
+	for _, tc := range upstreamFaults() {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			runUpstreamFault(t, tc)
+		})
+	}
+}
+
+func runUpstreamFault(t *testing.T, tc upstreamFault) {
+	o := envOptions{attemptTimeout: 300 * time.Millisecond}
+	if tc.fallback {
+		o.fallbackRegion = "eu-central-1"
+	}
+	var refused string
+	if tc.refused {
+		refused = closedPort(t)
+		o.allocatorURL = "http://" + refused + "/allocator/test/allocate"
+	}
+	e := newEnv(t, o)
+	if tc.prepare != nil {
+		tc.prepare(t, e)
+	}
+	before := len(e.stub.Calls())
+	e.stub.Queue("us-west", tc.primary...)
+	e.stub.Queue("eu-central-1", tc.second...)
+	body := `{"gameInstanceId":"` + faultGameInstance + `","desiredRegion":"us-west"}`
+
+	start := time.Now()
+	r := e.allocate(t, body).expect(t, tc.status, tc.code)
+	took := time.Since(start)
+
+	// Every attempt is there, and each failed one says why.
+	attempts := r.attempts()
+	if got := regionStatuses(attempts); strings.Join(got, ",") != strings.Join(tc.attempts, ",") {
+		t.Fatalf("attempts = %v, want %v: %s", got, tc.attempts, r.Raw)
+	}
+	for _, a := range attempts {
+		if msg, _ := a["error"].(string); a["status"] != float64(200) && msg == "" {
+			t.Fatalf("failed attempt without an error: %v", a)
+		}
+	}
+	if msg, _ := attempts[0]["error"].(string); tc.errHas != "" && !strings.Contains(msg, tc.errHas) {
+		t.Fatalf("first attempt's error %q, want it to mention %q", msg, tc.errHas)
+	}
+	if tc.minTime > 0 && took < tc.minTime || tc.maxTime > 0 && took > tc.maxTime {
+		t.Fatalf("the call took %s, want between %s and %s", took, tc.minTime, tc.maxTime)
+	}
+
+	// DynamoDB holds what the caller was told.
+	item := e.rawItem(t, faultGameInstance)
+	plain, stored := plainItem(t, item)
+	if tc.code != "" {
+		if str(item, "state") != "Failed" || str(item, "failureCode") != tc.code || num(item, "expiresAt") == "" {
+			t.Fatalf("stored %s, want Failed with failureCode %s and an expiry", stored, tc.code)
+		}
+	} else { // the successes of this matrix are fallbacks
+		if str(item, "state") != "Allocated" || str(item, "region") != "eu-central-1" || r.Body["fallbackUsed"] != true {
+			t.Fatalf("stored %s (response %s), want Allocated in the fallback region", stored, r.Raw)
+		}
+	}
+	if storedAttempts, _ := plain["attempts"].([]any); len(storedAttempts) != len(attempts) {
+		t.Fatalf("stored attempts differ from the %d answered: %s", len(attempts), stored)
+	}
+
+	calls := e.stub.Calls()
+	secrets := append([]string{"old-token", "current-token", "callback-"}, tc.secrets...)
+	for _, c := range calls {
+		if pt, _ := c.Payload["PartnerGameToken"].(string); pt != "" {
+			secrets = append(secrets, pt)
+		}
+	}
+	for _, s := range secrets {
+		if strings.Contains(r.Raw, s) || strings.Contains(stored, s) {
+			t.Fatalf("%q leaked: response %s, stored %s", s, r.Raw, stored)
+		}
+	}
+	if tc.check != nil {
+		tc.check(t, e, calls)
+	}
+
+	// The next call for the same game instance, with GameFabric well again.
+	e.stub.Always("us-west", gfstub.Response{})
+	if tc.refused {
+		serveOn(t, refused, e.stub.Config.Handler)
+	}
+	if tc.recover != nil {
+		tc.recover(t, e)
+	}
+	n := len(e.stub.Calls())
+	next := e.allocate(t, body)
+	calls = e.stub.Calls()
+	if tc.code == "" {
+		// Allocated already: a replay, without asking GameFabric again.
+		next.expect(t, http.StatusOK, "")
+		if len(calls) != n || serverAddress(next) != serverAddress(r) {
+			t.Fatalf("replay = %s, first = %s", next.Raw, r.Raw)
+		}
+	} else {
+		// Failed: retried from scratch, with none of the failure left over.
+		next.expect(t, http.StatusCreated, "")
+		want := tc.nextAttempts
+		if want == nil {
+			want = []string{"us-west:200"}
+		}
+		if got := regionStatuses(next.attempts()); strings.Join(got, ",") != strings.Join(want, ",") || next.Body["error"] != nil {
+			t.Fatalf("next call = %s, want attempts %v", next.Raw, want)
+		}
+		item = e.rawItem(t, faultGameInstance)
+		if str(item, "state") != "Allocated" || str(item, "failureCode") != "" || num(item, "expiresAt") != "" {
+			_, stored = plainItem(t, item)
+			t.Fatalf("after the retry stored %s", stored)
+		}
+	}
+	// Exactly one server was handed out for this game instance, and it is
+	// the one the record holds.
+	var handedOut []string
+	for _, c := range calls[before:] {
+		if c.Server != "" && c.Payload["GameInstanceId"] == faultGameInstance {
+			handedOut = append(handedOut, c.Server)
+		}
+	}
+	if len(handedOut) != 1 || handedOut[0] != serverAddress(next) {
+		t.Fatalf("servers handed out %v, the record holds %q", handedOut, serverAddress(next))
+	}
+}
+
+func regionStatuses(attempts []map[string]any) []string {
+	var out []string
+	for _, a := range attempts {
+		out = append(out, fmt.Sprint(a["region"], ":", a["status"]))
+	}
+	return out
+}
+
+func serverAddress(r response) string {
+	s, _ := r.Body["server"].(map[string]any)
+	addr, _ := s["address"].(string)
+	return addr
+}
+
+// plainItem decodes a stored item into plain Go values, and renders it as
+// JSON so it can be searched for leaked credentials wherever they nest.
+func plainItem(t *testing.T, item map[string]types.AttributeValue) (map[string]any, string) {
+	t.Helper()
+	var plain map[string]any
+	if err := attributevalue.UnmarshalMap(item, &plain); err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(plain)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plain, string(b)
+}
+
+// closedPort returns a loopback address nothing listens on: connecting to
+// it is refused at once.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// serveOn brings "GameFabric" up at addr, the address that refused before.
+func serveOn(t *testing.T, addr string, h http.Handler) {
+	t.Helper()
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		t.Fatalf("reopen %s (taken by another process meanwhile?): %v", addr, err)
+	}
+	srv := &http.Server{Handler: h}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+}
+
+// The stand-in's cut answers are what the matrix claims: the client gets a
+// 200 and its headers, then the body fails (reset) or never ends (stall).
+func TestUpstreamFaultStubCutsBodies(t *testing.T) {
+	stub := gfstub.New("current-token")
+	t.Cleanup(stub.Close)
+	post := func(ctx context.Context) (*http.Response, error) {
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, stub.BaseURL()+"/"+stub.AllocatePath(),
+			strings.NewReader(`{"region":"us-west","attributes":{},"payload":{"GameInstanceId":"gi-stub"}}`))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Authorization", "Bearer current-token")
+		return http.DefaultClient.Do(req)
+	}
+
+	stub.Queue("us-west", gfstub.Response{ResetAfter: 20})
+	resp, err := post(context.Background())
+	if err != nil || resp.StatusCode != http.StatusOK || resp.ContentLength <= 20 {
+		t.Fatalf("reset: %v %+v, want a 200 announcing more than 20 bytes", err, resp)
+	}
+	got, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if len(got) != 20 || !errors.Is(err, syscall.ECONNRESET) {
+		t.Fatalf("reset: read %q, %v; want 20 bytes, then connection reset", got, err)
+	}
+
+	stub.Queue("us-west", gfstub.Response{StallAfter: 20})
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	resp, err = post(ctx)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("stall: %v %+v, want a 200", err, resp)
+	}
+	got, err = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if len(got) != 20 || !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("stall: read %q, %v; want 20 bytes, then nothing until the deadline", got, err)
+	}
+
+	// Neither handed out a server; both calls were recorded.
+	calls := stub.Calls()
+	if len(calls) != 2 || calls[0].Answered != 0 || calls[0].Server != "" || calls[1].Answered != 0 || calls[1].Server != "" {
+		t.Fatalf("calls = %+v", calls)
+	}
+}
