@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps dev invoke fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
+.PHONY: all build deps dev invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
 
 all: lint test
 
@@ -58,6 +58,10 @@ dev: deps
 invoke: deps
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./local/cmd/invoke -fn $(FN) -event $(EVENT)
+
+## bench: measure cold start, overhead, fallback, throughput and cost on this machine; prints a table and writes docs/benchmarks.md
+bench: deps
+	$(GO) run ./local/cmd/bench -out docs/benchmarks.md
 
 ## fuzz: run every fuzz target for FUZZTIME each (their seed corpora run in every `make test`)
 FUZZTIME ?= 30s

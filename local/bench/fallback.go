@@ -1,0 +1,101 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+)
+
+// FallbackGoal is the goal for the extra cost of a fallback.
+const FallbackGoal = 5 * time.Millisecond
+
+// FallbackResult isolates what a fast-failing primary costs beyond the two
+// upstream round trips.
+type FallbackResult struct {
+	PrimaryOK, Fallback, Direct503 Summary
+	// Extra = Fallback.P50 − PrimaryOK.P50 − Direct503.P50.
+	Extra time.Duration
+	// PairedExtra is the median of the same difference taken per
+	// interleaved triple, which cancels slow drift on the machine.
+	PairedExtra time.Duration
+	Failures    Counts
+}
+
+// MeasureFallback interleaves three calls n times: a fresh allocation whose
+// primary answers (RegionOK), a fresh allocation whose primary answers 503
+// at once and whose fallback answers after the delay (RegionDown →
+// RegionFallback), and the 503 round trip straight to the stand-in.
+func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (FallbackResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Cap)
+	defer cancel()
+	client := newAPIClient(4)
+	res := FallbackResult{Failures: Counts{}}
+	var ok, fb, rtt, paired []time.Duration
+	for i := range o.Warmup + o.N {
+		if ctx.Err() != nil {
+			break
+		}
+		id := fmt.Sprintf("fb-%d-%d", time.Now().UnixNano(), i)
+		a := postAllocation(ctx, client, s.APIURL, id+"-ok", RegionOK)
+		b := postAllocation(ctx, client, s.APIURL, id+"-fb", RegionDown)
+		d, derr := s.StandIn.Direct(ctx, RegionDown, id+"-direct")
+		if i < o.Warmup {
+			continue
+		}
+		good := true
+		if a.Status != http.StatusCreated || a.Err != nil {
+			res.Failures["primary ok: "+a.Outcome()]++
+			good = false
+		}
+		if b.Status != http.StatusCreated || b.Err != nil || !isFallback(b.Body) {
+			res.Failures["fallback: "+b.Outcome()+describeAttempts(b.Body)]++
+			good = false
+		}
+		var gf *gamefabric.Error
+		if !errors.As(derr, &gf) || gf.Status != http.StatusServiceUnavailable {
+			res.Failures[fmt.Sprintf("direct 503: %v", derr)]++
+			good = false
+		}
+		if !good {
+			continue
+		}
+		ok, fb, rtt = append(ok, a.Took), append(fb, b.Took), append(rtt, d)
+		paired = append(paired, b.Took-a.Took-d)
+	}
+	if len(ok) == 0 {
+		return res, fmt.Errorf("fallback: no complete measurement (%s); see %s", res.Failures, s.LogPath())
+	}
+	res.PrimaryOK, res.Fallback, res.Direct503 = Summarize(ok), Summarize(fb), Summarize(rtt)
+	res.Extra = res.Fallback.P50 - res.PrimaryOK.P50 - res.Direct503.P50
+	res.PairedExtra = medianSigned(paired)
+	progress(log, "fallback: primary ok p50 %s, with fallback p50 %s, 503 round trip p50 %s → extra %s (paired %s, n=%d)",
+		fmtMs(res.PrimaryOK.P50), fmtMs(res.Fallback.P50), fmtMs(res.Direct503.P50), fmtMs(res.Extra), fmtMs(res.PairedExtra), len(ok))
+	return res, nil
+}
+
+// isFallback: the answer came from the fallback region after the primary's 503.
+func isFallback(b allocResponse) bool {
+	return b.FallbackUsed && b.Region == RegionFallback && len(b.Attempts) == 2 &&
+		b.Attempts[0].Region == RegionDown && b.Attempts[0].Status == http.StatusServiceUnavailable
+}
+
+func describeAttempts(b allocResponse) string {
+	if len(b.Attempts) == 0 {
+		return ""
+	}
+	s := " attempts"
+	for _, a := range b.Attempts {
+		s += fmt.Sprintf(" %s:%d", a.Region, a.Status)
+	}
+	return s
+}
+
+// medianSigned is the median of values that may be negative.
+func medianSigned(ds []time.Duration) time.Duration {
+	return Summarize(ds).P50
+}

@@ -1,0 +1,123 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-lambda-go/lambdacontext"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+)
+
+// functionTimeout is template.yaml's Globals Timeout: the deadline the
+// handler sees, which bounds its upstream attempts.
+const functionTimeout = 30 * time.Second
+
+// InProcess is the allocate function's handler built in this process the
+// way functions/allocate/main.go builds it, from the same environment the
+// stack gives the bootstrap, but with SDK clients that count requests. The
+// bootstraps are separate processes whose clients cannot be instrumented.
+type InProcess struct {
+	Counter *SDKCounter
+	Logs    *countingWriter // what the function would send to CloudWatch Logs
+	proxy   *httpadapter.HandlerAdapterV2
+	seq     int
+}
+
+// NewInProcess wires the handler against the stack's components.
+func NewInProcess(s *Stack) (*InProcess, error) {
+	env, err := s.FunctionEnv(AllocateFunction, s.Refs)
+	if err != nil {
+		return nil, fmt.Errorf("in-process handler: %w", err)
+	}
+	vars := map[string]string{}
+	for _, kv := range env {
+		k, v, _ := strings.Cut(kv, "=")
+		vars[k] = v
+	}
+	cfg, err := config.LoadAllocate(func(k string) string { return vars[k] })
+	if err != nil {
+		return nil, fmt.Errorf("in-process handler configuration: %w", err)
+	}
+	ip := &InProcess{Counter: NewSDKCounter(), Logs: &countingWriter{}}
+	log := logging.New(ip.Logs, cfg.LogLevel)
+	awsCfg := harness.AWSConfig()
+	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(s.DynamoDB)
+		o.APIOptions = append(o.APIOptions, ip.Counter.APIOptions("DynamoDB")...)
+	})
+	sm := secretsmanager.NewFromConfig(awsCfg, func(o *secretsmanager.Options) {
+		o.BaseEndpoint = aws.String(s.SecretsManager)
+		o.APIOptions = append(o.APIOptions, ip.Counter.APIOptions("SecretsManager")...)
+	})
+
+	// From here on this mirrors functions/allocate/main.go.
+	records := store.NewGameInstances(db, cfg.GameInstancesTable)
+	var health allocation.RegionHealth
+	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
+		health = b
+	}
+	svc := allocation.NewService(allocation.Options{
+		Store:     records,
+		Allocator: gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
+		Tokens:    secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
+		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
+			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs},
+		BackendAddress: cfg.BackendAddress,
+		AttemptTimeout: cfg.AttemptTimeout,
+		Lease:          cfg.AllocationLease,
+		Retention:      cfg.RecordRetention,
+		LinkTimeout:    cfg.LinkTimeout,
+		Metrics:        metrics.Allocations{EMF: metrics.NewEMF(ip.Logs)},
+		Health:         health,
+	})
+	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
+	ip.proxy = httpadapter.NewV2(httpapi.NewAllocateHandler(svc, ender, log))
+	return ip, nil
+}
+
+// Allocate runs one POST /v1/allocations the way the Lambda runtime does
+// (decode the event, call the handler with a deadline and request id,
+// encode the response) and returns the status and the time it took.
+func (ip *InProcess) Allocate(ctx context.Context, gameInstanceID, region string) (int, time.Duration, error) {
+	ip.seq++
+	raw, err := allocateEvent(gameInstanceID, region, ip.seq)
+	if err != nil {
+		return 0, 0, err
+	}
+	start := time.Now()
+	var ev events.APIGatewayV2HTTPRequest
+	if err := json.Unmarshal(raw, &ev); err != nil {
+		return 0, 0, err
+	}
+	ctx, cancel := context.WithTimeout(ctx, functionTimeout)
+	defer cancel()
+	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: ev.RequestContext.RequestID})
+	resp, err := ip.proxy.ProxyWithContext(ctx, ev)
+	if err != nil {
+		return 0, time.Since(start), fmt.Errorf("handler: %w", err)
+	}
+	if _, err := json.Marshal(resp); err != nil {
+		return 0, time.Since(start), err
+	}
+	return resp.StatusCode, time.Since(start), nil
+}

@@ -1,0 +1,114 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+)
+
+// Integrity is the exactly-once check: the stand-in's log of answered
+// calls against the stored records and the answers the callers got.
+type Integrity struct {
+	Instances int // game instances some caller got a 201 for
+	// DoubleAllocated counts game instances the stand-in gave more than one
+	// server (must be zero), over every instance it saw in this stack.
+	DoubleAllocated int
+	// Mismatched counts 201 instances without exactly one upstream
+	// allocation of the server the caller was given, stored in an
+	// Allocated record.
+	Mismatched int
+	// Unanswered counts instances the stand-in allocated once although no
+	// caller got a 201 (e.g. a caller cut off by the time cap); allowed.
+	Unanswered int
+	Problems   []string // the first few, for the report
+}
+
+// OK reports whether no game instance got two servers and every 201
+// matches its record.
+func (i Integrity) OK() bool { return i.DoubleAllocated == 0 && i.Mismatched == 0 }
+
+// CheckExactlyOnce compares created (game instance → server address from
+// the 201) with the stand-in's calls and a scan of the table.
+func CheckExactlyOnce(ctx context.Context, s *Stack, created *sync.Map) (Integrity, error) {
+	var res Integrity
+	upstream := s.StandIn.UpstreamAllocations()
+	records, err := scanServers(ctx, s)
+	if err != nil {
+		return res, err
+	}
+	problem := func(format string, args ...any) {
+		if len(res.Problems) < 5 {
+			res.Problems = append(res.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+	for id, servers := range upstream {
+		if len(servers) > 1 {
+			res.DoubleAllocated++
+			problem("%s: %d upstream allocations %v", id, len(servers), servers)
+		}
+	}
+	answered := map[string]bool{}
+	created.Range(func(k, v any) bool {
+		id, addr := k.(string), v.(string)
+		answered[id] = true
+		res.Instances++
+		rec, ok := records[id]
+		switch {
+		case len(upstream[id]) != 1 || upstream[id][0] != addr:
+			res.Mismatched++
+			problem("%s: answered 201 with %s but the stand-in handed out %v", id, addr, upstream[id])
+		case !ok || rec.state != "Allocated" || rec.address != addr:
+			res.Mismatched++
+			problem("%s: answered 201 with %s, stored %+v", id, addr, rec)
+		}
+		return true
+	})
+	for id, servers := range upstream {
+		loadRun := strings.HasPrefix(id, "tp-") || strings.HasPrefix(id, "race-")
+		if len(servers) == 1 && loadRun && !answered[id] {
+			res.Unanswered++
+		}
+	}
+	return res, nil
+}
+
+type storedServer struct{ state, address string }
+
+// scanServers reads every record's state and server address.
+func scanServers(ctx context.Context, s *Stack) (map[string]storedServer, error) {
+	out := map[string]storedServer{}
+	p := dynamodb.NewScanPaginator(s.DDB, &dynamodb.ScanInput{
+		TableName:                aws.String(s.Tables["GameInstancesTable"]),
+		ProjectionExpression:     aws.String("gameInstanceId, #s, #srv.address"),
+		ExpressionAttributeNames: map[string]string{"#s": "state", "#srv": "server"},
+		ConsistentRead:           aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("scan the game instances: %w", err)
+		}
+		for _, it := range page.Items {
+			var rec storedServer
+			id := str(it["gameInstanceId"])
+			rec.state = str(it["state"])
+			if srv, ok := it["server"].(*types.AttributeValueMemberM); ok {
+				rec.address = str(srv.Value["address"])
+			}
+			out[id] = rec
+		}
+	}
+	return out, nil
+}
+
+func str(av types.AttributeValue) string {
+	if s, ok := av.(*types.AttributeValueMemberS); ok {
+		return s.Value
+	}
+	return ""
+}

@@ -1,0 +1,195 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/stack"
+)
+
+// AllocateFunction is the logical ID whose figures are measured.
+const AllocateFunction = "AllocateFunction"
+
+// StackOptions configures one local stack for the bench.
+type StackOptions struct {
+	Root, WorkDir string
+	PoolSize      int // sandboxes per function (local/dev.yaml: 4)
+	StandIn       *StandIn
+}
+
+// Stack is `make dev`'s stack with the allocator pointed at the stand-in and
+// no game servers: HTTP API → real bootstraps → DynamoDB Local and moto.
+type Stack struct {
+	*stack.Stack
+	StandIn  *StandIn
+	PoolSize int
+	DDB      *dynamodb.Client // the bench's own client, for reading records
+	Bin      string           // the allocate bootstrap the sandboxes run
+	logFile  *os.File
+}
+
+// StartStack starts the stack. The allocator is redirected through the
+// template parameters (local/stack lets cfg.Parameters override every
+// ref, GameFabricUrl included), so local/stack needs no change.
+func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
+	cfg := stack.Defaults()
+	cfg.API.Port, cfg.GameFabric.Port = 0, 0 // loopback, any free port
+	cfg.API.Concurrency = o.PoolSize
+	cfg.GameFabric.AllocatorTokens = []string{standInToken}
+	cfg.Fleet.Regions = nil // the stand-in allocates; no game servers needed
+	for k, v := range map[string]string{
+		"GameFabricUrl":          o.StandIn.BaseURL(),
+		"GameFabricAllocatePath": o.StandIn.AllocatePath(),
+		"GameFabricPingPath":     strings.TrimPrefix(o.StandIn.PingPath, "/"),
+		"FallbackRegion":         RegionFallback,
+		"ZonesByRegion":          RegionOK + "=US_WEST," + RegionFallback + "=EU_CENTRAL," + RegionDown + "=US_EAST",
+		// Nothing links back (the stand-in's servers do not exist): keep the
+		// health sweep from marking them LinkTimeout mid-run, which would also
+		// count against the region.
+		"LinkTimeout": "1h",
+		// Every fallback request must pay its primary attempt; with the
+		// default 3 the breaker would skip the failing primary after three.
+		"RegionFailureThreshold": "1000000",
+		"LogLevel":               "info",
+	} {
+		cfg.Parameters[k] = v
+	}
+	work := filepath.Join(o.WorkDir, "stack-pool"+strconv.Itoa(o.PoolSize))
+	if err := os.MkdirAll(work, 0o755); err != nil {
+		return nil, fmt.Errorf("stack work dir: %w", err)
+	}
+	logFile, err := os.Create(filepath.Join(work, "stack.log"))
+	if err != nil {
+		return nil, fmt.Errorf("stack log: %w", err)
+	}
+	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: &lockedFile{f: logFile}})
+	if err != nil {
+		_ = logFile.Close()
+		return nil, fmt.Errorf("start the local stack (log: %s): %w", logFile.Name(), err)
+	}
+	return &Stack{Stack: s, StandIn: o.StandIn, PoolSize: o.PoolSize, logFile: logFile,
+		DDB: harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB),
+		Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}, nil
+}
+
+// Close stops every process of the stack.
+func (s *Stack) Close() error {
+	err := s.Stack.Close()
+	_ = s.logFile.Close()
+	return err
+}
+
+// LogPath is where the stack's and its functions' output went.
+func (s *Stack) LogPath() string { return s.logFile.Name() }
+
+// Classify groups this stack's processes for CPU accounting.
+func (s *Stack) Classify() Classifier {
+	self := os.Getpid()
+	binDir := filepath.Dir(filepath.Dir(s.Bin))
+	ddbPort, motoPort := portOf(s.DynamoDB), portOf(s.SecretsManager)
+	return func(pid int, exe string, cmdline []string) string {
+		exe = strings.TrimSuffix(exe, " (deleted)")
+		switch {
+		case pid == self:
+			return GroupBench
+		case exe == s.Bin:
+			return GroupSandboxes
+		case strings.HasPrefix(exe, binDir+string(filepath.Separator)):
+			return GroupOtherFunctions
+		case slices.Contains(cmdline, "DynamoDBLocal.jar") && argAfter(cmdline, "-port") == ddbPort:
+			return GroupDynamoDB
+		case argAfter(cmdline, "-p") == motoPort && strings.Contains(strings.Join(cmdline, " "), "moto"):
+			return GroupMoto
+		}
+		return ""
+	}
+}
+
+// CPU groups.
+const (
+	GroupBench          = "bench process (HTTP API gateway, Runtime APIs, stand-in, callers)"
+	GroupSandboxes      = "AllocateFunction sandboxes"
+	GroupOtherFunctions = "other functions"
+	GroupDynamoDB       = "DynamoDB Local (Java)"
+	GroupMoto           = "moto"
+)
+
+func portOf(endpoint string) string {
+	i := strings.LastIndexByte(endpoint, ':')
+	return endpoint[i+1:]
+}
+
+func argAfter(args []string, flag string) string {
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == flag {
+			return args[i+1]
+		}
+	}
+	return ""
+}
+
+// lockedFile serialises writes from the stack's many goroutines.
+type lockedFile struct {
+	mu sync.Mutex
+	f  *os.File
+}
+
+func (l *lockedFile) Write(b []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f.Write(b)
+}
+
+// countingWriter counts what a function writes (CloudWatch Logs would
+// ingest it) and keeps a bounded tail for error messages.
+type countingWriter struct {
+	mu    sync.Mutex
+	bytes int64
+	lines int64
+	tail  bytes.Buffer
+}
+
+func (c *countingWriter) Write(b []byte) (int, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.bytes += int64(len(b))
+	c.lines += int64(bytes.Count(b, []byte{'\n'}))
+	c.tail.Write(b)
+	if c.tail.Len() > 64<<10 {
+		keep := slices.Clone(c.tail.Bytes()[c.tail.Len()-32<<10:])
+		c.tail.Reset()
+		c.tail.Write(keep)
+	}
+	return len(b), nil
+}
+
+func (c *countingWriter) counts() (bytes, lines int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.bytes, c.lines
+}
+
+func (c *countingWriter) String() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.tail.String()
+}
+
+// progress writes one progress line.
+func progress(w io.Writer, format string, args ...any) {
+	if w != nil {
+		fmt.Fprintf(w, "bench: %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)
+	}
+}

@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"time"
+)
+
+// OverheadGoal is the goal for end-to-end p50 / direct p50.
+const OverheadGoal = 1.15
+
+// OverheadOptions bounds the overhead run.
+type OverheadOptions struct {
+	N, Warmup int
+	Cap       time.Duration
+}
+
+// OverheadResult compares POST /v1/allocations through the local stack
+// with a direct call to the same stand-in.
+type OverheadResult struct {
+	Delay              time.Duration
+	E2E, Direct        Summary
+	RatioP50, RatioP99 float64
+	Failures           Counts // calls that were not a fresh 201 / a direct 200
+}
+
+// MeasureOverhead alternates one fresh allocation through the stack with
+// one direct call, so drift on the machine hits both series alike.
+func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (OverheadResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Cap)
+	defer cancel()
+	client := newAPIClient(4)
+	res := OverheadResult{Delay: s.StandIn.Delay, Failures: Counts{}}
+	var e2e, direct []time.Duration
+	for i := range o.Warmup + o.N {
+		if ctx.Err() != nil {
+			break
+		}
+		id := fmt.Sprintf("ovh-%d-%d", time.Now().UnixNano(), i)
+		r := postAllocation(ctx, client, s.APIURL, id, RegionOK)
+		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
+		if i < o.Warmup {
+			continue
+		}
+		if r.Status == http.StatusCreated && r.Err == nil && r.Body.Server != nil {
+			e2e = append(e2e, r.Took)
+		} else {
+			res.Failures["stack: "+r.Outcome()]++
+		}
+		if derr == nil {
+			direct = append(direct, d)
+		} else {
+			res.Failures["direct: "+derr.Error()]++
+		}
+	}
+	if len(e2e) == 0 || len(direct) == 0 {
+		return res, fmt.Errorf("overhead: no successful calls (%s); see %s", res.Failures, s.LogPath())
+	}
+	res.E2E, res.Direct = Summarize(e2e), Summarize(direct)
+	res.RatioP50, res.RatioP99 = durRatio(res.E2E.P50, res.Direct.P50), durRatio(res.E2E.P99, res.Direct.P99)
+	progress(log, "overhead: stack p50 %s p99 %s, direct p50 %s p99 %s (n=%d)",
+		fmtMs(res.E2E.P50), fmtMs(res.E2E.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), res.E2E.N)
+	return res, nil
+}

@@ -1,0 +1,222 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+)
+
+// Options is one `make bench` run.
+type Options struct {
+	Root, WorkDir string
+	Log           io.Writer     // progress lines
+	N             int           // samples for overhead, fallback, billed duration and request counts
+	Delay         time.Duration // the stand-in's fixed allocate delay
+	Pool          int           // sandboxes per function, as local/dev.yaml (4)
+	BigPool       int           // a second stack with this many sandboxes for the throughput check; 0 skips it
+	Throughput    ThroughputOptions
+	RaceInstances int // game instances each requested by RaceCallers callers at once
+	RaceCallers   int
+	ColdStarts    int    // starts per cold-start series (0 = the cold-start default)
+	BenchTime     string // -benchtime of the Go micro-benchmarks
+}
+
+// Report is every figure of one run.
+type Report struct {
+	Options     Options
+	Machine     Machine
+	LoadAvgEnd  string
+	ColdStart   *ColdStartReport
+	Sizes       *SizeReport
+	Overhead    OverheadResult
+	Fallback    FallbackResult
+	Billed      BilledResult
+	Requests    RequestsResult
+	Throughput  []ThroughputLevel
+	Race        RaceResult
+	Integrity   map[int]Integrity // by pool size
+	Bottleneck  Bottleneck
+	CostInputs  CostInputs
+	Costs       []Scenario
+	CPUScaledMs float64
+	Micro       MicroResult
+	Took        time.Duration
+	// Errors lists phases that failed; a report with errors is not written
+	// over docs/benchmarks.md.
+	Errors []string
+}
+
+// Run measures everything, one phase after another so that phases do not
+// compete for the machine's cores.
+func Run(ctx context.Context, o Options) (*Report, error) {
+	began := time.Now()
+	if err := requireDynamoDBLocal(o.Root); err != nil {
+		return nil, err
+	}
+	r := &Report{Options: o, Integrity: map[int]Integrity{}}
+	r.Machine = DescribeMachine(ctx, o.Root)
+	fail := func(phase string, err error) {
+		progress(o.Log, "%s FAILED: %v", phase, err)
+		r.Errors = append(r.Errors, phase+": "+err.Error())
+	}
+
+	// Cold start and sizes first, on a machine not yet busy with our stack.
+	progress(o.Log, "cold start (this takes a while: every function is started many times)")
+	var err error
+	if r.ColdStart, err = ColdStart(ctx, ColdStartOptions{Root: o.Root, WorkDir: filepath.Join(o.WorkDir, "coldstart"), Starts: o.ColdStarts, Log: o.Log}); err != nil {
+		fail("cold start", err)
+	}
+	if r.Sizes, err = BinarySizes(ctx, SizeOptions{Root: o.Root, WorkDir: filepath.Join(o.WorkDir, "sizes"), Log: o.Log}); err != nil {
+		fail("binary sizes", err)
+	}
+
+	if err := r.measureStack(ctx, o.Pool, true, fail); err != nil {
+		return r, err
+	}
+	if o.BigPool > 0 {
+		if err := r.measureStack(ctx, o.BigPool, false, fail); err != nil {
+			return r, err
+		}
+	}
+
+	r.Micro = RunMicroBenchmarks(ctx, o.Root, o.BenchTime, o.Log)
+	if r.Micro.Err != nil {
+		fail("micro-benchmarks", r.Micro.Err)
+	}
+
+	r.Bottleneck = AnalyseThroughput(r.Throughput, r.Billed.Duration.P50)
+	r.CostInputs = CostInputs{
+		BilledMs:      r.Billed.BilledMeanMs,
+		CPUMs:         toMs(r.Billed.CPUPerInvocation),
+		WRU:           writeUnits(r.Requests),
+		HealthReadRRU: healthReadUnits(r.Requests),
+		LogBytes:      r.Billed.LogBytes,
+	}
+	r.CostInputs.PlatformLogBytes = float64(PlatformLogBytes(toMs(r.Billed.Duration.Mean), r.Billed.BilledMeanMs))
+	r.Costs = Scenarios(r.CostInputs)
+	r.CPUScaledMs = CPUScaledBilledMs(r.CostInputs)
+	r.LoadAvgEnd = readTrim("/proc/loadavg")
+	r.Took = time.Since(began)
+	return r, nil
+}
+
+// Warm-up before measuring: the first calls of a sandbox, of DynamoDB
+// Local's JVM (its JIT) and of the connection pools are not steady state.
+const (
+	overheadWarmup   = 20  // pairs or triples before the overhead and fallback samples
+	throughputWarmup = 300 // allocations at the lowest level before the throughput levels
+)
+
+// measureStack runs the figures that need a stack, against its own
+// stand-in so that the exactly-once check sees only this stack's calls. The
+// first (full) stack measures everything; further ones only throughput at
+// the highest level.
+func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail func(string, error)) error {
+	o := r.Options
+	standIn := StartStandIn(o.Delay)
+	defer standIn.Close()
+	progress(o.Log, "starting the local stack with %d sandboxes per function (builds the bootstraps, starts DynamoDB Local and moto)", pool)
+	startCtx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	s, err := StartStack(startCtx, StackOptions{Root: o.Root, WorkDir: o.WorkDir, PoolSize: pool, StandIn: standIn})
+	cancel()
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err := s.Close(); err != nil {
+			progress(o.Log, "stopping the stack: %v", err)
+		}
+	}()
+	progress(o.Log, "stack up: API %s, DynamoDB Local %s, log %s", s.APIURL, s.DynamoDB, s.LogPath())
+	callers := o.Throughput.Callers
+	if full {
+		sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
+		if r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log); err != nil {
+			fail("allocate overhead", err)
+		}
+		if r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log); err != nil {
+			fail("fallback cost", err)
+		}
+		if r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log); err != nil {
+			fail("billed duration", err)
+		}
+		if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
+			fail("DynamoDB requests", err)
+		}
+	} else if len(callers) > 0 {
+		callers = callers[len(callers)-1:]
+	}
+	created := &sync.Map{}
+	if len(callers) > 0 {
+		warm := o.Throughput
+		warm.PerLevel = throughputWarmup
+		progress(o.Log, "throughput warm-up: %d allocations, not measured", warm.PerLevel)
+		if _, err := MeasureThroughput(ctx, s, callers[0], warm, created, io.Discard); err != nil {
+			fail(fmt.Sprintf("throughput warm-up (pool %d)", pool), err)
+		}
+	}
+	for _, c := range callers {
+		lvl, err := MeasureThroughput(ctx, s, c, o.Throughput, created, o.Log)
+		if err != nil {
+			fail(fmt.Sprintf("throughput (pool %d, %d callers)", pool, c), err)
+			continue
+		}
+		r.Throughput = append(r.Throughput, lvl)
+	}
+	if full && o.RaceInstances > 0 {
+		if r.Race, err = MeasureRace(ctx, s, o.RaceInstances, o.RaceCallers, created, o.Log); err != nil {
+			fail("same-instance race", err)
+		}
+	}
+	integrity, err := CheckExactlyOnce(ctx, s, created)
+	if err != nil {
+		fail("exactly-once check", err)
+		return nil
+	}
+	r.Integrity[pool] = integrity
+	progress(o.Log, "exactly-once (pool %d): %d instances answered 201, %d given two servers, %d mismatched",
+		pool, integrity.Instances, integrity.DoubleAllocated, integrity.Mismatched)
+	if !integrity.OK() {
+		fail(fmt.Sprintf("exactly-once (pool %d)", pool), errors.New(fmt.Sprint(integrity.Problems)))
+	}
+	return nil
+}
+
+// writeUnits is the capacity DynamoDB reported for a fresh allocation's
+// writes to the game instances table, indexes included.
+func writeUnits(q RequestsResult) float64 {
+	_, _, units := q.Fresh.PerAllocation(onTable(q.GameInstancesTable))
+	return units
+}
+
+// healthReadUnits is what one region-health read cost in the fallback
+// phase, where every allocation re-reads (its failure dropped the cache).
+func healthReadUnits(q RequestsResult) float64 {
+	for _, p := range []Phase{q.Fallback, q.Fresh, q.WarmUp} {
+		for k, op := range p.Ops {
+			if k.Table == q.RegionHealthTable && k.Operation == "BatchGetItem" && op.Calls > 0 {
+				return (op.TableUnits + op.IndexUnits) / float64(op.Calls)
+			}
+		}
+	}
+	return 0
+}
+
+// requireDynamoDBLocal fails early, before minutes of cold starts, when
+// `make deps` has not installed DynamoDB Local.
+func requireDynamoDBLocal(root string) error {
+	if dir := os.Getenv("DYNAMODB_LOCAL_DIR"); dir != "" {
+		return nil // the harness checks that location and names it in its error
+	}
+	jars, _ := filepath.Glob(filepath.Join(root, ".cache", "dynamodb-local", "package", "lib", "dynamodb_local_*", "DynamoDBLocal.jar"))
+	if len(jars) == 0 {
+		return fmt.Errorf("DynamoDB Local is not installed in %s: run `make deps` (or `make bench`, which depends on it)",
+			filepath.Join(root, ".cache", "dynamodb-local"))
+	}
+	return nil
+}

@@ -1,0 +1,93 @@
+// Command bench measures the service on this machine and writes
+// docs/benchmarks.md (`make bench`). The measurements live in local/bench.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/bench"
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+)
+
+func main() {
+	out := flag.String("out", "docs/benchmarks.md", "where the Markdown report goes (relative to the repository root)")
+	workDir := flag.String("workdir", ".cache/bench", "binaries, stack logs and scratch files (relative to the repository root)")
+	n := flag.Int("n", 200, "samples for overhead, fallback, billed duration and request counts")
+	delay := flag.Duration("delay", 20*time.Millisecond, "the GameFabric stand-in's fixed allocate delay")
+	pool := flag.Int("pool", 4, "sandboxes per function (local/dev.yaml's api.concurrency)")
+	bigPool := flag.Int("bigpool", 16, "sandboxes of the second stack that tests whether the pool binds throughput (0 skips it)")
+	callers := flag.String("callers", "8,32,64", "concurrent callers per throughput level")
+	perLevel := flag.Int("per-level", 600, "allocations per throughput level at most")
+	levelCap := flag.Duration("level-cap", 20*time.Second, "time per throughput level at most")
+	raceInstances := flag.Int("race-instances", 25, "game instances each requested by -race-callers callers at once")
+	raceCallers := flag.Int("race-callers", 8, "simultaneous callers per race game instance")
+	starts := flag.Int("starts", 0, "cold starts per series (0 = the cold-start default)")
+	benchtime := flag.String("benchtime", "100ms", "-benchtime of the Go micro-benchmarks")
+	timeout := flag.Duration("timeout", 12*time.Minute, "the whole run at most")
+	flag.Parse()
+
+	levels, err := parseInts(*callers)
+	if err != nil {
+		fail(fmt.Errorf("-callers: %w", err))
+	}
+	root, err := harness.RepoRoot()
+	if err != nil {
+		fail(err)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	report, err := bench.Run(ctx, bench.Options{
+		Root: root, WorkDir: underRoot(root, *workDir), Log: os.Stderr,
+		N: *n, Delay: *delay, Pool: *pool, BigPool: *bigPool,
+		Throughput:    bench.ThroughputOptions{Callers: levels, PerLevel: *perLevel, Cap: *levelCap},
+		RaceInstances: *raceInstances, RaceCallers: *raceCallers,
+		ColdStarts: *starts, BenchTime: *benchtime,
+	})
+	if err != nil {
+		fail(err)
+	}
+	fmt.Print(report.Text())
+	if len(report.Errors) > 0 {
+		fail(fmt.Errorf("%d phase(s) failed; %s left unchanged", len(report.Errors), *out))
+	}
+	path := underRoot(root, *out)
+	if err := os.WriteFile(path, []byte(report.Markdown()), 0o644); err != nil {
+		fail(fmt.Errorf("write the report: %w", err))
+	}
+	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", path)
+}
+
+func underRoot(root, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(root, p)
+}
+
+func parseInts(s string) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < 1 {
+			return nil, fmt.Errorf("%q is not a positive number", f)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "bench:", err)
+	os.Exit(1)
+}
