@@ -35,20 +35,12 @@ func main() {
 	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
 		health = b
 	}
-	svc := allocation.NewService(allocation.Options{
-		Store:     records,
-		Allocator: gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
-		Tokens:    secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
-			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs},
-		BackendAddress: cfg.BackendAddress,
-		AttemptTimeout: cfg.AttemptTimeout,
-		Lease:          cfg.AllocationLease,
-		Retention:      cfg.RecordRetention,
-		LinkTimeout:    cfg.LinkTimeout,
-		Metrics:        metrics.Allocations{EMF: metrics.NewEMF(os.Stdout)},
-		Health:         health,
-	})
+	opts := allocation.OptionsFrom(cfg)
+	opts.Store, opts.Health = records, health
+	opts.Allocator = gamefabric.NewClient(&http.Client{}, cfg.AllocateURL())
+	opts.Tokens = secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil)
+	opts.Metrics = metrics.Allocations{EMF: metrics.NewEMF(os.Stdout)}
+	svc := allocation.NewService(opts)
 	// DELETE ends an instance; the retention of Ended records is all the
 	// lifecycle policy it needs.
 	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}

@@ -76,20 +76,12 @@ func NewInProcess(s *Stack) (*InProcess, error) {
 	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
 		health = b
 	}
-	svc := allocation.NewService(allocation.Options{
-		Store:     records,
-		Allocator: gamefabric.NewClient(&http.Client{}, cfg.AllocateURL()),
-		Tokens:    secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
-			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs},
-		BackendAddress: cfg.BackendAddress,
-		AttemptTimeout: cfg.AttemptTimeout,
-		Lease:          cfg.AllocationLease,
-		Retention:      cfg.RecordRetention,
-		LinkTimeout:    cfg.LinkTimeout,
-		Metrics:        metrics.Allocations{EMF: metrics.NewEMF(ip.Logs)},
-		Health:         health,
-	})
+	opts := allocation.OptionsFrom(cfg)
+	opts.Store, opts.Health = records, health
+	opts.Allocator = gamefabric.NewClient(&http.Client{}, cfg.AllocateURL())
+	opts.Tokens = secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil)
+	opts.Metrics = metrics.Allocations{EMF: metrics.NewEMF(ip.Logs)}
+	svc := allocation.NewService(opts)
 	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
 	ip.proxy = httpadapter.NewV2(httpapi.NewAllocateHandler(svc, ender, log))
 	return ip, nil
