@@ -45,10 +45,10 @@ func TestColdStartStatistics(t *testing.T) {
 	if odd[0] != 30*time.Millisecond {
 		t.Errorf("statistics must not reorder the caller's samples: %v", odd)
 	}
-	if r := csRatio(13*time.Millisecond, 10*time.Millisecond); math.Abs(r-1.3) > 1e-9 {
+	if r := durRatio(13*time.Millisecond, 10*time.Millisecond); math.Abs(r-1.3) > 1e-9 {
 		t.Errorf("ratio = %v", r)
 	}
-	if r := csRatio(time.Millisecond, 0); !math.IsNaN(r) || (ColdStartSeries{Ratio: r}).MeetsGoal(ColdStartGoalRatio) {
+	if r := durRatio(time.Millisecond, 0); !math.IsNaN(r) || (ColdStartSeries{Ratio: r}).MeetsGoal(ColdStartGoalRatio) {
 		t.Errorf("a missing baseline must never meet the goal: ratio %v", r)
 	}
 	if !(ColdStartSeries{Ratio: 1.3}).MeetsGoal(1.3) || (ColdStartSeries{Ratio: 1.31}).MeetsGoal(1.3) {

@@ -1,0 +1,280 @@
+package bench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/stack"
+)
+
+// coldBackendAddress is BackendAddress for the functions: Allocate only forwards
+// it to the game server in the payload, and nothing here dials it.
+const coldBackendAddress = "http://127.0.0.1:3000"
+
+// coldFixture is the real local components every function's environment
+// points at.
+type coldFixture struct {
+	c    *stack.Components
+	cfg  stack.Config
+	refs map[string]string
+}
+
+// startColdFixture starts DynamoDB Local (tables from template.yaml), moto with
+// the allocator token secret and the GameFabric emulator, the way the local
+// stack does, and registers one game server per Allocate start to come.
+func startColdFixture(ctx context.Context, root string, servers int) (*coldFixture, error) {
+	cfg := stack.Defaults()
+	cfg.GameFabric.Port = 0 // any free port: never collide with a running `make dev`
+	c, err := stack.StartComponents(ctx, cfg, root)
+	if err != nil {
+		return nil, fmt.Errorf("coldstart: starting local components: %w", err)
+	}
+	fx := &coldFixture{c: c, cfg: cfg, refs: c.Refs(cfg, coldBackendAddress)}
+	if err := fx.registerServers(ctx, servers); err != nil {
+		_ = c.Close()
+		return nil, err
+	}
+	return fx, nil
+}
+
+func (fx *coldFixture) close() { _ = fx.c.Close() }
+
+// registerServers registers n game servers through the emulator's registry
+// API, as GameFabric's sidecar would. They have no callback, so allocating
+// one dials nothing; each realistic Allocate start takes one.
+func (fx *coldFixture) registerServers(ctx context.Context, n int) error {
+	url := fx.c.EmulatorURL + "/" + stack.RegistryPath
+	token := fx.cfg.GameFabric.RegistryTokens[0]
+	for i := range n {
+		port := 30000 + i
+		body, _ := json.Marshal(map[string]any{
+			"address": fmt.Sprintf("127.0.0.1:%d", port), "region": coldRegion, "priority": 0, "timeout": 600,
+			"ports":      map[string]int{"game": port},
+			"attributes": map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"},
+		})
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+		if err != nil {
+			return fmt.Errorf("coldstart: registering a game server: %w", err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			return fmt.Errorf("coldstart: registering a game server with the emulator: %w", err)
+		}
+		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			return fmt.Errorf("coldstart: registering a game server: emulator answered %s: %s", resp.Status, msg)
+		}
+	}
+	return nil
+}
+
+// The series: which binary gets which first event.
+
+// coldSeries is one (binary, first event) pair and its samples.
+type coldSeries struct {
+	name, bin string
+	env       []string
+	event     string // description for the report
+	scheduled bool
+	realistic bool
+	makeEvent func(round int) ([]byte, error)
+	check     func(runtimeapi.Result) (string, error)
+
+	answer        string
+	totals, inits []time.Duration
+}
+
+// coldEvent is a first event: a file from events/, optionally edited.
+type coldEvent struct {
+	describe string
+	file     string
+	// edit adapts an HTTP API event for round; nil sends the file as is.
+	edit func(req *events.APIGatewayV2HTTPRequest, round int) error
+	// status is the HTTP status the function must answer; 0 marks a
+	// scheduled event, which must simply succeed.
+	status int
+}
+
+// coldStartEvents maps each function to its first events. The fast one
+// (first) isolates process start, Go and SDK init and the first dispatch;
+// the realistic one adds the round trips a real first request makes.
+func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
+	return map[string]struct{ first, realistic *coldEvent }{
+		"AllocateFunction": {
+			first: &coldEvent{file: "allocate-bad-request.json", status: http.StatusBadRequest,
+				describe: "POST /v1/allocations with an invalid gameInstanceId: rejected by request validation before any AWS or GameFabric call"},
+			realistic: &coldEvent{file: "allocate-new.json", status: http.StatusCreated, edit: editAllocate,
+				describe: "POST /v1/allocations with a fresh gameInstanceId per start: Secrets Manager (moto) token fetch, DynamoDB claim, GameFabric emulator allocate, DynamoDB update"},
+		},
+		"LinkBackFunction": {
+			first: &coldEvent{file: "link.json", status: http.StatusUnauthorized, edit: editNoAuth,
+				describe: "POST …/link without its Authorization header: rejected before the DynamoDB lookup"},
+			realistic: &coldEvent{file: "link.json", status: http.StatusOK, edit: editLink,
+				describe: "POST …/link for the instance allocated earlier in the same round, with its PartnerGameToken: DynamoDB read and conditional update"},
+		},
+		"RegionsFunction": {
+			first: &coldEvent{file: "get-regions.json", status: http.StatusMethodNotAllowed, edit: editAsPost,
+				describe: "the GET /v1/regions event sent as POST: answered 405 by the function's own router without reading DynamoDB (API Gateway would not route it; it exercises the same adapter and router)"},
+			realistic: &coldEvent{file: "get-regions.json", status: http.StatusOK,
+				describe: "GET /v1/regions: DynamoDB scans of the ping cache and region health tables"},
+		},
+		"PingRefreshFunction": {
+			first: &coldEvent{file: "ping-refresh-scheduled.json",
+				describe: "the scheduled event: Secrets Manager (moto) token fetch, GameFabric emulator GET /ping, DynamoDB writes — necessarily real loopback calls"},
+		},
+		"HealthSweepFunction": {
+			first: &coldEvent{file: "health-sweep-scheduled.json",
+				describe: "the scheduled event: DynamoDB queries for overdue instances — necessarily real loopback calls"},
+		},
+	}
+}
+
+// coldRegion is where the registered servers live and allocate-new.json asks.
+const coldRegion = "us-west"
+
+// coldInstance is the game instance the realistic Allocate start of round
+// creates and the realistic LinkBack start of the same round links.
+func coldInstance(round int) (id, token string) {
+	return fmt.Sprintf("gi-bench-%02d", round), fmt.Sprintf("bench-partner-token-%02d-0123456789abcdef", round)
+}
+
+func editAllocate(req *events.APIGatewayV2HTTPRequest, round int) error {
+	var body map[string]any
+	if err := json.Unmarshal([]byte(req.Body), &body); err != nil {
+		return fmt.Errorf("allocate-new.json body: %w", err)
+	}
+	body["gameInstanceId"], body["partnerGameToken"] = coldInstance(round)
+	b, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	req.Body = string(b)
+	req.Headers["content-length"] = strconv.Itoa(len(b))
+	return nil
+}
+
+func editLink(req *events.APIGatewayV2HTTPRequest, round int) error {
+	id, token := coldInstance(round)
+	old := req.PathParameters["gameInstanceId"]
+	req.RawPath = strings.Replace(req.RawPath, old, id, 1)
+	req.RequestContext.HTTP.Path = strings.Replace(req.RequestContext.HTTP.Path, old, id, 1)
+	req.PathParameters["gameInstanceId"] = id
+	req.Headers["authorization"] = "Bearer " + token
+	return nil
+}
+
+func editNoAuth(req *events.APIGatewayV2HTTPRequest, _ int) error {
+	delete(req.Headers, "authorization")
+	return nil
+}
+
+func editAsPost(req *events.APIGatewayV2HTTPRequest, _ int) error {
+	req.RequestContext.HTTP.Method = http.MethodPost
+	req.RouteKey = "POST " + req.RawPath
+	req.RequestContext.RouteKey = req.RouteKey
+	return nil
+}
+
+// planColdStarts lists every series in the order a round runs them: the
+// baseline first, then each function's fast and realistic series in
+// template order (Allocate's realistic start must precede LinkBack's).
+func planColdStarts(root string, targets []bootstrapTarget, bins map[string]string, fx *coldFixture) ([]*coldSeries, error) {
+	hello := &coldSeries{name: helloWorldName, bin: bins[helloWorldName], event: "`{}`; the handler returns `{\"message\":\"hello\"}`",
+		makeEvent: func(int) ([]byte, error) { return []byte("{}"), nil }, check: checkHelloWorld}
+	plan := []*coldSeries{hello}
+	specs := coldStartEvents()
+	for _, t := range targets {
+		if t.name == helloWorldName {
+			continue
+		}
+		spec, ok := specs[t.name]
+		if !ok {
+			return nil, fmt.Errorf("coldstart: no first event defined for %s: add it to coldStartEvents in local/bench/coldstart.go", t.name)
+		}
+		env, err := fx.c.FunctionEnv(t.name, fx.refs)
+		if err != nil {
+			return nil, fmt.Errorf("coldstart: environment of %s: %w", t.name, err)
+		}
+		for _, e := range []*coldEvent{spec.first, spec.realistic} {
+			if e == nil {
+				continue
+			}
+			raw, err := os.ReadFile(filepath.Join(root, "events", e.file))
+			if err != nil {
+				return nil, fmt.Errorf("coldstart: first event of %s: %w", t.name, err)
+			}
+			plan = append(plan, &coldSeries{
+				name: t.name, bin: bins[t.name], env: env,
+				event:     "`events/" + e.file + "`: " + e.describe,
+				scheduled: e.status == 0, realistic: e == spec.realistic,
+				makeEvent: coldEventFor(raw, e.edit), check: checkAnswer(e.status),
+			})
+		}
+	}
+	return plan, nil
+}
+
+func coldEventFor(raw []byte, edit func(*events.APIGatewayV2HTTPRequest, int) error) func(int) ([]byte, error) {
+	if edit == nil {
+		return func(int) ([]byte, error) { return raw, nil }
+	}
+	return func(round int) ([]byte, error) {
+		var req events.APIGatewayV2HTTPRequest
+		if err := json.Unmarshal(raw, &req); err != nil {
+			return nil, fmt.Errorf("decoding the HTTP API event: %w", err)
+		}
+		if err := edit(&req, round); err != nil {
+			return nil, err
+		}
+		return json.Marshal(req)
+	}
+}
+
+func checkHelloWorld(res runtimeapi.Result) (string, error) {
+	if res.FunctionError != nil {
+		return "", fmt.Errorf("function error: %w", res.FunctionError)
+	}
+	if string(res.Payload) != `{"message":"hello"}` {
+		return "", fmt.Errorf("hello-world answered %s", res.Payload)
+	}
+	return "ok", nil
+}
+
+// checkAnswer verifies each start answered as planned, so a misconfigured
+// environment cannot pass as a fast cold start.
+func checkAnswer(status int) func(runtimeapi.Result) (string, error) {
+	return func(res runtimeapi.Result) (string, error) {
+		if res.FunctionError != nil {
+			return "", fmt.Errorf("function error: %w", res.FunctionError)
+		}
+		if status == 0 {
+			if !json.Valid(res.Payload) {
+				return "", fmt.Errorf("scheduled run answered non-JSON %q", res.Payload)
+			}
+			return "ok", nil
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		if err := json.Unmarshal(res.Payload, &resp); err != nil {
+			return "", fmt.Errorf("answer %q is not an HTTP API response: %w", res.Payload, err)
+		}
+		if resp.StatusCode != status {
+			return "", fmt.Errorf("answered HTTP %d, want %d: %s", resp.StatusCode, status, resp.Body)
+		}
+		return fmt.Sprintf("HTTP %d", status), nil
+	}
+}
