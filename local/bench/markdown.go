@@ -328,7 +328,8 @@ func (r *Report) costMD(b *strings.Builder) {
 		"from this CPU). It does not change the conclusion: duration is a small share of the bill.\n\n", fmtMs(r.Billed.CPUPerInvocation), scaled, extra)
 	b.WriteString("Not per allocation and not included: DynamoDB storage ($0.25 per GB-month; a record is well under 1 KB and expires " +
 		"`RecordRetention` after it ends), the EMF custom metrics (billed per metric per month, not per allocation), the scheduled functions " +
-		"(a few invocations a minute regardless of traffic), data transfer, and game-server link-back and heartbeat calls.\n")
+		"(a few invocations a minute regardless of traffic), data transfer, and the game server's link-back calls (priced next).\n")
+	r.lifecycleMD(b)
 	if math.IsNaN(in.BilledMs) {
 		b.WriteString("\n(The billed duration was not measured in this run.)\n")
 	}
@@ -341,4 +342,29 @@ func (r *Report) microMD(b *strings.Builder) {
 	if m.Err != nil {
 		fmt.Fprintf(b, "\nThe run failed: %v\n", m.Err)
 	}
+}
+
+func (r *Report) lifecycleMD(b *strings.Builder) {
+	l := r.Lifecycle
+	if l.Heartbeat.N == 0 {
+		return
+	}
+	b.WriteString("\n### The game server's calls (not part of the per-allocation goal)\n\n")
+	fmt.Fprintf(b, "Each allocated server links once, heartbeats every %s (the README's advice: a third of `HEALTH_PERIOD`) and ends once; "+
+		"each call is an HTTP API request and a `LinkBackFunction` invocation. Measured in process through the link-back handler with the "+
+		"counting DynamoDB client (%d links, %d heartbeats, %d ends; capacity as DynamoDB Local reported it), priced as above:\n\n",
+		HeartbeatEvery, l.Link.N, l.Heartbeat.N, l.End.N)
+	b.WriteString("| Call | DynamoDB requests | Read units | Write units (of which index) | Handler p50 | USD per 1M calls |\n|---|---:|---:|---:|---:|---:|\n")
+	for _, c := range []LifecycleCall{l.Link, l.Heartbeat, l.End} {
+		fmt.Fprintf(b, "| %s | %.2f | %.2f | %.2f (%.2f) | %s | $%.2f |\n", c.Name, c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites, fmtMs(c.Took.P50), c.USDPerMillion)
+	}
+	alloc := math.NaN()
+	if len(r.Costs) > 0 {
+		alloc = r.Costs[0].Total
+	}
+	fmt.Fprintf(b, "\nA game-hour of heartbeats costs **$%.0f per 1M game-hours**, and a %s game (link, heartbeats, end) **$%.0f per 1M games**, "+
+		"%.0f× its allocation ($%.2f). Heartbeats are timed %s apart after the initial delay, as in a running game: each moves the instance's "+
+		"`HealthDeadlineIndex` key, which DynamoDB bills as a delete and a put on the index (%.2f of a heartbeat's %.2f write units). "+
+		"Heartbeating every `HEALTH_PERIOD` (30 s) instead of every 10 s would cut this to a third, at the price of less slack for a lost "+
+		"heartbeat.\n", l.PerGameHour, typicalGame, l.PerGame, l.PerGame/alloc, alloc, HeartbeatEvery, l.Heartbeat.IndexWrites, l.Heartbeat.WriteUnits)
 }

@@ -70,6 +70,10 @@ func (r *Report) summary() []summaryRow {
 			fmt.Sprintf("≤ $%.2f", CostGoal), met(worst.Total <= CostGoal)})
 		rows = append(rows, summaryRow{"5. … with CloudWatch Logs ingestion", fmt.Sprintf("$%.2f (worst scenario)", worst.WithLogs), "—", nil})
 	}
+	if l := r.Lifecycle; l.Heartbeat.N > 0 {
+		rows = append(rows, summaryRow{"5. The game server's calls, per 1M " + typicalGame.String() + " games (link, heartbeat every " +
+			HeartbeatEvery.String() + ", end)", fmt.Sprintf("$%.0f", l.PerGame), "—", nil})
+	}
 	return rows
 }
 
@@ -134,6 +138,10 @@ func (r *Report) Text() string {
 			fmt.Fprintf(&b, "  %-46s $%7.4f  %s\n", l.Item, l.USD, l.Basis)
 		}
 		fmt.Fprintf(&b, "  %-46s $%7.4f  (goal ≤ $%.2f; with logs $%.4f)\n", "total", sc.Total, CostGoal, sc.WithLogs)
+	}
+	if l := r.Lifecycle; l.Heartbeat.N > 0 {
+		fmt.Fprintf(&b, "\nlink-back calls, USD per 1M: link $%.2f, heartbeat $%.2f, end $%.2f; a %s game $%.0f per 1M games\n",
+			l.Link.USDPerMillion, l.Heartbeat.USDPerMillion, l.End.USDPerMillion, typicalGame, l.PerGame)
 	}
 	for _, e := range r.Errors {
 		b.WriteString("\nFAILED: " + e + "\n")

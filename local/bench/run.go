@@ -37,6 +37,7 @@ type Report struct {
 	Fallback    FallbackResult
 	Billed      BilledResult
 	Requests    RequestsResult
+	Lifecycle   LifecycleResult
 	Throughput  []ThroughputLevel
 	Race        RaceResult
 	Integrity   map[int]Integrity // by pool size
@@ -147,6 +148,9 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		}
 		if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
 			fail("DynamoDB requests", err)
+		}
+		if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
+			fail("link-back calls", err)
 		}
 	} else if len(callers) > 0 {
 		callers = callers[len(callers)-1:]

@@ -1,0 +1,196 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+)
+
+// The game server's side of an allocation is billed too: one link, a
+// heartbeat every HeartbeatEvery (README: a third of HEALTH_PERIOD), one end.
+const (
+	HeartbeatEvery      = 10 * time.Second
+	heartbeatsPerServer = 5
+	typicalGame         = 20 * time.Minute
+)
+
+// LifecycleCall is what one kind of link-back call costs, measured.
+type LifecycleCall struct {
+	Name          string
+	N             int
+	Took          Summary // handler time in process, DynamoDB Local round trips included
+	Requests      float64 // DynamoDB requests per call
+	ReadUnits     float64 // per call
+	WriteUnits    float64 // per call, index writes included
+	IndexWrites   float64 // the HealthDeadlineIndex share of WriteUnits
+	USDPerMillion float64 // HTTP API + Lambda request + billed duration + DynamoDB
+	BilledMs      float64
+}
+
+// LifecycleResult prices a game server's calls.
+type LifecycleResult struct {
+	Link, Heartbeat, End LifecycleCall
+	// PerGameHour is the heartbeats of one game-hour; PerGame a typical game
+	// (link, heartbeats, end). Both in USD per 1M.
+	PerGameHour, PerGame float64
+}
+
+// MeasureLifecycle links, heartbeats and ends n Allocated instances through
+// the link-back handler in process, with a counting DynamoDB client against
+// the stack's DynamoDB Local.
+func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	counter := NewSDKCounter()
+	db := dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(s.DynamoDB)
+		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
+	})
+	table := s.Tables["GameInstancesTable"]
+	records := store.NewGameInstances(db, table)
+	// The service's clock: heartbeats are timed HeartbeatEvery apart after
+	// the initial delay, as in a running game, where each one moves the
+	// instance's health deadline (before it, the deadline does not move).
+	clock := &benchClock{t: time.Now()}
+	svc := &lifecycle.Service{Store: records, Policy: lifecycle.DefaultPolicy, Now: clock.now}
+	api := httptest.NewServer(httpapi.NewLinkBackHandler(svc, logging.New(io.Discard, 0)))
+	defer api.Close()
+
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	id := func(i int) string { return fmt.Sprintf("lc-%s-%d", run, i) }
+	token := func(i int) string { return "bench-partner-token-" + id(i) }
+	for i := range n {
+		if err := allocated(ctx, records, id(i), token(i)); err != nil {
+			return LifecycleResult{}, err
+		}
+	}
+	// A server links a few seconds after its allocation.
+	linkedAt := clock.now().Add(5 * time.Second)
+	clock.set(linkedAt)
+	call := func(name string, reps int, body string) (LifecycleCall, error) {
+		before := counter.Snapshot()
+		var took []time.Duration
+		for i := range n {
+			for r := range reps {
+				if name == "heartbeat" {
+					clock.set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(r+1)*HeartbeatEvery))
+				}
+				d, err := linkBackCall(ctx, api.URL, id(i), name, token(i), body)
+				if err != nil {
+					return LifecycleCall{}, err
+				}
+				took = append(took, d)
+			}
+		}
+		c := LifecycleCall{Name: name, N: n * reps, Took: Summarize(took)}
+		for k, op := range Diff(before, counter.Snapshot()) {
+			if k.Table != table {
+				continue
+			}
+			c.Requests += float64(op.Calls)
+			if k.Operation == "UpdateItem" || k.Operation == "PutItem" {
+				c.WriteUnits += op.TableUnits + op.IndexUnits
+				c.IndexWrites += op.IndexUnits
+			} else {
+				c.ReadUnits += op.TableUnits + op.IndexUnits
+			}
+		}
+		per := float64(c.N)
+		c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites = c.Requests/per, c.ReadUnits/per, c.WriteUnits/per, c.IndexWrites/per
+		c.BilledMs = math.Ceil(toMs(c.Took.Mean))
+		c.USDPerMillion = PriceHTTPAPI + PriceLambdaRequests +
+			c.BilledMs/1000*LambdaMemoryMB/1024*PriceLambdaGBSecond*1e6 +
+			c.ReadUnits*PriceDynamoRRU + c.WriteUnits*PriceDynamoWRU
+		return c, nil
+	}
+	var res LifecycleResult
+	var err error
+	if res.Link, err = call("link", 1, `{"address":"127.0.0.1:7777","ports":{"game":7777}}`); err != nil {
+		return res, err
+	}
+	if res.Heartbeat, err = call("heartbeat", heartbeatsPerServer, ""); err != nil {
+		return res, err
+	}
+	if res.End, err = call("end", 1, `{"reason":"bench"}`); err != nil {
+		return res, err
+	}
+	perHour := float64(time.Hour / HeartbeatEvery)
+	res.PerGameHour = perHour * res.Heartbeat.USDPerMillion
+	res.PerGame = res.Link.USDPerMillion + res.End.USDPerMillion + float64(typicalGame/HeartbeatEvery)*res.Heartbeat.USDPerMillion
+	progress(log, "lifecycle: heartbeat = %.2f requests, %.2f RRU, %.2f WRU (%.2f on the index) = $%.2f per 1M; a %s game $%.0f per 1M games",
+		res.Heartbeat.Requests, res.Heartbeat.ReadUnits, res.Heartbeat.WriteUnits, res.Heartbeat.IndexWrites, res.Heartbeat.USDPerMillion, typicalGame, res.PerGame)
+	return res, nil
+}
+
+// allocated writes an Allocated record the way an allocation leaves it,
+// with a known link-back token: the claim, then the outcome.
+func allocated(ctx context.Context, records *store.GameInstances, id, token string) error {
+	now := time.Now()
+	rec := allocation.Record{GameInstanceID: id, State: allocation.StateAllocating, ClaimID: "bench-" + id,
+		PartnerGameTokenHash: allocation.HashToken(token), Fingerprint: allocation.Fingerprint{DesiredRegion: RegionOK},
+		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
+	if err := records.Claim(ctx, rec, now); err != nil {
+		return fmt.Errorf("set up %s: %w", id, err)
+	}
+	rec.State, rec.Region = allocation.StateAllocated, RegionOK
+	rec.Server = &allocation.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
+	if _, err := records.Finish(ctx, rec); err != nil {
+		return fmt.Errorf("set up %s: %w", id, err)
+	}
+	return nil
+}
+
+func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/game-instances/"+id+"/"+call, strings.NewReader(body))
+	if err != nil {
+		return 0, err
+	}
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s %s: %w", call, id, err)
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	resp.Body.Close()
+	took := time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		return took, fmt.Errorf("%s %s: status %d", call, id, resp.StatusCode)
+	}
+	return took, nil
+}
+
+type benchClock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *benchClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *benchClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = t
+}
