@@ -101,9 +101,12 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		}))
 		t.Cleanup(cut.Close)
 		e := newEnv(t, envOptions{ddbEndpoint: proxy.Endpoint(), lease: lease, linkTimeout: linkTimeout, now: clk.Now,
-			allocatorURL: cut.URL + "/allocate"})
+			allocatorURL: cut.URL + "/allocate", fallbackRegion: "eu-central-1"})
 		stub.Store(e.stub)
-		e.stub.Always("us-west", gfstub.Response{})
+		// The fallback's server is the one allocated: it holds the second
+		// plan step's token, not the first.
+		e.stub.Queue("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "full"})
+		e.stub.Always("eu-central-1", gfstub.Response{})
 
 		r := e.allocate(t, faultBody).expect(t, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < 1 || ra > int(lease.Seconds()) {
@@ -118,7 +121,11 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 			t.Fatalf("left state %q, health deadline %q after %d allocations; want an Allocating claim the sweep watches",
 				str(item, "state"), num(item, "healthDeadline"), e.stub.Allocations())
 		}
-		token, _ := e.stub.Calls()[0].Payload["PartnerGameToken"].(string)
+		calls := e.stub.Calls()
+		token, _ := calls[len(calls)-1].Payload["PartnerGameToken"].(string)
+		if first, _ := calls[0].Payload["PartnerGameToken"].(string); len(calls) != 2 || first == token {
+			t.Fatalf("upstream calls %+v, want a 503 then an allocation, each with its own token", calls)
+		}
 		// Inside the lease the allocate call might still be recording.
 		e.allocate(t, faultBody).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
 		e.linkAs(t, token).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
@@ -148,7 +155,13 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		if n := e.stub.Allocations(); n != 1 {
 			t.Fatalf("%d upstream allocations, want 1", n)
 		}
-		e.server(t, "heartbeat", "gi-f", "").expect(t, http.StatusUnauthorized, "UNAUTHORIZED") // not its token
+		// From now on the instance answers that server's token only.
+		e.doAuth(t, http.MethodPost, "/v1/game-instances/gi-f/heartbeat", "Bearer "+token, "").expect(t, http.StatusOK, "")
+		first, _ := e.stub.Calls()[0].Payload["PartnerGameToken"].(string)
+		e.doAuth(t, http.MethodPost, "/v1/game-instances/gi-f/heartbeat", "Bearer "+first, "").expect(t, http.StatusUnauthorized, "UNAUTHORIZED")
+		if item := e.rawItem(t, "gi-f"); item["candidateTokenHashes"] != nil {
+			t.Fatalf("candidate hashes outlived the recovery")
+		}
 	})
 
 	t.Run("no server links back", func(t *testing.T) {

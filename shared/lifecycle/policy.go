@@ -155,7 +155,7 @@ func move(rec allocation.Record, deadline time.Time) (allocation.Record, bool) {
 }
 
 func (p Policy) outcomeLost(rec allocation.Record, now time.Time) allocation.Record {
-	rec.State, rec.UpdatedAt = allocation.StateFailed, now
+	rec.State, rec.UpdatedAt, rec.CandidateTokenHashes = allocation.StateFailed, now, nil
 	rec.Failure = &allocation.Failure{Code: allocation.CodeAllocationFailed, Message: OutcomeLostMessage}
 	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
 	return rec

@@ -58,7 +58,13 @@ var absentHash = allocation.HashToken("no such game instance")
 // Link: the game server is up and tells us so.
 func (s *Service) Link(ctx context.Context, id, token string, info *allocation.LinkInfo) (allocation.Record, error) {
 	return result(s.apply(ctx, id, &token, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
-		return s.Policy.Link(rec, now, info)
+		next, changed, err := s.Policy.Link(rec, now, info)
+		if changed && rec.State == allocation.StateAllocating {
+			// A recovering link: of the claim's candidate tokens, this
+			// server's is the instance's from now on, and only it.
+			next.PartnerGameTokenHash, next.CandidateTokenHashes = allocation.HashToken(token), nil
+		}
+		return next, changed, err
 	}))
 }
 
