@@ -10,9 +10,7 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
@@ -90,19 +89,14 @@ func buildBootstraps(ctx context.Context, root, out string) error {
 	if err != nil {
 		return err
 	}
+	var pkgs []string
 	for _, fn := range fns {
-		if !fn.IsDir() {
-			continue
-		}
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc",
-			"-o", filepath.Join(out, fn.Name(), "bootstrap"), "./functions/"+fn.Name())
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+runtime.GOARCH)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return fmt.Errorf("build %s: %v\n%s", fn.Name(), err, b)
+		if fn.IsDir() {
+			pkgs = append(pkgs, "functions/"+fn.Name())
 		}
 	}
-	return nil
+	_, err = localstack.Build(ctx, root, out, pkgs...)
+	return err
 }
 
 func bootstrap(t *testing.T, function string) string {

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"text/tabwriter"
@@ -177,19 +176,19 @@ func bootstrapTargets(root string) ([]bootstrapTarget, error) {
 }
 
 // buildBootstraps compiles targets for linux/goarch with the Makefile's
-// flags into outDir/<dir>/bootstrap. One `go build` per package keeps the
-// output name "bootstrap" as in Lambda; the build cache makes repeats cheap.
+// flags into outDir/<dir>/bootstrap, keyed by target name.
 func buildBootstraps(ctx context.Context, root, outDir, goarch string, targets []bootstrapTarget) (map[string]string, error) {
+	pkgs := make([]string, len(targets))
+	for i, t := range targets {
+		pkgs[i] = t.pkg
+	}
+	byDir, err := stack.BuildFor(ctx, root, outDir, goarch, pkgs...)
+	if err != nil {
+		return nil, err
+	}
 	out := map[string]string{}
 	for _, t := range targets {
-		bin := filepath.Join(outDir, t.dir, "bootstrap")
-		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", bin, "./"+t.pkg)
-		cmd.Dir = root
-		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
-		if b, err := cmd.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building %s for linux/%s: %w\n%s", t.pkg, goarch, err, b)
-		}
-		out[t.name] = bin
+		out[t.name] = byDir[t.dir]
 	}
 	return out, nil
 }
