@@ -11,6 +11,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // slot keeps one process running.
@@ -46,7 +48,7 @@ func (s *slot) run(ctx context.Context, f *Fleet, gate *launchGate, out *lockedW
 		var delay time.Duration
 		delay, next = restartDelay(next, s.backoff, s.maxBackoff, lived)
 		out.line(s.prefix(), "fleet: %s after %s; relaunching in %s", status, lived.Round(time.Millisecond), delay)
-		if sleep(ctx, delay) != nil {
+		if wait.Sleep(ctx, delay) != nil {
 			return
 		}
 	}
@@ -164,16 +166,5 @@ func (g *launchGate) wait(ctx context.Context) error {
 	}
 	g.next = at.Add(g.every)
 	g.mu.Unlock()
-	return sleep(ctx, time.Until(at))
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	return wait.Sleep(ctx, time.Until(at))
 }

@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // statusError is a non-2xx answer. Only a short head of the body is kept:
@@ -118,18 +120,6 @@ func (b *backoff) next() time.Duration {
 
 func (b *backoff) reset() { b.cur = 0 }
 
-// sleep waits d or until ctx ends, reporting which.
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
 // retry calls fn until it succeeds, fails for good, or budget is spent.
 func retry(ctx context.Context, budget time.Duration, b backoff, logf func(string, ...any), fn func(context.Context) error) error {
 	deadline := time.Now().Add(budget)
@@ -138,12 +128,12 @@ func retry(ctx context.Context, budget time.Duration, b backoff, logf func(strin
 		if err == nil || !transient(err) || ctx.Err() != nil {
 			return err
 		}
-		wait := b.next()
-		if time.Now().Add(wait).After(deadline) {
+		pause := b.next()
+		if time.Now().Add(pause).After(deadline) {
 			return fmt.Errorf("gave up after %s: %w", budget, err)
 		}
-		logf("%v; retrying in %s", err, wait.Round(time.Millisecond))
-		if err := sleep(ctx, wait); err != nil {
+		logf("%v; retrying in %s", err, pause.Round(time.Millisecond))
+		if err := wait.Sleep(ctx, pause); err != nil {
 			return err
 		}
 	}

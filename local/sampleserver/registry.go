@@ -10,6 +10,8 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // registration is the registry's POST /servers body.
@@ -106,9 +108,9 @@ func (r *registry) maintain(ctx context.Context) {
 			if ctx.Err() != nil {
 				return
 			}
-			wait := b.next()
-			r.log.Printf("%v; retrying in %s", err, wait.Round(time.Millisecond))
-			_ = sleep(ctx, wait)
+			pause := b.next()
+			r.log.Printf("%v; retrying in %s", err, pause.Round(time.Millisecond))
+			_ = wait.Sleep(ctx, pause)
 			continue
 		}
 		b.reset()

@@ -122,14 +122,3 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, regi
 		}
 	}
 }
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
-}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // Store persists records. Claim and Finish are conditional writes.
@@ -109,7 +110,7 @@ func NewService(o Options) *Service {
 		o.Now = time.Now
 	}
 	if o.Sleep == nil {
-		o.Sleep = sleep
+		o.Sleep = wait.Sleep
 	}
 	if o.Random == nil {
 		o.Random = cryptoRandom

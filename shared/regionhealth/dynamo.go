@@ -9,6 +9,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // DB is the part of the DynamoDB client the store uses.
@@ -66,7 +68,7 @@ func (s *DynamoStore) batchGet(ctx context.Context, keys []map[string]types.Attr
 			if attempt > s.retries {
 				return fmt.Errorf("batch get %s: %d keys still unprocessed after %d retries", s.table, len(pending[s.table].Keys), s.retries)
 			}
-			if err := sleep(ctx, s.backoff<<(attempt-1)); err != nil {
+			if err := wait.Sleep(ctx, s.backoff<<(attempt-1)); err != nil {
 				return fmt.Errorf("batch get %s: %w", s.table, err)
 			}
 		}
@@ -84,17 +86,6 @@ func (s *DynamoStore) batchGet(ctx context.Context, keys []map[string]types.Attr
 		pending = res.UnprocessedKeys
 	}
 	return nil
-}
-
-func sleep(ctx context.Context, d time.Duration) error {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
 }
 
 // List scans the table: it holds one small item per region.

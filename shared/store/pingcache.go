@@ -12,6 +12,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // PingCacheDB is the part of the DynamoDB client the ping cache uses.
@@ -130,10 +131,8 @@ func (s *PingCache) batch(ctx context.Context, writes []types.WriteRequest) erro
 			return fmt.Errorf("batch write %s: %d items still unprocessed after %d retries", s.table, len(out.UnprocessedItems[s.table]), s.retries)
 		}
 		pending = out.UnprocessedItems
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-time.After(s.backoff << attempt):
+		if err := wait.Sleep(ctx, s.backoff<<attempt); err != nil {
+			return err
 		}
 	}
 }
