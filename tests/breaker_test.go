@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -28,7 +27,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	cfg.Fleet.Stagger = 50 * time.Millisecond
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 4,
 		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=1s"}}}}
-	logs := &syncWriter{w: &bytes.Buffer{}}
+	logs := &harness.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: t.TempDir(), Log: logs})
@@ -38,7 +37,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	defer func() {
 		_ = s.Close()
 		if t.Failed() {
-			t.Logf("stack log:\n%s", logs.w.String())
+			t.Logf("stack log:\n%s", logs.String())
 		}
 	}()
 	waitFor(t, 30*time.Second, "four us-west servers", func() bool { return len(s.Emulator.Servers()) == 4 })

@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -12,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
 )
@@ -148,8 +148,8 @@ func TestLifecycleStateMachine(t *testing.T) {
 }
 
 func TestLinkBackTokens(t *testing.T) {
-	var logs bytes.Buffer
-	e := newEnv(t, envOptions{logs: &syncWriter{w: &logs}})
+	logs := &harness.SyncBuffer{}
+	e := newEnv(t, envOptions{logs: logs})
 	e.stub.Always("us-west", gfstub.Response{})
 	e.allocated(t, "gi-tok")
 
@@ -196,17 +196,6 @@ func TestLinkBackTokens(t *testing.T) {
 			t.Fatalf("logs contain a partner token")
 		}
 	}
-}
-
-type syncWriter struct {
-	mu sync.Mutex
-	w  *bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.w.Write(p)
 }
 
 // Links and ends racing on one instance: every answer is legal and the

@@ -4,7 +4,6 @@ package tests
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -17,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
@@ -68,7 +68,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		"ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": servers, "eu-central-1": servers}
 
-	logs := &syncWriter{w: &bytes.Buffer{}}
+	logs := &harness.SyncBuffer{}
 	workDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -82,7 +82,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 			_ = s.Close()
 		}
 		if t.Failed() {
-			t.Logf("stack log:\n%s", logs.w.String())
+			t.Logf("stack log:\n%s", logs.String())
 		}
 	}()
 	api := s.APIURL
@@ -213,7 +213,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	if _, err := net.DialTimeout("tcp", strings.TrimPrefix(api, "http://"), time.Second); err == nil {
 		t.Errorf("the local API still answers after Close")
 	}
-	out := logs.w.String()
+	out := logs.String()
 	for _, secret := range []string{payload["PartnerGameToken"], "e2e-allocator-token", "e2e-registry-token"} {
 		if secret != "" && strings.Contains(out, secret) {
 			t.Errorf("the stack's logs contain a credential")

@@ -8,28 +8,12 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
-
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
 
 func sh(script string, n int) Process {
 	return Process{Command: "sh", Args: []string{"-c", script}, ConcurrentExecutions: n}
@@ -37,9 +21,9 @@ func sh(script string, n int) Process {
 
 // start starts a fleet that the test stops (again) on cleanup, so nothing
 // outlives a failed test.
-func start(t *testing.T, cfg Config) (*Fleet, *syncBuffer) {
+func start(t *testing.T, cfg Config) (*Fleet, *harness.SyncBuffer) {
 	t.Helper()
-	out := &syncBuffer{}
+	out := &harness.SyncBuffer{}
 	if cfg.Dir == "" {
 		cfg.Dir = t.TempDir()
 	}

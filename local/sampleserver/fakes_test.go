@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	localharness "github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
 // fakeRegistry stands in for the allocator's registry.
@@ -168,31 +170,13 @@ func (f *fakeBackend) setHeartbeatState(s string) {
 	f.heartbeatState = s
 }
 
-// syncBuffer collects the server's log lines from several goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // harness runs the server in-process against the fakes.
 type harness struct {
 	t        *testing.T
 	cfg      Config
 	registry *fakeRegistry
 	backend  *fakeBackend
-	logs     *syncBuffer
+	logs     *localharness.SyncBuffer
 	cancel   context.CancelFunc
 	done     chan error
 	payload  map[string]any
@@ -204,7 +188,7 @@ const partnerToken = "pgt-secret-91c2d"
 // script the fakes first.
 func startHarness(t *testing.T, tune func(*harness)) *harness {
 	t.Helper()
-	h := &harness{t: t, registry: newFakeRegistry(t), backend: newFakeBackend(t, partnerToken), logs: &syncBuffer{},
+	h := &harness{t: t, registry: newFakeRegistry(t), backend: newFakeBackend(t, partnerToken), logs: &localharness.SyncBuffer{},
 		done: make(chan error, 1)}
 	h.cfg = Config{
 		RegistryURL: h.registry.URL + "/servers", Region: "us-west", RegistryToken: h.registry.token, Priority: 1,
