@@ -119,7 +119,7 @@ func ColdStart(ctx context.Context, o ColdStartOptions) (*ColdStartReport, error
 		return nil, err
 	}
 
-	csLogf(o.Log, "coldstart: building %d bootstraps for linux/%s with the Lambda build flags", len(targets), runtime.GOARCH)
+	progress(o.Log, "coldstart: building %d bootstraps for linux/%s with the Lambda build flags", len(targets), runtime.GOARCH)
 	buildCtx, cancel := context.WithTimeout(ctx, coldBuildTimeout)
 	bins, err := buildBootstraps(buildCtx, o.Root, filepath.Join(o.WorkDir, "coldstart-"+runtime.GOARCH), runtime.GOARCH, targets)
 	cancel()
@@ -127,7 +127,7 @@ func ColdStart(ctx context.Context, o ColdStartOptions) (*ColdStartReport, error
 		return nil, err
 	}
 
-	csLogf(o.Log, "coldstart: built in %s; starting DynamoDB Local, moto and the GameFabric emulator", time.Since(began).Round(100*time.Millisecond))
+	progress(o.Log, "coldstart: built in %s; starting DynamoDB Local, moto and the GameFabric emulator", time.Since(began).Round(100*time.Millisecond))
 	compStart := time.Now()
 	compCtx, cancel := context.WithTimeout(ctx, coldComponentTimeout)
 	fx, err := startColdFixture(compCtx, o.Root, o.Starts+1)
@@ -136,7 +136,7 @@ func ColdStart(ctx context.Context, o ColdStartOptions) (*ColdStartReport, error
 		return nil, err
 	}
 	defer fx.close()
-	csLogf(o.Log, "coldstart: components ready in %s", time.Since(compStart).Round(100*time.Millisecond))
+	progress(o.Log, "coldstart: components ready in %s", time.Since(compStart).Round(100*time.Millisecond))
 
 	plan, err := planColdStarts(o.Root, targets, bins, fx)
 	if err != nil {
@@ -207,7 +207,7 @@ func runColdRounds(ctx context.Context, plan []*coldSeries, starts int, log io.W
 		if round > 0 {
 			what = fmt.Sprintf("round %d/%d", round, starts)
 		}
-		csLogf(log, "coldstart: %s done (%d starts, %s elapsed)", what, len(plan), time.Since(t0).Round(100*time.Millisecond))
+		progress(log, "coldstart: %s done (%d starts, %s elapsed)", what, len(plan), time.Since(t0).Round(100*time.Millisecond))
 	}
 	return nil
 }

@@ -69,14 +69,14 @@ func BinarySizes(ctx context.Context, o SizeOptions) (*SizeReport, error) {
 	if err != nil {
 		return nil, err
 	}
-	csLogf(o.Log, "sizes: building %d bootstraps for linux/%s (-trimpath -tags lambda.norpc -ldflags='-s -w')", len(targets), lambdaGOARCH)
+	progress(o.Log, "sizes: building %d bootstraps for linux/%s (-trimpath -tags lambda.norpc -ldflags='-s -w')", len(targets), lambdaGOARCH)
 	buildCtx, cancel := context.WithTimeout(ctx, coldBuildTimeout)
 	defer cancel()
 	bins, err := buildBootstraps(buildCtx, root, filepath.Join(workDir, lambdaGOARCH), lambdaGOARCH, targets)
 	if err != nil {
 		return nil, err
 	}
-	csLogf(o.Log, "sizes: built in %s", time.Since(began).Round(100*time.Millisecond))
+	progress(o.Log, "sizes: built in %s", time.Since(began).Round(100*time.Millisecond))
 	r := &SizeReport{GoalBytes: SizeGoalBytes}
 	for _, t := range targets {
 		fi, err := os.Stat(bins[t.name])
@@ -207,11 +207,4 @@ func csGoalWord(ok bool) string {
 		return "ok"
 	}
 	return "FAIL"
-}
-
-// csLogf writes one progress line; a nil writer discards it.
-func csLogf(w io.Writer, format string, args ...any) {
-	if w != nil {
-		fmt.Fprintf(w, format+"\n", args...)
-	}
 }
