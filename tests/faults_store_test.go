@@ -17,6 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
 )
@@ -83,8 +84,8 @@ func TestDynamoDBUnavailable(t *testing.T) {
 // retry may allocate a second server while the first could still be alive.
 func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 	const lease, linkTimeout = 10 * time.Second, 30 * time.Second
-	start := func(t *testing.T) (*env, *clock, string) {
-		clk := &clock{now: time.Now().UTC()}
+	start := func(t *testing.T) (*env, *harness.Clock, string) {
+		clk := harness.NewClock(time.Now().UTC())
 		proxy := newFaultProxy(t, stack.ddbEndpoint)
 		var failNext atomic.Bool
 		failNext.Store(true)

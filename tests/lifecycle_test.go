@@ -16,24 +16,6 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
 )
 
-// clock is a settable time shared by the allocation and lifecycle services.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.now = t
-}
-
 func tokenFor(id string) string { return "partner-token-for-" + id + "-0123456789" }
 
 // allocated allocates id with a known partner token.
@@ -54,7 +36,7 @@ func (e *env) state(t *testing.T, id string) string {
 }
 
 func TestLifecycleStateMachine(t *testing.T) {
-	clk := &clock{now: time.Now().UTC()}
+	clk := harness.NewClock(time.Now().UTC())
 	e := newEnv(t, envOptions{now: clk.Now})
 	e.stub.Always("us-west", gfstub.Response{})
 	e.stub.Always("nowhere", gfstub.Response{Status: 503})
@@ -235,7 +217,7 @@ func TestConcurrentLinkAndEnd(t *testing.T) {
 // The sweeper marks exactly the due instances among many, and only once.
 func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 	t0 := time.Now().UTC().Truncate(time.Second)
-	clk := &clock{now: t0}
+	clk := harness.NewClock(t0)
 	e := newEnv(t, envOptions{now: clk.Now})
 	e.stub.Always("us-west", gfstub.Response{})
 	group := func(prefix string, n int, then func(id string)) []string {

@@ -9,7 +9,6 @@ import (
 	"net/http/httptest"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -68,8 +67,8 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	// The service's clock: heartbeats are timed HeartbeatEvery apart after
 	// the initial delay, as in a running game, where each one moves the
 	// instance's health deadline (before it, the deadline does not move).
-	clock := &benchClock{t: time.Now()}
-	svc := &lifecycle.Service{Store: records, Policy: lifecycle.DefaultPolicy, Now: clock.now}
+	clock := harness.NewClock(time.Now())
+	svc := &lifecycle.Service{Store: records, Policy: lifecycle.DefaultPolicy, Now: clock.Now}
 	api := httptest.NewServer(httpapi.NewLinkBackHandler(svc, logging.New(io.Discard, 0)))
 	defer api.Close()
 
@@ -82,15 +81,15 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 		}
 	}
 	// A server links a few seconds after its allocation.
-	linkedAt := clock.now().Add(5 * time.Second)
-	clock.set(linkedAt)
+	linkedAt := clock.Now().Add(5 * time.Second)
+	clock.Set(linkedAt)
 	call := func(name string, reps int, body string) (LifecycleCall, error) {
 		before := counter.Snapshot()
 		var took []time.Duration
 		for i := range n {
 			for r := range reps {
 				if name == "heartbeat" {
-					clock.set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(r+1)*HeartbeatEvery))
+					clock.Set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(r+1)*HeartbeatEvery))
 				}
 				d, err := linkBackCall(ctx, api.URL, id(i), name, token(i), body)
 				if err != nil {
@@ -176,21 +175,4 @@ func linkBackCall(ctx context.Context, base, id, call, token, body string) (time
 		return took, fmt.Errorf("%s %s: status %d", call, id, resp.StatusCode)
 	}
 	return took, nil
-}
-
-type benchClock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func (c *benchClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *benchClock) set(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.t = t
 }

@@ -6,9 +6,10 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
 const (
@@ -17,32 +18,14 @@ const (
 	prefix   = "/allocator/test"
 )
 
-// clock is an injectable time source tests move by hand.
-type clock struct {
-	mu sync.Mutex
-	t  time.Time
-}
-
-func newClock() *clock { return &clock{t: time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)} }
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.t
-}
-
-func (c *clock) Advance(d time.Duration) {
-	c.mu.Lock()
-	c.t = c.t.Add(d)
-	c.mu.Unlock()
-}
+func newClock() *harness.Clock { return harness.NewClock(time.Date(2025, 1, 2, 3, 4, 5, 0, time.UTC)) }
 
 // fixture is an emulator behind a real loopback server.
 type fixture struct {
 	t     *testing.T
 	emu   *Emulator
 	srv   *httptest.Server
-	clock *clock
+	clock *harness.Clock
 }
 
 func newFixture(t *testing.T, mod func(*Config)) *fixture {
