@@ -40,7 +40,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 			t.Logf("stack log:\n%s", logs.String())
 		}
 	}()
-	waitFor(t, 30*time.Second, "four us-west servers", func() bool { return len(s.Emulator.Servers()) == 4 })
+	harness.WaitFor(t, 30*time.Second, "four us-west servers", func() bool { return len(s.Emulator.Servers()) == 4 })
 	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})

@@ -20,18 +20,6 @@ import (
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
-// waitFor polls cond until it holds or timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", timeout, what)
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-}
-
 func httpJSON(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	t.Helper()
 	req, _ := http.NewRequest(method, url, strings.NewReader(body))
@@ -96,7 +84,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		}
 		return out
 	}
-	waitFor(t, 30*time.Second, "a game server registered in each region", func() bool {
+	harness.WaitFor(t, 30*time.Second, "a game server registered in each region", func() bool {
 		return len(registered("us-west")) == 1 && len(registered("eu-central-1")) == 1
 	})
 	usWest := registered("us-west")[0]
@@ -139,7 +127,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	// The callback wrote payload.json in the server's working directory.
 	payloadFile := filepath.Join(workDir, "fleet", "us-west", "0", "payload.json")
 	var payload map[string]string
-	waitFor(t, 10*time.Second, "payload.json", func() bool {
+	harness.WaitFor(t, 10*time.Second, "payload.json", func() bool {
 		b, err := os.ReadFile(payloadFile)
 		return err == nil && json.Unmarshal(b, &payload) == nil
 	})
@@ -152,7 +140,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		_, doc := httpJSON(t, http.MethodGet, api+"/v1/allocations/"+id, "", "")
 		return doc
 	}
-	waitFor(t, 15*time.Second, "Linked with a heartbeat", func() bool {
+	harness.WaitFor(t, 15*time.Second, "Linked with a heartbeat", func() bool {
 		doc := get("gi-e2e-1")
 		return doc["state"] == "Linked" && doc["lastHeartbeatAt"] != nil
 	})
@@ -175,13 +163,13 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	if !sawGameOver {
 		t.Fatal("the game server did not answer IWON with GAME OVER")
 	}
-	waitFor(t, 10*time.Second, "Ended (IWON)", func() bool {
+	harness.WaitFor(t, 10*time.Second, "Ended (IWON)", func() bool {
 		doc := get("gi-e2e-1")
 		return doc["state"] == "Ended" && doc["endReason"] == "IWON"
 	})
 
 	// The fleet replaces the exited process, and the new one registers.
-	waitFor(t, 30*time.Second, "a replacement us-west server", func() bool {
+	harness.WaitFor(t, 30*time.Second, "a replacement us-west server", func() bool {
 		r := registered("us-west")
 		return len(r) == 1 && r[0] != usWest
 	})
@@ -197,7 +185,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	}
 
 	// The ping refresher ran on its schedule against the emulator.
-	waitFor(t, 15*time.Second, "regions from the ping cache", func() bool {
+	harness.WaitFor(t, 15*time.Second, "regions from the ping cache", func() bool {
 		_, doc := httpJSON(t, http.MethodGet, api+"/v1/regions", "", "")
 		regions, _ := doc["regions"].([]any)
 		return len(regions) == 2

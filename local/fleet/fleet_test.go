@@ -44,22 +44,11 @@ func start(t *testing.T, cfg Config) (*Fleet, *harness.SyncBuffer) {
 	return f, out
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // pidIn waits for a pid a child wrote into a file.
 func pidIn(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	eventually(t, path, func() bool {
+	harness.WaitFor(t, 10*time.Second, path, func() bool {
 		raw, err := os.ReadFile(path)
 		if err != nil || !bytes.HasSuffix(raw, []byte("\n")) {
 			return false
@@ -87,7 +76,7 @@ func alive(pid int) bool {
 func assertDead(t *testing.T, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		eventually(t, "pid "+strconv.Itoa(pid)+" to be gone", func() bool { return !alive(pid) })
+		harness.WaitFor(t, 10*time.Second, "pid "+strconv.Itoa(pid)+" to be gone", func() bool { return !alive(pid) })
 	}
 }
 
@@ -104,7 +93,7 @@ func TestKeepsConcurrentExecutionsRunningAndStops(t *testing.T) {
 			return []string{"ALLOC_REGION=" + region, "SLOT=" + strconv.Itoa(slot)}
 		},
 	})
-	eventually(t, "three processes", func() bool {
+	harness.WaitFor(t, 10*time.Second, "three processes", func() bool {
 		return reflect.DeepEqual(f.Running(), map[string]int{"eu-central": 2, "us-west": 1})
 	})
 	if n := f.Launches(); n != 3 {
@@ -114,7 +103,7 @@ func TestKeepsConcurrentExecutionsRunningAndStops(t *testing.T) {
 	for _, slotDir := range []string{"eu-central/0", "eu-central/1", "us-west/0"} {
 		pids = append(pids, pidIn(t, filepath.Join(dir, slotDir, "pid")))
 	}
-	eventually(t, "both greetings", func() bool {
+	harness.WaitFor(t, 10*time.Second, "both greetings", func() bool {
 		return strings.Contains(out.String(), "[eu-central/1] blue eu-central 1 up in "+filepath.Join(dir, "eu-central", "1")) &&
 			strings.Contains(out.String(), "[eu-central/0] blue eu-central 0 up in ")
 	})
@@ -147,7 +136,7 @@ func TestRelaunchesExitedProcesses(t *testing.T) {
 		RestartBackoff: 20 * time.Millisecond,
 		Regions:        map[string][]Process{"us-west": {sh(`echo run; sleep 0.1`, 1)}},
 	})
-	eventually(t, "three launches", func() bool { return f.Launches() >= 3 })
+	harness.WaitFor(t, 10*time.Second, "three launches", func() bool { return f.Launches() >= 3 })
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +153,7 @@ func TestStaggersLaunches(t *testing.T) {
 		Regions: map[string][]Process{"r": {sh("exec sleep 60", 3)}},
 	})
 	began := time.Now()
-	eventually(t, "three processes", func() bool { return f.Running()["r"] == 3 })
+	harness.WaitFor(t, 10*time.Second, "three processes", func() bool { return f.Running()["r"] == 3 })
 	if took := time.Since(began); took < 250*time.Millisecond {
 		t.Fatalf("three launches in %s with a 150ms stagger", took)
 	}
@@ -227,7 +216,7 @@ func TestContextCancelStops(t *testing.T) {
 	}
 	pid := pidIn(t, filepath.Join(dir, "r", "0", "pid"))
 	cancel()
-	eventually(t, "no process", func() bool { return f.Running()["r"] == 0 })
+	harness.WaitFor(t, 10*time.Second, "no process", func() bool { return f.Running()["r"] == 0 })
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -225,7 +225,7 @@ func startHarness(t *testing.T, tune func(*harness)) *harness {
 func (h *harness) registration() registration {
 	h.t.Helper()
 	var reg registration
-	eventually(h.t, "a registration", func() bool {
+	localharness.WaitFor(h.t, 10*time.Second, "a registration", func() bool {
 		regs, _, _ := h.registry.snapshot()
 		if len(regs) > 0 {
 			reg = regs[0]
@@ -273,16 +273,5 @@ func (h *harness) noSecretsLogged(reg registration) {
 		if strings.Contains(logs, secret) {
 			h.t.Errorf("a secret (%.6s…) appears in the logs", secret)
 		}
-	}
-}
-
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -1,0 +1,19 @@
+package harness
+
+import (
+	"testing"
+	"time"
+)
+
+// WaitFor polls cond until it holds, failing t if it still does not after
+// within: for state that other processes or goroutines reach on their own.
+func WaitFor(t testing.TB, within time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", within, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
