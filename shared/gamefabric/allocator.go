@@ -19,10 +19,17 @@ import (
 	"time"
 )
 
-// Limits on what we read from the allocator.
+// Limits on what we read from the allocator. Everything GameFabric sends
+// ends up in our records and answers, so each piece is bounded here, where
+// it enters: a record must stay far below DynamoDB's 400 KB item limit and
+// an answer far below 64 KB, whatever the allocator sends.
 const (
 	MaxResponseBytes = 1 << 20 // a larger success body is treated as undecodable
-	MaxErrorBodyKept = 1 << 10 // error bodies are kept for diagnostics up to this size
+	MaxErrorBodyKept = 512     // error bodies are kept for diagnostics up to this size
+	MaxErrorText     = 256     // the {"error"} text (or any error message) is cut to this
+	MaxAddressLen    = 255     // a longer address or ip is not an allocation
+	MaxPorts         = 32      // more named ports than this is not an allocation
+	MaxPortName      = 64
 )
 
 // AllocateRequest is the body of an allocation call.
@@ -74,7 +81,24 @@ type Error struct {
 	Message    string        // the allocator's {"error"} text, or a description
 	Body       string        // up to MaxErrorBodyKept bytes of the response body
 	RetryAfter time.Duration // from Retry-After on 429/503, 0 when absent
-	Err        error         // the underlying error, if any
+	// Unsent: the request never reached the allocator (the connection
+	// could not be made), so it cannot have allocated anything.
+	Unsent bool
+	Err    error // the underlying error, if any
+}
+
+// MayHaveAllocated reports whether the allocator may have handed out a
+// server although this call got no usable answer: it timed out, its
+// gateway gave up (504), the answer broke off, or a 2xx was unusable. Such
+// a server is a suspected orphan.
+func (e *Error) MayHaveAllocated() bool {
+	switch e.Kind {
+	case KindTimeout, KindTransport, KindDecode:
+		return !e.Unsent
+	case KindStatus:
+		return e.Status == http.StatusGatewayTimeout
+	}
+	return false
 }
 
 func (e *Error) Error() string {
@@ -127,7 +151,7 @@ func call(ctx context.Context, doer Doer, method, url, token string, body []byte
 	}
 	req, err := http.NewRequestWithContext(ctx, method, url, reader)
 	if err != nil {
-		return nil, &Error{Kind: KindTransport, Message: "build request: " + err.Error(), Err: err}
+		return nil, &Error{Kind: KindTransport, Message: "build request: " + err.Error(), Unsent: true, Err: err}
 	}
 	if body != nil {
 		req.Header.Set("Content-Type", "application/json")
@@ -139,11 +163,14 @@ func call(ctx context.Context, doer Doer, method, url, token string, body []byte
 		return nil, transportError(ctx, err)
 	}
 	defer resp.Body.Close()
+	ok := resp.StatusCode >= 200 && resp.StatusCode <= 299
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponseBytes+1))
-	if err != nil {
+	if err != nil && ok {
+		// A 2xx that broke off: the server was allocated, we cannot say which.
 		return nil, transportError(ctx, fmt.Errorf("read response: %w", err))
 	}
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+	if !ok {
+		// An error answer cut short is still that error answer.
 		return nil, statusError(resp, raw)
 	}
 	return raw, nil
@@ -159,8 +186,8 @@ func DecodeAllocation(raw []byte) (*Allocation, error) {
 		return nil, &Error{Kind: KindDecode, Message: "response is not an allocation JSON object", Body: truncate(redactToken(raw)), Err: err}
 	}
 	a.Address = strings.TrimSpace(a.Address)
-	if a.Address == "" {
-		return nil, &Error{Kind: KindDecode, Message: "response has no address", Body: truncate(redactToken(raw))}
+	if problem := a.problem(); problem != "" {
+		return nil, &Error{Kind: KindDecode, Message: "response " + problem, Body: truncate(redactToken(raw))}
 	}
 	if a.IP == "" {
 		// The address is documented as ip:port; recover the ip if omitted.
@@ -171,13 +198,32 @@ func DecodeAllocation(raw []byte) (*Allocation, error) {
 	return &a, nil
 }
 
+// problem says what makes a decoded answer unusable, "" when nothing does:
+// the documented shape within our bounds.
+func (a *Allocation) problem() string {
+	switch {
+	case a.Address == "":
+		return "has no address"
+	case len(a.Address) > MaxAddressLen || len(a.IP) > MaxAddressLen:
+		return fmt.Sprintf("has an address or ip longer than %d bytes", MaxAddressLen)
+	case len(a.Ports) > MaxPorts:
+		return fmt.Sprintf("lists %d ports, more than %d", len(a.Ports), MaxPorts)
+	}
+	for name, port := range a.Ports {
+		if name == "" || len(name) > MaxPortName || port < 1 || port > 65535 {
+			return fmt.Sprintf("has a port that is not named (at most %d bytes) and 1-65535", MaxPortName)
+		}
+	}
+	return ""
+}
+
 func statusError(resp *http.Response, raw []byte) *Error {
 	e := &Error{Kind: KindStatus, Status: resp.StatusCode, Body: truncate(raw)}
 	var doc struct {
 		Error string `json:"error"`
 	}
 	if json.Unmarshal(raw, &doc) == nil && doc.Error != "" {
-		e.Message = doc.Error
+		e.Message = clip(doc.Error, MaxErrorText)
 	} else {
 		// Nitrado's own client falls back to the status text as well.
 		e.Message = http.StatusText(resp.StatusCode)
@@ -188,10 +234,19 @@ func statusError(resp *http.Response, raw []byte) *Error {
 
 func transportError(ctx context.Context, err error) *Error {
 	var ne net.Error
+	unsent := notConnected(err)
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
-		return &Error{Kind: KindTimeout, Message: "no answer before the attempt timeout", Err: err}
+		return &Error{Kind: KindTimeout, Message: "no answer before the attempt timeout", Unsent: unsent, Err: err}
 	}
-	return &Error{Kind: KindTransport, Message: err.Error(), Err: err}
+	return &Error{Kind: KindTransport, Message: clip(err.Error(), MaxErrorText), Unsent: unsent, Err: err}
+}
+
+// notConnected: the failure came before a connection existed (refused,
+// unresolvable, dial timeout), so the allocator never saw the request.
+func notConnected(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)
 }
 
 // ParseRetryAfter reads delta-seconds or an HTTP date; 0 when absent or bad.
@@ -222,12 +277,15 @@ func redactToken(raw []byte) []byte {
 	return tokenValue.ReplaceAll(raw, []byte(`${1}[redacted]"`))
 }
 
-// truncate keeps at most MaxErrorBodyKept bytes as valid UTF-8. Invalid
-// runs become "?", one byte, so the result never grows past the limit (the
-// fuzzer found that U+FFFD, three bytes, could).
-func truncate(b []byte) string {
-	if len(b) > MaxErrorBodyKept {
-		b = b[:MaxErrorBodyKept]
+// truncate keeps at most MaxErrorBodyKept bytes as valid UTF-8.
+func truncate(b []byte) string { return clip(string(b), MaxErrorBodyKept) }
+
+// clip keeps at most n bytes of s as valid UTF-8. Invalid runs become "?",
+// one byte, so the result never grows past the limit (the fuzzer found that
+// U+FFFD, three bytes, could).
+func clip(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
 	}
-	return strings.ToValidUTF8(string(b), "?")
+	return strings.ToValidUTF8(s, "?")
 }

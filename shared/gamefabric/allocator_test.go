@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,6 +33,15 @@ func TestAllocate(t *testing.T) {
 		{name: "error body", status: 404, body: `{"error":"no server found"}`, wantKind: KindStatus, wantMsg: "no server found"},
 		{name: "status text fallback", status: 502, body: `<html>`, wantKind: KindStatus, wantMsg: "Bad Gateway"},
 		{name: "429 retry-after", status: 429, body: `{}`, header: map[string]string{"Retry-After": "3"}, wantKind: KindStatus, wantRetry: 3 * time.Second},
+		// What GameFabric controls is bounded where it enters.
+		{name: "900 KB error text", status: 503, body: `{"error":"` + strings.Repeat("full ", 180_000) + `"}`, wantKind: KindStatus, wantMsg: "full full"},
+		{name: "40,000 ports", status: 200, body: manyPorts(40_000), wantKind: KindDecode, wantMsg: "40000 ports"},
+		{name: "33 ports", status: 200, body: manyPorts(MaxPorts + 1), wantKind: KindDecode, wantMsg: "more than 32"},
+		{name: "32 ports", status: 200, body: manyPorts(MaxPorts), wantAddr: "1.2.3.4:7777", wantIP: "1.2.3.4"},
+		{name: "port out of range", status: 200, body: `{"address":"1.2.3.4:7777","ports":{"game":70000}}`, wantKind: KindDecode, wantMsg: "1-65535"},
+		{name: "unnamed port", status: 200, body: `{"address":"1.2.3.4:7777","ports":{"":7777}}`, wantKind: KindDecode, wantMsg: "not named"},
+		{name: "address too long", status: 200, body: `{"address":"` + strings.Repeat("a", MaxAddressLen) + `:1"}`, wantKind: KindDecode, wantMsg: "longer than 255"},
+		{name: "ip too long", status: 200, body: `{"address":"1.2.3.4:1","ip":"` + strings.Repeat("1", MaxAddressLen+1) + `"}`, wantKind: KindDecode, wantMsg: "longer than 255"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -65,8 +75,8 @@ func TestAllocate(t *testing.T) {
 			if !errors.As(err, &e) || e.Kind != tc.wantKind || !strings.Contains(e.Message, tc.wantMsg) || e.RetryAfter != tc.wantRetry {
 				t.Fatalf("err = %#v, want kind %s containing %q", err, tc.wantKind, tc.wantMsg)
 			}
-			if len(e.Body) > MaxErrorBodyKept {
-				t.Fatalf("kept %d body bytes", len(e.Body))
+			if len(e.Body) > MaxErrorBodyKept || len(e.Message) > MaxErrorText {
+				t.Fatalf("kept %d body and %d message bytes", len(e.Body), len(e.Message))
 			}
 		})
 	}
@@ -83,16 +93,56 @@ func TestAllocateTimeoutAndTransport(t *testing.T) {
 	defer cancel()
 	_, err := NewClient(slow.Client(), slow.URL).Allocate(ctx, "t", AllocateRequest{Region: "r"})
 	var e *Error
-	if !errors.As(err, &e) || e.Kind != KindTimeout {
-		t.Fatalf("slow: err = %v, want timeout", err)
+	if !errors.As(err, &e) || e.Kind != KindTimeout || !e.MayHaveAllocated() {
+		t.Fatalf("slow: err = %v, want a timeout that may have allocated", err)
 	}
 
 	closed := httptest.NewServer(http.NotFoundHandler())
 	url := closed.URL
 	closed.Close()
 	_, err = NewClient(http.DefaultClient, url).Allocate(context.Background(), "t", AllocateRequest{Region: "r"})
-	if !errors.As(err, &e) || e.Kind != KindTransport {
-		t.Fatalf("refused: err = %v, want transport", err)
+	if !errors.As(err, &e) || e.Kind != KindTransport || !e.Unsent || e.MayHaveAllocated() {
+		t.Fatalf("refused: err = %#v, want an unsent transport error", err)
+	}
+}
+
+// manyPorts is a 200 whose ports map has n entries.
+func manyPorts(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"address":"1.2.3.4:7777","ip":"1.2.3.4","ports":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":%d`, i, 1+i%65535)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// Only an answer that proves nothing was handed out clears an attempt of
+// having allocated: a timeout, a broken or unusable 2xx or the gateway's
+// 504 may each have left a server allocated upstream.
+func TestMayHaveAllocated(t *testing.T) {
+	tests := []struct {
+		name string
+		err  *Error
+		want bool
+	}{
+		{"timeout", &Error{Kind: KindTimeout}, true},
+		{"dial timeout", &Error{Kind: KindTimeout, Unsent: true}, false},
+		{"reset mid-body", &Error{Kind: KindTransport}, true},
+		{"connection refused", &Error{Kind: KindTransport, Unsent: true}, false},
+		{"unusable 2xx", &Error{Kind: KindDecode}, true},
+		{"gateway timeout", &Error{Kind: KindStatus, Status: 504}, true},
+		{"no capacity", &Error{Kind: KindStatus, Status: 404}, false},
+		{"rate limited", &Error{Kind: KindStatus, Status: 429}, false},
+		{"server error", &Error{Kind: KindStatus, Status: 500}, false},
+	}
+	for _, tc := range tests {
+		if got := tc.err.MayHaveAllocated(); got != tc.want {
+			t.Errorf("%s: MayHaveAllocated = %v, want %v", tc.name, got, tc.want)
+		}
 	}
 }
 

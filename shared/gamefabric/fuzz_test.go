@@ -16,13 +16,13 @@ func FuzzDecodeAllocation(f *testing.F) {
 		a, err := DecodeAllocation(raw)
 		if err != nil {
 			var e *Error
-			if !errors.As(err, &e) || e.Kind != KindDecode || len(e.Body) > MaxErrorBodyKept {
+			if !errors.As(err, &e) || e.Kind != KindDecode || len(e.Body) > MaxErrorBodyKept || len(e.Message) > MaxErrorText+64 {
 				t.Fatalf("err = %#v, want a decode error", err)
 			}
 			return
 		}
-		if a.Address == "" {
-			t.Fatalf("accepted an allocation without an address: %q", raw)
+		if a.Address == "" || len(a.Address) > MaxAddressLen || len(a.IP) > MaxAddressLen || len(a.Ports) > MaxPorts {
+			t.Fatalf("accepted an allocation outside the bounds: %q", raw)
 		}
 	})
 }
