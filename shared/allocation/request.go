@@ -37,6 +37,7 @@ const (
 	maxRegion             = 64
 	maxGameServerVersion  = 256
 	maxServerArgs         = 8 << 10
+	minPartnerGameToken   = 32 // characters; a minted one has 43 (256 bits)
 	maxPartnerGameToken   = 1 << 10
 	maxPartnerSocialToken = 8 << 10
 	maxLabelValue         = 63 // env and armadaset travel as Kubernetes label values
@@ -50,6 +51,8 @@ var (
 	gameInstanceIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
 	regionPattern         = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	labelValuePattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	// tokenPattern is RFC 6750's b64token: what a Bearer header may carry.
+	tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`)
 )
 
 // DecodeRequest parses a request body strictly: one JSON object, known fields only.
@@ -169,8 +172,11 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 	if len(req.ServerArgs) > maxServerArgs {
 		add("serverArgs must be at most %d bytes", maxServerArgs)
 	}
-	if len(req.PartnerGameToken) > maxPartnerGameToken {
-		add("partnerGameToken must be at most %d bytes", maxPartnerGameToken)
+	// A caller's token is the game server's only credential on routes the
+	// gateway does not authenticate: it must not be guessable.
+	if t := req.PartnerGameToken; t != "" && (len(t) < minPartnerGameToken || len(t) > maxPartnerGameToken || !tokenPattern.MatchString(t)) {
+		add("partnerGameToken must be %d-%d characters of letters, digits and - . _ ~ + / (then = padding), or left out to have one minted",
+			minPartnerGameToken, maxPartnerGameToken)
 	}
 	if len(req.PartnerSocialToken) > maxPartnerSocialToken {
 		add("partnerSocialToken must be at most %d bytes", maxPartnerSocialToken)

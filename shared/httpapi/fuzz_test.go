@@ -2,6 +2,7 @@ package httpapi
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 )
@@ -36,6 +37,11 @@ func FuzzLinkBody(f *testing.F) {
 		for name, port := range info.Ports {
 			if name == "" || port < 1 || port > 65535 {
 				t.Fatalf("accepted port %q=%d", name, port)
+			}
+		}
+		if info.Address != "" {
+			if host, _, err := net.SplitHostPort(info.Address); err != nil || host == "" {
+				t.Fatalf("accepted address %q", info.Address)
 			}
 		}
 	})

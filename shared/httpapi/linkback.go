@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
@@ -98,8 +100,9 @@ func DecodeOptionalBody(r io.Reader, v any) error {
 
 func (b linkBody) info() (*allocation.LinkInfo, error) {
 	var problems []string
-	if len(b.Address) > 255 {
-		problems = append(problems, "address must be at most 255 characters")
+	if len(b.Address) > 255 || (b.Address != "" && !validHostPort(b.Address)) {
+		// A recovering link records this address as the instance's server.
+		problems = append(problems, "address must be host:port (at most 255 characters, port 1-65535), e.g. 203.0.113.10:7777")
 	}
 	if len(b.ServerName) > 255 {
 		problems = append(problems, "serverName must be at most 255 characters")
@@ -119,6 +122,16 @@ func (b linkBody) info() (*allocation.LinkInfo, error) {
 		return nil, nil
 	}
 	return &allocation.LinkInfo{Address: b.Address, Ports: b.Ports, ServerName: b.ServerName}, nil
+}
+
+// validHostPort: a host (name, IPv4, or bracketed IPv6) and a port 1-65535.
+func validHostPort(addr string) bool {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil || host == "" || strings.ContainsAny(host, " /?#@") {
+		return false
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535
 }
 
 // call authenticates the request shape, runs fn and answers the server view.

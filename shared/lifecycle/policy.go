@@ -55,15 +55,24 @@ func wrongState(rec allocation.Record, action string) error {
 
 // Link: Allocated → Linked. Linking a Linked instance again changes nothing.
 // An Allocating claim whose lease has run out is in doubt: its invocation
-// could not record the outcome. A server holding its token can only be the
-// server GameFabric allocated for it, so its link records the allocation.
+// could not record the outcome. A server holding one of its minted tokens
+// can only be the server GameFabric allocated for it, so its link records
+// the allocation. A caller's own token proves nothing of the kind (the
+// caller may use it elsewhere), so such a claim waits for the sweep.
 func (p Policy) Link(rec allocation.Record, now time.Time, info *allocation.LinkInfo) (allocation.Record, bool, error) {
 	switch {
 	case rec.State == allocation.StateLinked:
 		return rec, false, nil
 	case rec.State == allocation.StateAllocated:
-	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt):
+	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt) && len(rec.CandidateTokenHashes) > 0:
 		rec.RecoveredByLink, rec.Server, rec.ExpiresAt = true, serverOf(info), time.Time{}
+	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt):
+		resolved := rec.LeaseExpiresAt.Add(p.LinkTimeout)
+		return rec, false, &allocation.Error{Code: allocation.CodeAllocationInProgress, State: rec.State,
+			RetryAfter: max(resolved.Sub(now).Round(time.Second), time.Second),
+			Message: fmt.Sprintf("cannot link game instance %q: its allocation's outcome was never recorded, and a partnerGameToken "+
+				"the backend chose cannot prove which server holds it; the health sweep fails the allocation by %s",
+				rec.GameInstanceID, resolved.UTC().Format(time.RFC3339))}
 	default:
 		return rec, false, wrongState(rec, "link")
 	}

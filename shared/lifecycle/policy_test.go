@@ -1,6 +1,7 @@
 package lifecycle
 
 import (
+	"errors"
 	"testing"
 	"time"
 
@@ -133,7 +134,8 @@ func TestHealthDeadlines(t *testing.T) {
 func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
 	p := DefaultPolicy
 	claim := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocating, UpdatedAt: t0,
-		LeaseExpiresAt: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour), HealthDeadline: t0.Add(3 * time.Minute)}
+		LeaseExpiresAt: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour), HealthDeadline: t0.Add(3 * time.Minute),
+		CandidateTokenHashes: []string{"minted-1", "minted-2"}}
 	info := &allocation.LinkInfo{Address: "10.1.2.3:7777", Ports: map[string]int{"game": 7777}}
 
 	if _, _, err := p.Link(claim, t0.Add(59*time.Second), info); allocation.CodeOf(err) != allocation.CodeAllocationInProgress {
@@ -151,5 +153,14 @@ func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
 	}
 	if got, _, _ := p.Link(claim, t0.Add(time.Minute), nil); got.Server != nil || got.State != allocation.StateLinked {
 		t.Fatalf("link without an address = %+v, want Linked without a server", got)
+	}
+
+	// With the backend's own token (no minted candidates) the link proves
+	// nothing: the claim waits for the sweep.
+	claim.CandidateTokenHashes = nil
+	_, changed, err = p.Link(claim, t0.Add(time.Minute), info)
+	var e *allocation.Error
+	if changed || !errors.As(err, &e) || e.Code != allocation.CodeAllocationInProgress || e.RetryAfter != p.LinkTimeout {
+		t.Fatalf("link with a caller's token: changed=%v err=%v, want ALLOCATION_IN_PROGRESS until the sweep resolves it", changed, err)
 	}
 }
