@@ -10,6 +10,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // Phase is what a run of allocations cost in AWS requests.
@@ -129,5 +131,5 @@ func recordSize(ctx context.Context, s *Stack, id string) (int, error) {
 	if out.Item == nil {
 		return 0, fmt.Errorf("record %s was not stored", id)
 	}
-	return ItemSize(out.Item), nil
+	return store.ItemSize(out.Item), nil
 }

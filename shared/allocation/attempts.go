@@ -9,8 +9,86 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
-// admit asks the breaker about the plan's regions. When it would skip
-// every one, all are tried anyway: failing without trying helps nobody.
+// planRun is what trying the plan's regions produced.
+type planRun struct {
+	attempts []Attempt
+	// alloc is the allocation, made in region by plan step step with
+	// partnerToken; nil when every attempt failed.
+	alloc        *gamefabric.Allocation
+	region       string
+	step         int
+	partnerToken string
+	skipped      int // regions skipped as unhealthy
+	// observed is each tried region's outcome for region health, recorded
+	// after the outcome so health writes never delay it.
+	observed []observation
+	// known are the regions the deployment knows (see Outcome.RegionLabel).
+	known map[string]bool
+	// orphans are the regions of attempts that may have left a server
+	// allocated upstream.
+	orphans []string
+}
+
+type observation struct {
+	region string
+	ok     bool
+}
+
+// runPlan tries the plan's regions in order until one allocates, within
+// ctx (which ends at the budget's upstream deadline).
+func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, token string, partnerTokens []string) planRun {
+	log := logging.FromContext(ctx)
+	run := planRun{known: map[string]bool{}}
+	payload := Payload{
+		GameInstanceID:       spec.GameInstanceID,
+		PartnerSocialToken:   spec.PartnerSocialToken,
+		PragmaBackendAddress: s.o.BackendAddress,
+		ServerArgs:           spec.Fingerprint.ServerArgs,
+	}
+	redact := redactor(append([]string{token, spec.PartnerSocialToken}, partnerTokens...)...)
+	verdicts := s.admit(ctx, spec.Plan)
+	for i, step := range spec.Plan {
+		v := verdicts[i]
+		if v.Known {
+			run.known[step.Region] = true
+		}
+		if !v.Try {
+			run.skipped++
+			run.attempts = append(run.attempts, Attempt{Region: step.Region, Reason: step.Reason + "; skipped: " + v.Reason, outcome: outcomeSkipped})
+			continue
+		} else if v.Reason != "" {
+			step.Reason += "; " + v.Reason
+		}
+		payload.PartnerGameToken = partnerTokens[i]
+		alloc, tried, tok := s.tryRegion(ctx, b.upstream, token, step.Region, spec, payload, redact)
+		token = tok
+		for j := range tried {
+			tried[j].Reason = step.Reason
+			if tried[j].SuspectedOrphan {
+				run.orphans = append(run.orphans, step.Region)
+				log.Warn("suspected orphan: GameFabric may have allocated a server this attempt never heard of",
+					"gameInstanceId", spec.GameInstanceID, "region", step.Region, "status", tried[j].Status, "error", tried[j].Error)
+			}
+		}
+		run.attempts = append(run.attempts, tried...)
+		if alloc != nil {
+			run.observed = append(run.observed, observation{step.Region, true})
+			run.alloc, run.region, run.step, run.partnerToken = alloc, step.Region, i, partnerTokens[i]
+			run.known[step.Region] = true
+			return run
+		}
+		// Only a known region's failures count: a name a caller invents
+		// must not create region-health records.
+		if last := tried[len(tried)-1]; regionFault(last) && (v.Known || step.Region == s.o.Defaults.Region) {
+			run.observed = append(run.observed, observation{step.Region, false})
+		}
+	}
+	return run
+}
+
+// admit asks the breaker about the plan's regions, within healthTimeout.
+// When it would skip every one, all are tried anyway: failing without
+// trying helps nobody.
 func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
 	verdicts := make([]Verdict, len(plan))
 	for i := range verdicts {
@@ -23,7 +101,9 @@ func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
 	for i, step := range plan {
 		regions[i] = step.Region
 	}
-	got := s.o.Health.Admit(ctx, regions)
+	hctx, cancel := context.WithTimeout(ctx, healthTimeout)
+	defer cancel()
+	got := s.o.Health.Admit(hctx, regions)
 	if len(got) != len(plan) {
 		return verdicts
 	}
@@ -33,35 +113,44 @@ func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
 		}
 	}
 	for i := range verdicts {
+		verdicts[i].Known = got[i].Known
 		verdicts[i].Reason = "unhealthy, tried anyway: every candidate region is unhealthy"
 	}
 	return verdicts
 }
 
-// regionFault: the attempt says something about the region's health. Auth,
-// bad requests and the allocator-wide rate limit say nothing about it.
+// observe records the plan's region outcomes after the allocation's own
+// outcome, within what is left of the budget and at most healthTimeout.
+func (s *Service) observe(ctx context.Context, b budget, run planRun) {
+	if s.o.Health == nil || len(run.observed) == 0 {
+		return
+	}
+	hctx, cancel := detached(ctx, b.end, healthTimeout)
+	defer cancel()
+	if hctx.Err() != nil {
+		logging.FromContext(ctx).Warn("region health not recorded: the allocation's budget is spent", "observations", len(run.observed))
+		return
+	}
+	for _, o := range run.observed {
+		s.o.Health.Observe(hctx, o.region, o.ok)
+	}
+}
+
+// regionFault: the attempt says something about the whole region's
+// health. Auth, bad requests and the allocator-wide rate limit say nothing
+// about it, and neither does "no matching server" (404, 409): that is one
+// armada set's shortage, which must not close the region to the others.
 func regionFault(a Attempt) bool {
 	switch a.Status {
-	case 400, 401, 403, 429:
+	case 400, 401, 403, 404, 409, 429:
 		return false
 	}
 	return a.outcome == outcomeCapacity || a.outcome == outcomeTimeout || a.outcome == outcomeFailed
 }
 
-// deadline bounds all upstream work: inside the lease, and inside the
-// Lambda deadline with time kept back to record the outcome.
-func (s *Service) deadline(ctx context.Context) time.Time {
-	margin := min(leaseMargin, s.o.Lease/4)
-	deadline := time.Now().Add(s.o.Lease - margin)
-	if d, ok := ctx.Deadline(); ok && d.Add(-finishReserve).Before(deadline) {
-		deadline = d.Add(-finishReserve)
-	}
-	return deadline
-}
-
-// tryRegion asks one region, refreshing the token once on 401 and retrying
-// 429s within the retry policy. It returns the allocation (nil on failure),
-// the attempts made and the token now in use.
+// tryRegion asks one region until deadline, refreshing the token once on
+// 401 and retrying 429s within the retry policy. It returns the allocation
+// (nil on failure), the attempts made and the token now in use.
 func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []Attempt, string) {
 	log := logging.FromContext(ctx)
 	req := gamefabric.AllocateRequest{
@@ -74,7 +163,7 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, regi
 	for retries429 := 0; ; {
 		remaining := time.Until(deadline)
 		if remaining < minAttempt {
-			return nil, append(attempts, Attempt{Region: region, Error: "not tried: no time left before the deadline", outcome: outcomeSkipped}), token
+			return nil, append(attempts, Attempt{Region: region, Error: "not tried: the allocation's time budget is spent", outcome: outcomeSkipped}), token
 		}
 		actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, remaining))
 		start := time.Now()
@@ -83,12 +172,7 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, regi
 		a := Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), outcome: outcomeOK, Status: 200}
 		if err != nil {
 			// The token may have been refreshed since redact was built.
-			scrub := func(s string) string { return redactor(token)(redact(s)) }
-			a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, scrub(err.Error()), ""
-			var gf *gamefabric.Error
-			if errors.As(err, &gf) {
-				a.Status, a.Body = gf.Status, scrub(gf.Body)
-			}
+			a.failed(err, func(s string) string { return redactor(token)(redact(s)) })
 		}
 		attempts = append(attempts, a)
 		log.Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region,
@@ -120,5 +204,16 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, regi
 		default:
 			return nil, attempts, token
 		}
+	}
+}
+
+// failed fills a in from the call's error, scrubbed of credentials.
+func (a *Attempt) failed(err error, scrub func(string) string) {
+	a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, scrub(err.Error()), ""
+	a.SuspectedOrphan = true // an error we cannot read proves nothing was allocated
+	var gf *gamefabric.Error
+	if errors.As(err, &gf) {
+		a.Status, a.Body, a.retryAfter = gf.Status, scrub(gf.Body), gf.RetryAfter
+		a.SuspectedOrphan = gf.MayHaveAllocated()
 	}
 }

@@ -14,5 +14,6 @@ func OptionsFrom(c config.Allocate) Options {
 		Lease:          c.AllocationLease,
 		Retention:      c.RecordRetention,
 		LinkTimeout:    c.LinkTimeout,
+		Budget:         c.AllocationBudget,
 	}
 }

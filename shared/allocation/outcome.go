@@ -69,6 +69,46 @@ func failureCode(attempts []Attempt) Code {
 	}
 }
 
+// failureOf is the error a Failed outcome answers, with the Retry-After
+// its code carries.
+func failureOf(rec Record) *Error {
+	return &Error{Code: rec.Failure.Code, Message: rec.Failure.Message, Attempts: rec.Attempts,
+		RetryAfter: retryAfterFor(rec.Failure.Code, rec.Attempts)}
+}
+
+// How long a caller should wait before retrying the same gameInstanceId
+// after a failure GameFabric may get over: its own Retry-After when it sent
+// one (the longest, capped), else a default per code.
+const (
+	noCapacityRetryAfter      = 5 * time.Second
+	upstreamTimeoutRetryAfter = 2 * time.Second
+	maxRetryAfter             = time.Minute
+)
+
+func retryAfterFor(code Code, attempts []Attempt) time.Duration {
+	var wait time.Duration
+	switch code {
+	case CodeNoCapacity:
+		wait = noCapacityRetryAfter
+		if upstream := longestRetryAfter(attempts); upstream > 0 {
+			wait = upstream
+		}
+	case CodeUpstreamTimeout:
+		wait = upstreamTimeoutRetryAfter
+	default:
+		return 0
+	}
+	return min(wholeSeconds(wait), maxRetryAfter)
+}
+
+func longestRetryAfter(attempts []Attempt) time.Duration {
+	var longest time.Duration
+	for _, a := range attempts {
+		longest = max(longest, a.retryAfter)
+	}
+	return longest
+}
+
 func failureMessage(code Code) string {
 	switch code {
 	case CodeNoCapacity:

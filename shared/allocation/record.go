@@ -46,7 +46,13 @@ type Attempt struct {
 	Error      string `json:"error,omitempty"`
 	Body       string `json:"body,omitempty"`
 	DurationMs int64  `json:"durationMs"`
-	outcome    outcome
+	// SuspectedOrphan: the attempt got no usable answer that proves nothing
+	// was allocated (a timeout, the gateway's 504, a 2xx that broke off or
+	// was unusable), so GameFabric may hold a server for it that nobody
+	// uses. With a minted token that server cannot link.
+	SuspectedOrphan bool `json:"suspectedOrphan,omitempty"`
+	outcome         outcome
+	retryAfter      time.Duration // the allocator's Retry-After
 }
 
 // Failure is why a Failed record failed.
@@ -113,6 +119,9 @@ var (
 	ErrClaimLost = errors.New("claim lost to another invocation")
 	// ErrVersionConflict: the record changed since it was read.
 	ErrVersionConflict = errors.New("record changed concurrently")
+	// ErrTooLarge: the record would exceed DynamoDB's item size limit; it
+	// was not written.
+	ErrTooLarge = errors.New("record exceeds the item size limit")
 )
 
 // ClaimConflictError is returned by Store.Claim when the game instance is
@@ -123,4 +132,28 @@ type ClaimConflictError struct {
 
 func (e *ClaimConflictError) Error() string {
 	return "game instance " + e.Existing.GameInstanceID + " is " + string(e.Existing.State)
+}
+
+// ClaimedBy reports whether r is the claim claimID wrote. A claim write
+// whose reply was lost is retried by the SDK and fails its own condition
+// against itself; this is how it knows.
+func (r Record) ClaimedBy(claimID string) bool {
+	return claimID != "" && r.ClaimID == claimID
+}
+
+// FinishedBy reports whether r holds the outcome (state) claimID recorded,
+// or what an Allocated outcome became since: its server linked, ended or
+// went silent. Only the claim's holder moves a record with its claim id out
+// of Allocating while the lease runs, and the budget ends well before it.
+func (r Record) FinishedBy(claimID string, outcome State) bool {
+	if !r.ClaimedBy(claimID) {
+		return false
+	}
+	switch r.State {
+	case outcome:
+		return true
+	case StateLinked, StateEnded, StateUnhealthy:
+		return outcome == StateAllocated
+	}
+	return false
 }

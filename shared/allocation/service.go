@@ -7,12 +7,14 @@ import (
 	"math"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
-	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// Store persists records. Claim and Finish are conditional writes.
+// Store persists records. Claim and Finish are conditional writes; each
+// recognises its own earlier success (a write saved whose reply was lost,
+// retried by the SDK) and reports it as success.
 type Store interface {
 	// Claim writes rec (state Allocating) unless the game instance has a
 	// record that is neither Failed nor an Allocating claim whose lease
@@ -41,6 +43,9 @@ type Tokens interface {
 type Verdict struct {
 	Try    bool
 	Reason string // why it is skipped, or that it is a half-open probe
+	// Known: the region is one the deployment knows (it has a health
+	// record), so it may name a metric dimension.
+	Known bool
 }
 
 // RegionHealth is the circuit breaker over regions (PlayFab-style region
@@ -54,7 +59,7 @@ type RegionHealth interface {
 
 // Metrics observes finished allocations; nil emits nothing.
 type Metrics interface {
-	Allocated(rec Record, skippedUnhealthy int)
+	Allocated(o Outcome)
 }
 
 // Options configures a Service. Zero durations take the defaults noted.
@@ -68,40 +73,36 @@ type Options struct {
 	Lease          time.Duration // 60s
 	Retention      time.Duration // 7 days
 	LinkTimeout    time.Duration // 2m
-	Retry          *RetryPolicy  // DefaultRetryPolicy
-	Now            func() time.Time
-	Sleep          func(context.Context, time.Duration) error
-	Random         func([]byte) error // crypto/rand by default
-	Metrics        Metrics
-	Health         RegionHealth
+	// Budget bounds one allocation from the invocation's start: attempts,
+	// backoff, token refreshes and both writes (config.DefaultAllocationBudget).
+	Budget  time.Duration
+	Retry   *RetryPolicy // DefaultRetryPolicy
+	Now     func() time.Time
+	Sleep   func(context.Context, time.Duration) error
+	Random  func([]byte) error // crypto/rand by default
+	Metrics Metrics
+	Health  RegionHealth
 }
 
 // Service allocates game servers.
 type Service struct{ o Options }
 
-// leaseMargin keeps our own work well inside the claim's lease, so a live
-// invocation never has its claim taken over. finishReserve is the time kept
-// back from the Lambda deadline to record the outcome.
-const (
-	leaseMargin   = 5 * time.Second
-	finishReserve = time.Second
-	finishTimeout = 5 * time.Second
-	minAttempt    = 50 * time.Millisecond
-)
-
 // NewService fills in defaults.
 func NewService(o Options) *Service {
 	if o.AttemptTimeout <= 0 {
-		o.AttemptTimeout = 10 * time.Second
+		o.AttemptTimeout = config.DefaultAttemptTimeout
 	}
 	if o.Lease <= 0 {
-		o.Lease = 60 * time.Second
+		o.Lease = config.DefaultAllocationLease
 	}
 	if o.Retention <= 0 {
-		o.Retention = 7 * 24 * time.Hour
+		o.Retention = config.DefaultRecordRetention
 	}
 	if o.LinkTimeout <= 0 {
-		o.LinkTimeout = 2 * time.Minute
+		o.LinkTimeout = config.DefaultLinkTimeout
+	}
+	if o.Budget <= 0 {
+		o.Budget = config.DefaultAllocationBudget
 	}
 	if o.Retry == nil {
 		o.Retry = &DefaultRetryPolicy
@@ -139,32 +140,62 @@ func (s *Service) Get(ctx context.Context, gameInstanceID string) (Record, error
 	return rec, nil
 }
 
-// Allocate allocates a game server for req.GameInstanceID at most once.
+// Allocate allocates a game server for req.GameInstanceID at most once:
+// claim, try the plan's regions, record the outcome, all inside one budget.
 func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
+	b := s.budgetFor(ctx)
 	spec, err := s.o.Defaults.Resolve(req)
 	if err != nil {
 		return Result{}, err
 	}
+	uctx, cancel := context.WithDeadline(ctx, b.upstream)
+	defer cancel()
 	// The token is read before claiming, so a Secrets Manager failure leaves
 	// no record behind. It is usually cached, so this costs nothing.
-	token, err := s.o.Tokens.Token(ctx)
+	token, err := s.o.Tokens.Token(uctx)
 	if isPermanent(err) {
 		return Result{}, internal("the allocator credential is missing or unusable", err)
 	}
 	if err != nil {
 		return Result{}, unavailable("the allocator credential could not be read; nothing was allocated; retry", err)
 	}
+	rec, partnerTokens, err := s.newClaim(spec)
+	if err != nil {
+		return Result{}, err
+	}
+	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
+		return replayOf(existing), err
+	}
 
+	run := s.runPlan(uctx, b, spec, token, partnerTokens)
+	rec = s.outcome(rec, spec, run)
+	stored, err := s.record(ctx, b, rec)
+	s.observe(ctx, b, run)
+	if s.o.Metrics != nil {
+		s.o.Metrics.Allocated(run.metrics(rec, s.o.Defaults.Region))
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	if rec.State == StateFailed {
+		return Result{}, failureOf(rec)
+	}
+	return Result{Record: stored, Created: true}, nil
+}
+
+// newClaim is the Allocating record this call will try to claim, and the
+// link-back token of each plan step.
+func (s *Service) newClaim(spec Spec) (Record, []string, error) {
 	partnerTokens, err := s.partnerTokens(spec)
 	if err != nil {
-		return Result{}, internal("mint partner game tokens", err)
+		return Record{}, nil, internal("mint partner game tokens", err)
 	}
 	claimID, err := mintToken(s.o.Random)
 	if err != nil {
-		return Result{}, internal("mint claim id", err)
+		return Record{}, nil, internal("mint claim id", err)
 	}
 	now := s.o.Now()
-	rec := Record{
+	return Record{
 		GameInstanceID:       spec.GameInstanceID,
 		State:                StateAllocating,
 		Fingerprint:          spec.Fingerprint,
@@ -183,89 +214,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		// An Allocated outcome keeps this deadline: the index entry is
 		// written once, not moved.
 		HealthDeadline: now.Add(s.o.LinkTimeout),
-	}
-	// An expired claim is in doubt until its server had time to link back:
-	// taking it over sooner could allocate a second server.
-	if err := s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout)); err != nil {
-		return s.onConflict(spec, now, err)
-	}
-
-	deadline := s.deadline(ctx)
-	payload := Payload{
-		GameInstanceID:       spec.GameInstanceID,
-		PartnerSocialToken:   spec.PartnerSocialToken,
-		PragmaBackendAddress: s.o.BackendAddress,
-		ServerArgs:           spec.Fingerprint.ServerArgs,
-	}
-	redact := redactor(append([]string{token, spec.PartnerSocialToken}, partnerTokens...)...)
-	var attempts []Attempt
-	verdicts := s.admit(ctx, spec.Plan)
-	skipped := 0
-	for i, step := range spec.Plan {
-		if v := verdicts[i]; !v.Try {
-			skipped++
-			attempts = append(attempts, Attempt{Region: step.Region, Reason: step.Reason + "; skipped: " + v.Reason, outcome: outcomeSkipped})
-			continue
-		} else if v.Reason != "" {
-			step.Reason += "; " + v.Reason
-		}
-		payload.PartnerGameToken = partnerTokens[i]
-		alloc, tried, tok := s.tryRegion(ctx, deadline, token, step.Region, spec, payload, redact)
-		token = tok
-		for j := range tried {
-			tried[j].Reason = step.Reason
-		}
-		attempts = append(attempts, tried...)
-		if s.o.Health != nil {
-			if alloc != nil {
-				s.o.Health.Observe(ctx, step.Region, true)
-			} else if regionFault(tried[len(tried)-1]) {
-				s.o.Health.Observe(ctx, step.Region, false)
-			}
-		}
-		if alloc != nil {
-			rec.State, rec.Region, rec.FallbackUsed = StateAllocated, step.Region, i > 0
-			rec.Server = &Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}
-			rec.PartnerGameTokenHash = HashToken(partnerTokens[i])
-			break
-		}
-	}
-	rec.Attempts, rec.CandidateTokenHashes = attempts, nil
-	rec.UpdatedAt = s.o.Now()
-	var failure *Error
-	if rec.State == StateAllocated {
-		// A live instance does not expire; the health sweep marks it
-		// Unhealthy if its server never links.
-		rec.ExpiresAt = time.Time{}
-	} else {
-		code := failureCode(attempts)
-		failure = &Error{Code: code, Message: failureMessage(code), Attempts: attempts}
-		rec.State, rec.Failure = StateFailed, &Failure{Code: code, Message: failure.Message}
-		rec.ExpiresAt, rec.HealthDeadline = rec.UpdatedAt.Add(s.o.Retention), time.Time{}
-	}
-
-	// Record the outcome even if the caller has gone away: the upstream
-	// allocation happened and a replay must find it.
-	fctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), finishTimeout)
-	defer cancel()
-	if s.o.Metrics != nil {
-		s.o.Metrics.Allocated(rec, skipped)
-	}
-	stored, err := s.o.Store.Finish(fctx, rec)
-	if err != nil {
-		// The log line is the operator's record of a server we could not
-		// write down; it carries no token.
-		logging.FromContext(ctx).Error("recording allocation outcome failed",
-			"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
-		if errors.Is(err, ErrClaimLost) || rec.State != StateAllocated {
-			return Result{}, internal("recording the allocation failed", err)
-		}
-		return Result{}, s.outcomeUnrecorded(rec, err)
-	}
-	if failure != nil {
-		return Result{}, failure
-	}
-	return Result{Record: stored, Created: true}, nil
+	}, partnerTokens, nil
 }
 
 // partnerTokens is the link-back credential for each plan step. Minted
@@ -288,7 +237,8 @@ func (s *Service) partnerTokens(spec Spec) ([]string, error) {
 
 // candidateHashes are the tokens a server allocated under this claim may
 // hold, kept while the outcome is unknown so an in-doubt claim's server can
-// still link (see lifecycle.Policy.Link).
+// still link (see lifecycle.Policy.Link). Only minted tokens qualify: a
+// caller's own token proves nothing about which server holds it.
 func candidateHashes(spec Spec, tokens []string) []string {
 	if spec.PartnerGameToken != "" {
 		return nil
@@ -300,41 +250,37 @@ func candidateHashes(spec Spec, tokens []string) []string {
 	return hashes
 }
 
-func (s *Service) onConflict(spec Spec, now time.Time, err error) (Result, error) {
-	var conflict *ClaimConflictError
-	if !errors.As(err, &conflict) {
-		return Result{}, unavailable("the allocation store is unavailable; nothing was allocated; retry", err)
+// outcome is rec with the plan's result applied, ready to be recorded.
+func (s *Service) outcome(rec Record, spec Spec, run planRun) Record {
+	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(run.attempts), nil
+	rec.UpdatedAt = s.o.Now()
+	if run.alloc != nil {
+		rec.State, rec.Region, rec.FallbackUsed = StateAllocated, run.region, run.step > 0
+		rec.Server = &Server{Address: run.alloc.Address, IP: run.alloc.IP, Ports: run.alloc.Ports}
+		rec.PartnerGameTokenHash = HashToken(run.partnerToken)
+		// A live instance does not expire; the health sweep marks it
+		// Unhealthy if its server never links.
+		rec.ExpiresAt = time.Time{}
+		return rec
 	}
-	existing := conflict.Existing
-	if existing.Fingerprint != spec.Fingerprint {
-		return Result{}, &Error{Code: CodeIdempotencyMismatch, Message: fmt.Sprintf(
-			"game instance %q was already requested with a different desiredRegion, gameServerVersion or serverArgs", spec.GameInstanceID)}
-	}
-	if existing.State == StateAllocating {
-		if now.Before(existing.LeaseExpiresAt) {
-			return Result{}, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt, now),
-				Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", spec.GameInstanceID)}
-		}
-		return Result{}, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
-			Message: fmt.Sprintf("an earlier allocation for game instance %q may have succeeded without being recorded; "+
-				"its game server has until LINK_TIMEOUT to link back before a retry allocates afresh", spec.GameInstanceID)}
-	}
-	return Result{Record: existing}, nil
+	code := failureCode(run.attempts)
+	rec.State, rec.Failure = StateFailed, &Failure{Code: code, Message: failureMessage(code)}
+	rec.ExpiresAt, rec.HealthDeadline = rec.UpdatedAt.Add(s.o.Retention), time.Time{}
+	return rec
 }
 
-// outcomeUnrecorded answers an allocation GameFabric made but the store
-// would not record. The claim stays Allocating and in doubt: the game
-// server's link-back adopts it, or the health sweep fails it once the
-// server had time to link; either way a retry never allocates a second
-// server meanwhile.
-func (s *Service) outcomeUnrecorded(rec Record, err error) *Error {
-	e := unavailable(fmt.Sprintf("GameFabric allocated a game server in %s but recording it failed; retry with the same "+
-		"gameInstanceId: the retry returns that server once it links back, and allocates afresh only if it never does", rec.Region), err)
-	e.RetryAfter = secondsUntil(rec.LeaseExpiresAt, s.o.Now())
-	return e
+func replayOf(rec *Record) Result {
+	if rec == nil {
+		return Result{}
+	}
+	return Result{Record: *rec}
 }
 
 // secondsUntil is a Retry-After: whole seconds, at least one.
-func secondsUntil(t, now time.Time) time.Duration {
-	return max(time.Duration(math.Ceil(t.Sub(now).Seconds()))*time.Second, time.Second)
+func secondsUntil(t, now time.Time) time.Duration { return wholeSeconds(t.Sub(now)) }
+
+// wholeSeconds rounds d up to whole seconds, at least one: Retry-After
+// carries whole seconds, and 0 would invite an immediate retry.
+func wholeSeconds(d time.Duration) time.Duration {
+	return max(time.Duration(math.Ceil(d.Seconds()))*time.Second, time.Second)
 }

@@ -320,13 +320,14 @@ func TestAllocateRedactsARefreshedToken(t *testing.T) {
 
 type fakeHealth struct {
 	skip     map[string]bool
+	unknown  map[string]bool // regions without a health record
 	observed []string
 }
 
 func (f *fakeHealth) Admit(_ context.Context, regions []string) []Verdict {
 	out := make([]Verdict, len(regions))
 	for i, r := range regions {
-		out[i] = Verdict{Try: !f.skip[r], Reason: "unhealthy: circuit open"}
+		out[i] = Verdict{Try: !f.skip[r], Reason: "unhealthy: circuit open", Known: !f.unknown[r]}
 		if out[i].Try {
 			out[i].Reason = ""
 		}
@@ -342,24 +343,31 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 	tests := []struct {
 		name         string
 		skip         map[string]bool
+		unknown      map[string]bool
 		queue        map[string][]error
 		wantCalls    []string
 		wantReasons  []string
 		wantObserved []string
 	}{
-		{"unhealthy primary skipped", map[string]bool{"us-west": true}, map[string][]error{"eu": {nil}},
+		{"unhealthy primary skipped", map[string]bool{"us-west": true}, nil, map[string][]error{"eu": {nil}},
 			[]string{"eu"}, []string{"requested; skipped: unhealthy: circuit open", "fallback"}, []string{"eu:true"}},
-		{"every region unhealthy: tried anyway", map[string]bool{"us-west": true, "eu": true}, map[string][]error{"us-west": {status(503, 0)}, "eu": {nil}},
+		{"every region unhealthy: tried anyway", map[string]bool{"us-west": true, "eu": true}, nil, map[string][]error{"us-west": {status(503, 0)}, "eu": {nil}},
 			[]string{"us-west", "eu"}, []string{"requested; unhealthy, tried anyway: every candidate region is unhealthy", "fallback; unhealthy, tried anyway: every candidate region is unhealthy"},
 			[]string{"us-west:false", "eu:true"}},
-		{"429 and 401 say nothing about a region", nil, map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(401, 0), status(401, 0)}},
+		{"429 and 401 say nothing about a region", nil, nil, map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(401, 0), status(401, 0)}},
 			[]string{"us-west", "eu", "eu"}, []string{"requested", "fallback", "fallback"}, nil},
+		{"no matching server (404, 409) is one armada set's shortage", nil, nil, map[string][]error{"us-west": {status(404, 0)}, "eu": {status(409, 0)}},
+			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, nil},
+		{"timeouts and 5xx are the region's", nil, nil, map[string][]error{"us-west": {timeout}, "eu": {status(502, 0)}},
+			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, []string{"us-west:false", "eu:false"}},
+		{"an unknown region's failures are not recorded", nil, map[string]bool{"us-west": true, "eu": true}, map[string][]error{"us-west": {status(503, 0)}, "eu": {status(503, 0)}},
+			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, []string{"eu:false"}}, // eu is FALLBACK_REGION: configured, so known
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			alloc := &script{queue: tc.queue}
 			svc, _ := newTestService(alloc)
-			health := &fakeHealth{skip: tc.skip}
+			health := &fakeHealth{skip: tc.skip, unknown: tc.unknown}
 			svc.o.Health = health
 			res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-h", DesiredRegion: "us-west"})
 			var attempts []Attempt

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/url"
 	"strings"
 	"time"
@@ -27,6 +28,9 @@ type Allocate struct {
 	TokenCacheTTL       time.Duration
 	RecordRetention     time.Duration
 	LinkTimeout         time.Duration
+	// AllocationBudget bounds one allocation from the invocation's start,
+	// inside API Gateway's 30 s integration timeout.
+	AllocationBudget time.Duration
 	// MaxAllocationAttempts is how many regions one allocation may try.
 	MaxAllocationAttempts int
 	// MaxPlayerLatencyMs is the default latency cap; 0 = none.
@@ -48,6 +52,15 @@ const (
 	DefaultRecordRetention = 7 * 24 * time.Hour
 	// DefaultMaxAllocationAttempts: regions tried per allocation.
 	DefaultMaxAllocationAttempts = 3
+	MaxAllocationAttempts        = 10
+	// DefaultAllocationBudget leaves API Gateway's 30 s integration timeout
+	// 5 s for the cold start and the gateway's hop.
+	DefaultAllocationBudget = 25 * time.Second
+	// MinAllocationBudget leaves time to try a region after the 3.5 s the
+	// allocation keeps for recording its outcome; MaxAllocationBudget is
+	// the most that can fit inside the gateway's 30 s at all.
+	MinAllocationBudget = 5 * time.Second
+	MaxAllocationBudget = 29 * time.Second
 )
 
 // LoadAllocate reads the configuration through getenv (os.Getenv in main).
@@ -67,20 +80,39 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
 		RecordRetention:       r.duration("RECORD_RETENTION", DefaultRecordRetention),
 		LinkTimeout:           r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
+		AllocationBudget:      r.duration("ALLOCATION_BUDGET", DefaultAllocationBudget),
 		MaxAllocationAttempts: r.positiveInt("MAX_ALLOCATION_ATTEMPTS", DefaultMaxAllocationAttempts),
 		MaxPlayerLatencyMs:    r.nonNegativeFloat("MAX_PLAYER_LATENCY_MS"),
 		RegionHealth:          r.regionHealth(),
 		LogLevel:              r.level("LOG_LEVEL"),
 	}
-	// The lease must outlive one attempt, or a slow attempt could lose its
-	// claim to a takeover while it is still talking to GameFabric.
-	if c.AttemptTimeout > 0 && c.AllocationLease > 0 && c.AllocationLease <= c.AttemptTimeout {
-		r.problem("ALLOCATION_LEASE (%s) must be longer than ALLOCATE_ATTEMPT_TIMEOUT (%s)", c.AllocationLease, c.AttemptTimeout)
-	}
+	c.check(&r)
 	if err := r.err(); err != nil {
 		return Allocate{}, err
 	}
 	return c, nil
+}
+
+// check adds the rules between settings.
+func (c Allocate) check(r *reader) {
+	if c.AllocationBudget < MinAllocationBudget || c.AllocationBudget > MaxAllocationBudget {
+		r.problem("ALLOCATION_BUDGET (%s) must be between %s and %s: the outcome write keeps 3.5 s of it, and API Gateway gives up after 30 s",
+			c.AllocationBudget, MinAllocationBudget, MaxAllocationBudget)
+	}
+	// The lease must outlive the whole allocation, or a live call could
+	// have its claim adopted by a server's link or taken over.
+	if c.AllocationLease <= c.AllocationBudget {
+		r.problem("ALLOCATION_LEASE (%s) must be longer than ALLOCATION_BUDGET (%s)", c.AllocationLease, c.AllocationBudget)
+	}
+	// A claim carries a TTL of RECORD_RETENTION and may stay in doubt for
+	// lease + LINK_TIMEOUT: expiring it sooner would let a retry allocate a
+	// second server while the first could still link.
+	if inDoubt := c.AllocationLease + c.LinkTimeout; c.RecordRetention < inDoubt {
+		r.problem("RECORD_RETENTION (%s) must be at least ALLOCATION_LEASE + LINK_TIMEOUT (%s)", c.RecordRetention, inDoubt)
+	}
+	if c.MaxAllocationAttempts > MaxAllocationAttempts {
+		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.MaxAllocationAttempts)
+	}
 }
 
 // reader collects every problem instead of stopping at the first.
@@ -116,10 +148,22 @@ func (r *reader) url(name string) string {
 		return ""
 	}
 	u, err := url.Parse(v)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+	switch {
+	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
 		r.problem("%s must be an absolute http(s) URL, got %q", name, v)
+	case u.Scheme == "http" && !loopback(u.Hostname()):
+		// Bearer tokens travel on these connections.
+		r.problem("%s must be an https:// URL (http:// only for a loopback host such as 127.0.0.1), got %q", name, v)
 	}
 	return v
+}
+
+func loopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 func (r *reader) duration(name string, def time.Duration) time.Duration {

@@ -25,11 +25,22 @@ func TestLoadAllocateDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	if c.AttemptTimeout != 10*time.Second || c.TokenCacheTTL != 5*time.Minute || c.LogLevel != slog.LevelInfo ||
-		c.AllocationLease != time.Minute || c.RecordRetention != 7*24*time.Hour || c.MaxAllocationAttempts != 3 || c.MaxPlayerLatencyMs != 0 {
+		c.AllocationLease != time.Minute || c.RecordRetention != 7*24*time.Hour || c.MaxAllocationAttempts != 3 || c.MaxPlayerLatencyMs != 0 ||
+		c.AllocationBudget != 25*time.Second {
 		t.Fatalf("defaults = %+v", c)
 	}
 	if got := c.AllocateURL(); got != "https://studio.gamefabric.dev/allocator/prod/us/allocate" {
 		t.Fatalf("AllocateURL = %q", got)
+	}
+}
+
+func TestLoadAllocateAllowsPlainHTTPOnLoopback(t *testing.T) {
+	for _, u := range []string{"http://127.0.0.1:7400", "http://localhost:7400", "http://[::1]:7400", "http://127.1.2.3"} {
+		m := valid()
+		m["GAMEFABRIC_URL"], m["BACKEND_ADDRESS"] = u, u
+		if _, err := LoadAllocate(env(m)); err != nil {
+			t.Errorf("%s: %v", u, err)
+		}
 	}
 }
 
@@ -52,7 +63,13 @@ func TestLoadAllocateListsEveryProblem(t *testing.T) {
 			[]string{"GAMEFABRIC_URL is required", "GAMEFABRIC_ALLOCATE_PATH is required", "ALLOCATOR_TOKEN_SECRET_ID is required", "BACKEND_ADDRESS is required", "GAME_INSTANCES_TABLE is required"}},
 		{"bad values", map[string]string{"GAMEFABRIC_URL": "studio.gamefabric.dev", "ALLOCATE_ATTEMPT_TIMEOUT": "10", "LOG_LEVEL": "loud", "TOKEN_CACHE_TTL": "-1m"},
 			[]string{"GAMEFABRIC_URL must be an absolute", "ALLOCATE_ATTEMPT_TIMEOUT must be a positive", "LOG_LEVEL must be one of", "TOKEN_CACHE_TTL must be a positive"}},
-		{"lease shorter than an attempt", map[string]string{"ALLOCATION_LEASE": "5s"}, []string{"ALLOCATION_LEASE (5s) must be longer"}},
+		{"lease shorter than the budget", map[string]string{"ALLOCATION_LEASE": "20s"}, []string{"ALLOCATION_LEASE (20s) must be longer than ALLOCATION_BUDGET (25s)"}},
+		{"budget outside the gateway's 30 s", map[string]string{"ALLOCATION_BUDGET": "30s", "ALLOCATION_LEASE": "60s"}, []string{"ALLOCATION_BUDGET (30s) must be between 5s and 29s"}},
+		{"budget without room for an attempt", map[string]string{"ALLOCATION_BUDGET": "3s"}, []string{"ALLOCATION_BUDGET (3s) must be between"}},
+		{"retention shorter than a claim's doubt", map[string]string{"RECORD_RETENTION": "2m"}, []string{"RECORD_RETENTION (2m0s) must be at least ALLOCATION_LEASE + LINK_TIMEOUT (3m0s)"}},
+		{"too many regions", map[string]string{"MAX_ALLOCATION_ATTEMPTS": "11"}, []string{"MAX_ALLOCATION_ATTEMPTS must be at most 10"}},
+		{"plain http to a remote host", map[string]string{"GAMEFABRIC_URL": "http://studio.gamefabric.dev", "BACKEND_ADDRESS": "http://10.0.0.5:8080"},
+			[]string{"GAMEFABRIC_URL must be an https:// URL", "BACKEND_ADDRESS must be an https:// URL"}},
 		{"region selection limits", map[string]string{"MAX_ALLOCATION_ATTEMPTS": "0", "MAX_PLAYER_LATENCY_MS": "fast"}, []string{"MAX_ALLOCATION_ATTEMPTS must be", "MAX_PLAYER_LATENCY_MS must be"}},
 	}
 	for _, tc := range tests {

@@ -134,11 +134,12 @@ func lifecycleOf(r allocation.Record) lifecycleView {
 }
 
 type attemptView struct {
-	Region     string `json:"region"`
-	Reason     string `json:"reason,omitempty"`
-	Status     int    `json:"status"`
-	Error      string `json:"error,omitempty"`
-	DurationMs int64  `json:"durationMs"`
+	Region          string `json:"region"`
+	Reason          string `json:"reason,omitempty"`
+	Status          int    `json:"status"`
+	Error           string `json:"error,omitempty"`
+	DurationMs      int64  `json:"durationMs"`
+	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
 }
 
 func viewOf(r allocation.Record) recordView {
@@ -156,7 +157,8 @@ func viewOf(r allocation.Record) recordView {
 		lifecycleView:  lifecycleOf(r),
 	}
 	for _, a := range r.Attempts {
-		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, DurationMs: a.DurationMs})
+		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan})
 	}
 	return v
 }

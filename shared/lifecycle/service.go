@@ -91,10 +91,12 @@ func (s *Service) EndByBackend(ctx context.Context, id string) (allocation.Recor
 	}))
 }
 
-// storeUnavailable: nothing was changed, so the call can simply be retried.
+// storeUnavailable: the store did not answer. A write may still have been
+// saved with its reply lost, but every transition is idempotent, so the
+// call can simply be retried.
 func storeUnavailable(err error) error {
 	return &allocation.Error{Code: allocation.CodeUnavailable, RetryAfter: time.Second, Err: err,
-		Message: "the game instance store is unavailable; nothing was changed; retry"}
+		Message: "the game instance store is unavailable; retry the same call (it is safe to repeat)"}
 }
 
 func result(rec allocation.Record, _ bool, err error) (allocation.Record, error) { return rec, err }

@@ -9,8 +9,11 @@ type Allocations struct{ EMF *EMF }
 
 var _ allocation.Metrics = Allocations{}
 
-// Allocated records one finished allocation (or its failure).
-func (a Allocations) Allocated(rec allocation.Record, skippedUnhealthy int) {
+// Allocated records one finished allocation (or its failure). Region
+// dimensions go through RegionLabel, so a caller's invented region names
+// never become dimensions.
+func (a Allocations) Allocated(o allocation.Outcome) {
+	rec := o.Record
 	outcome := string(rec.State)
 	if rec.Failure != nil {
 		outcome = string(rec.Failure.Code)
@@ -23,10 +26,18 @@ func (a Allocations) Allocated(rec allocation.Record, skippedUnhealthy int) {
 	a.EMF.Emit(nil,
 		Metric{"FallbacksUsed", fallback, "Count"},
 		Metric{"AttemptsPerAllocation", float64(len(rec.Attempts)), "Count"},
-		Metric{"RegionsSkippedUnhealthy", float64(skippedUnhealthy), "Count"})
+		Metric{"RegionsSkippedUnhealthy", float64(o.SkippedUnhealthy), "Count"},
+		Metric{"SuspectedOrphans", float64(len(o.SuspectedOrphans)), "Count"})
+	orphans := map[string]int{}
+	for _, region := range o.SuspectedOrphans {
+		orphans[o.RegionLabel(region)]++
+	}
+	for region, n := range orphans {
+		a.EMF.Emit(map[string]string{"Region": region}, Metric{"SuspectedOrphans", float64(n), "Count"})
+	}
 	for _, at := range rec.Attempts {
 		if at.Status != 0 || at.DurationMs > 0 {
-			a.EMF.Emit(map[string]string{"Region": at.Region}, Metric{"UpstreamLatency", float64(at.DurationMs), "Milliseconds"})
+			a.EMF.Emit(map[string]string{"Region": o.RegionLabel(at.Region)}, Metric{"UpstreamLatency", float64(at.DurationMs), "Milliseconds"})
 		}
 	}
 }

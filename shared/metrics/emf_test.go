@@ -42,16 +42,24 @@ func TestEmitIsEMF(t *testing.T) {
 
 func TestAllocationMetrics(t *testing.T) {
 	var buf bytes.Buffer
-	Allocations{EMF: NewEMF(&buf)}.Allocated(allocation.Record{State: allocation.StateAllocated, FallbackUsed: true,
-		Attempts: []allocation.Attempt{{Region: "us-west", Status: 503, DurationMs: 12}, {Region: "eu", Status: 200, DurationMs: 30}}}, 1)
+	Allocations{EMF: NewEMF(&buf)}.Allocated(allocation.Outcome{
+		Record: allocation.Record{State: allocation.StateAllocated, FallbackUsed: true,
+			Attempts: []allocation.Attempt{{Region: "us-west", Status: 0, DurationMs: 300, SuspectedOrphan: true},
+				{Region: "made-up-by-a-caller", Status: 503, DurationMs: 12}, {Region: "eu", Status: 200, DurationMs: 30}}},
+		SkippedUnhealthy: 1, SuspectedOrphans: []string{"us-west"}, Known: map[string]bool{"us-west": true, "eu": true}})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
-	want := []string{`"Allocations":1`, `"Outcome":"Allocated"`, `"FallbacksUsed":1`, `"AttemptsPerAllocation":2`, `"RegionsSkippedUnhealthy":1`, `"UpstreamLatency":12`, `"UpstreamLatency":30`}
+	want := []string{`"Allocations":1`, `"Outcome":"Allocated"`, `"FallbacksUsed":1`, `"AttemptsPerAllocation":3`, `"RegionsSkippedUnhealthy":1`,
+		`"SuspectedOrphans":1`, `"Region":"us-west","SuspectedOrphans":1`, `"Region":"us-west","UpstreamLatency":300`,
+		`"Region":"other","UpstreamLatency":12`, `"Region":"eu","UpstreamLatency":30`}
 	for _, w := range want {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("metrics lack %s:\n%s", w, buf.String())
 		}
 	}
-	if len(lines) != 4 {
-		t.Errorf("%d lines, want 4", len(lines))
+	if strings.Contains(buf.String(), "made-up") {
+		t.Errorf("an unknown region became a dimension:\n%s", buf.String())
+	}
+	if len(lines) != 6 {
+		t.Errorf("%d lines, want 6", len(lines))
 	}
 }

@@ -44,6 +44,9 @@ func (b *Breaker) Admit(ctx context.Context, regions []string) []allocation.Verd
 		h := health[r]
 		h.Region = r
 		d, why := b.Policy.WithDefaults().Decide(h, now)
+		// A region with a health record is one GameFabric listed, that
+		// allocated, or that is configured; a name a caller made up has none.
+		known := !h.FirstSeenAt.IsZero()
 		switch d {
 		case Try:
 			out[i] = allocation.Verdict{Try: true}
@@ -60,6 +63,7 @@ func (b *Breaker) Admit(ctx context.Context, regions []string) []allocation.Verd
 		default:
 			out[i] = allocation.Verdict{Reason: why}
 		}
+		out[i].Known = known
 	}
 	return out
 }

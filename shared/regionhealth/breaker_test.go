@@ -46,7 +46,7 @@ func TestBreaker(t *testing.T) {
 	store := &fakeStore{health: map[string]Health{
 		"open":      {Region: "open", State: StateUnhealthy, OpenUntil: now.Add(time.Minute)},
 		"halfopen":  {Region: "halfopen", State: StateUnhealthy, OpenUntil: now.Add(-time.Second)},
-		"healthy":   {Region: "healthy", State: StateDeployed},
+		"healthy":   {Region: "healthy", State: StateDeployed, FirstSeenAt: now.Add(-time.Hour)},
 		"recovered": {Region: "recovered", State: StateDeployed, ConsecutiveFailures: 1},
 	}}
 	b := &Breaker{Store: store, Policy: DefaultPolicy, Now: func() time.Time { return now }}
@@ -57,6 +57,10 @@ func TestBreaker(t *testing.T) {
 	v := b.Admit(ctx, regions)
 	if v[0].Try || !v[1].Try || v[1].Reason == "" || !v[2].Try || !v[3].Try {
 		t.Fatalf("verdicts = %+v", v)
+	}
+	// Only a region with a health record is known: "new" has none.
+	if !v[2].Known || v[3].Known {
+		t.Fatalf("known = %v %v, want the stored region known and the new one not", v[2].Known, v[3].Known)
 	}
 	store.probeWin = false
 	if v := b.Admit(ctx, regions); v[1].Try {

@@ -62,19 +62,29 @@ func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, takeov
 		}
 		return nil
 	}
-	if ccf.Item == nil {
-		// ALL_OLD should always be there; read it if a backend omits it.
-		existing, gerr := s.Get(ctx, rec.GameInstanceID)
-		if gerr != nil {
-			return fmt.Errorf("claim %s: read the conflicting record: %w", rec.GameInstanceID, gerr)
-		}
-		return &allocation.ClaimConflictError{Existing: existing}
-	}
-	existing, err := decode(ccf.Item)
+	existing, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
 	if err != nil {
 		return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
 	}
+	if existing.ClaimedBy(rec.ClaimID) {
+		// Our own claim: the write was saved, its reply lost, and the SDK's
+		// retry failed the condition against it.
+		return nil
+	}
 	return &allocation.ClaimConflictError{Existing: existing}
+}
+
+// conflicting is the record a failed condition met: the ALL_OLD image, or a
+// read when a backend omits it. ErrNotFound when there is none.
+func (s *GameInstances) conflicting(ctx context.Context, id string, ccf *types.ConditionalCheckFailedException) (allocation.Record, error) {
+	if ccf.Item != nil {
+		return decode(ccf.Item)
+	}
+	rec, err := s.Get(ctx, id)
+	if err != nil && !errors.Is(err, allocation.ErrNotFound) {
+		return allocation.Record{}, fmt.Errorf("read the conflicting record: %w", err)
+	}
+	return rec, err
 }
 
 // Finish writes the outcome only while rec.ClaimID still holds the claim.
@@ -88,10 +98,17 @@ func (s *GameInstances) Finish(ctx context.Context, rec allocation.Record) (allo
 	in.ExpressionAttributeValues[":c_claim"] = &types.AttributeValueMemberS{Value: rec.ClaimID}
 	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
 	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
-	out, err := s.db.UpdateItem(ctx, in)
+	out, err := s.db.UpdateItem(ctx, in, outcomeWrite)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		stored, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
+		if err == nil && stored.FinishedBy(rec.ClaimID, rec.State) {
+			// Our own outcome, saved with its reply lost (or already
+			// moved on by the game server's link).
+			return stored, nil
+		}
 		return allocation.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, allocation.ErrClaimLost)
 	}
 	if err != nil {
@@ -108,16 +125,22 @@ func (s *GameInstances) Put(ctx context.Context, rec allocation.Record) (allocat
 		return allocation.Record{}, err
 	}
 	in.ConditionExpression = aws.String("#v = :c_seen")
-	in.ExpressionAttributeValues[":c_seen"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(rec.Version, 10)}
+	in.ExpressionAttributeValues[":c_seen"] = &types.AttributeValueMemberN{Value: formatInt(rec.Version)}
 	if rec.Version == 0 {
 		// Written before records carried versions.
 		in.ConditionExpression = aws.String("attribute_exists(gameInstanceId) AND attribute_not_exists(#v)")
 		delete(in.ExpressionAttributeValues, ":c_seen")
 	}
 	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 	out, err := s.db.UpdateItem(ctx, in)
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
+		if written(rec, ccf.Item, rec.Version+1) {
+			// Exactly what we wrote is stored: our write was saved, its
+			// reply lost, and the SDK's retry failed the version condition.
+			return decode(ccf.Item)
+		}
 		return allocation.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, allocation.ErrVersionConflict)
 	}
 	if err != nil {
@@ -155,6 +178,10 @@ func (s *GameInstances) Due(ctx context.Context, now time.Time, limit int) ([]st
 	return ids, nil
 }
 
+// itemSizeMargin leaves room for what a write adds to its attributes
+// (the version) and for attributes older records carry that it keeps.
+const itemSizeMargin = 4 << 10
+
 // HealthIndex is the sparse GSI on (healthShard, healthDeadline).
 const HealthIndex = "HealthDeadlineIndex"
 
@@ -181,6 +208,11 @@ func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb
 	av, err := attributevalue.MarshalMap(toItem(rec))
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
+	}
+	// DynamoDB would reject the write with a ValidationException that says
+	// nothing a caller can act on; the domain can, by writing less.
+	if size := ItemSize(av); size > MaxItemBytes-itemSizeMargin {
+		return nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, allocation.ErrTooLarge)
 	}
 	delete(av, "gameInstanceId")
 	delete(av, "version")
@@ -220,6 +252,8 @@ func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb
 		ExpressionAttributeValues: values,
 	}, nil
 }
+
+func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
 func key(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"gameInstanceId": &types.AttributeValueMemberS{Value: id}}

@@ -81,12 +81,13 @@ type serverItem struct {
 }
 
 type attemptItem struct {
-	Region     string `dynamodbav:"region"`
-	Reason     string `dynamodbav:"reason,omitempty"`
-	Status     int    `dynamodbav:"status"`
-	Error      string `dynamodbav:"error,omitempty"`
-	Body       string `dynamodbav:"body,omitempty"`
-	DurationMs int64  `dynamodbav:"durationMs"`
+	Region          string `dynamodbav:"region"`
+	Reason          string `dynamodbav:"reason,omitempty"`
+	Status          int    `dynamodbav:"status"`
+	Error           string `dynamodbav:"error,omitempty"`
+	Body            string `dynamodbav:"body,omitempty"`
+	DurationMs      int64  `dynamodbav:"durationMs"`
+	SuspectedOrphan bool   `dynamodbav:"suspectedOrphan,omitempty"`
 }
 
 func toItem(r allocation.Record) item {
@@ -130,7 +131,8 @@ func toItem(r allocation.Record) item {
 		it.Server = &serverItem{Address: r.Server.Address, IP: r.Server.IP, Ports: r.Server.Ports}
 	}
 	for _, a := range r.Attempts {
-		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body, DurationMs: a.DurationMs})
+		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan})
 	}
 	if r.Failure != nil {
 		it.FailureCode, it.FailureMessage = string(r.Failure.Code), r.Failure.Message
@@ -181,7 +183,8 @@ func (it item) record() allocation.Record {
 		r.Server = &allocation.Server{Address: it.Server.Address, IP: it.Server.IP, Ports: it.Server.Ports}
 	}
 	for _, a := range it.Attempts {
-		r.Attempts = append(r.Attempts, allocation.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body, DurationMs: a.DurationMs})
+		r.Attempts = append(r.Attempts, allocation.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan})
 	}
 	if it.FailureCode != "" {
 		r.Failure = &allocation.Failure{Code: allocation.Code(it.FailureCode), Message: it.FailureMessage}

@@ -1,0 +1,65 @@
+package allocation
+
+import "strings"
+
+// What one outcome keeps of GameFabric's words. Each error text and body is
+// already bounded by the gamefabric client; these bound them in all, so the
+// record stays far below DynamoDB's 400 KB item limit and the answer far
+// below 64 KB however many attempts the plan made (at most 10 regions, each
+// with its 429 retries and one token refresh).
+const (
+	maxAttemptDetail = 8 << 10 // error texts and bodies of all attempts together
+	clippedError     = 64      // what an error text keeps once the total is over
+)
+
+// boundAttempts keeps the attempts' details within maxAttemptDetail: the
+// earlier attempts lose their bodies first, then their error texts are
+// clipped; the last attempt, which decided the outcome, keeps its details
+// unless that is still not enough.
+func boundAttempts(attempts []Attempt) []Attempt {
+	out := append([]Attempt(nil), attempts...)
+	total := 0
+	for _, a := range out {
+		total += len(a.Error) + len(a.Body)
+	}
+	shrink := func(a *Attempt) {
+		if total > maxAttemptDetail {
+			total -= len(a.Body)
+			a.Body = ""
+		}
+	}
+	clipError := func(a *Attempt) {
+		if total > maxAttemptDetail {
+			clipped := clip(a.Error, clippedError)
+			total -= len(a.Error) - len(clipped)
+			a.Error = clipped
+		}
+	}
+	for _, step := range []func(*Attempt){shrink, clipError} {
+		for i := 0; i < len(out)-1; i++ {
+			step(&out[i])
+		}
+	}
+	if n := len(out); n > 0 {
+		shrink(&out[n-1])
+		clipError(&out[n-1])
+	}
+	return out
+}
+
+// withoutDetails keeps only where each attempt went and what it got.
+func withoutDetails(attempts []Attempt) []Attempt {
+	out := append([]Attempt(nil), attempts...)
+	for i := range out {
+		out[i].Error, out[i].Body = "", ""
+	}
+	return out
+}
+
+// clip keeps at most n bytes of s as valid UTF-8.
+func clip(s string, n int) string {
+	if len(s) > n {
+		s = s[:n]
+	}
+	return strings.ToValidUTF8(s, "?")
+}

@@ -1,0 +1,116 @@
+package allocation
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// claim takes the game instance for this call: nil, nil when it did. A
+// claim that found the instance taken answers instead: the finished
+// allocation (a replay), or an error saying why this call must wait or
+// change. A claim whose reply never arrived is read back: if it was saved,
+// it is ours and the call goes on.
+func (s *Service) claim(ctx context.Context, b budget, rec Record) (*Record, error) {
+	now := rec.CreatedAt
+	// An expired claim is in doubt until its server had time to link back:
+	// taking it over sooner could allocate a second server.
+	err := s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout))
+	var conflict *ClaimConflictError
+	switch {
+	case err == nil:
+		return nil, nil
+	case errors.As(err, &conflict):
+		return s.onConflict(rec, now, conflict.Existing)
+	case errors.Is(err, ErrTooLarge):
+		// Cannot happen within the request's limits; nothing was written.
+		return nil, internal("the claim record is too large", err)
+	}
+	// Saved or not? Only the record can say.
+	rctx, cancel := detached(ctx, b.upstream, 0)
+	defer cancel()
+	stored, gerr := s.o.Store.Get(rctx, rec.GameInstanceID)
+	switch {
+	case gerr == nil && stored.ClaimedBy(rec.ClaimID):
+		return nil, nil
+	case gerr == nil:
+		return s.onConflict(rec, now, stored)
+	}
+	return nil, unavailable("the allocation store is unavailable; nothing was allocated; retry", err)
+}
+
+func (s *Service) onConflict(rec Record, now time.Time, existing Record) (*Record, error) {
+	if existing.Fingerprint != rec.Fingerprint {
+		return nil, &Error{Code: CodeIdempotencyMismatch, Message: fmt.Sprintf(
+			"game instance %q was already requested with a different desiredRegion, gameServerVersion or serverArgs", rec.GameInstanceID)}
+	}
+	if existing.State == StateAllocating {
+		if now.Before(existing.LeaseExpiresAt) {
+			return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt, now),
+				Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", rec.GameInstanceID)}
+		}
+		return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
+			Message: fmt.Sprintf("an earlier allocation for game instance %q may have succeeded without being recorded; "+
+				"its game server has until LINK_TIMEOUT to link back before a retry allocates afresh", rec.GameInstanceID)}
+	}
+	return &existing, nil
+}
+
+// record writes the outcome inside the budget's tail. A write that failed
+// is read back, because it may have been saved with only its reply lost.
+// An outcome too large for DynamoDB (it cannot be, given the bounds on what
+// GameFabric sends, but the store checks) is recorded without its details.
+func (s *Service) record(ctx context.Context, b budget, rec Record) (Record, error) {
+	wctx, cancel := detached(ctx, b.record, 0)
+	defer cancel()
+	stored, err := s.o.Store.Finish(wctx, rec)
+	if errors.Is(err, ErrTooLarge) {
+		logging.FromContext(ctx).Warn("outcome too large to record; recording it without attempt details",
+			"gameInstanceId", rec.GameInstanceID, "attempts", len(rec.Attempts))
+		rec.Attempts = withoutDetails(rec.Attempts)
+		stored, err = s.o.Store.Finish(wctx, rec)
+	}
+	if err == nil || errors.Is(err, ErrClaimLost) {
+		return stored, s.claimLost(ctx, rec, err)
+	}
+	rctx, cancel := detached(ctx, b.end, 0)
+	defer cancel()
+	if got, gerr := s.o.Store.Get(rctx, rec.GameInstanceID); gerr == nil && got.FinishedBy(rec.ClaimID, rec.State) {
+		return got, nil
+	}
+	// The operator's record of a server we could not write down; no token.
+	logging.FromContext(ctx).Error("recording allocation outcome failed",
+		"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
+	return Record{}, s.outcomeUnrecorded(rec, err)
+}
+
+// claimLost: another call took the claim over, so this call's outcome is
+// not the instance's. The caller retries and gets the other call's.
+func (s *Service) claimLost(ctx context.Context, rec Record, err error) error {
+	if err == nil {
+		return nil
+	}
+	logging.FromContext(ctx).Error("allocation claim lost before its outcome was recorded",
+		"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
+	return unavailable(fmt.Sprintf("another request took over game instance %q while this one was allocating; "+
+		"retry with the same gameInstanceId to get its result", rec.GameInstanceID), err)
+}
+
+// outcomeUnrecorded answers an outcome the store would not record. The
+// claim stays Allocating and in doubt: for an allocated server, its
+// link-back adopts it, or the health sweep fails it once the server had
+// time to link; either way a retry never allocates a second server
+// meanwhile.
+func (s *Service) outcomeUnrecorded(rec Record, err error) *Error {
+	msg := "every attempt failed but recording that failed; retry with the same gameInstanceId"
+	if rec.State == StateAllocated {
+		msg = fmt.Sprintf("GameFabric allocated a game server in %s but recording it failed; retry with the same "+
+			"gameInstanceId: the retry returns that server once it links back, and allocates afresh only if it never does", rec.Region)
+	}
+	e := unavailable(msg, err)
+	e.RetryAfter = secondsUntil(rec.LeaseExpiresAt, s.o.Now())
+	return e
+}

@@ -1,0 +1,35 @@
+package allocation
+
+// Outcome is what the metrics port hears of one finished allocation.
+type Outcome struct {
+	Record           Record
+	SkippedUnhealthy int
+	// SuspectedOrphans has one region per attempt that may have left a
+	// server allocated upstream.
+	SuspectedOrphans []string
+	// Known are the regions the deployment knows: with a region-health
+	// record, FALLBACK_REGION, or where a server was allocated.
+	Known map[string]bool
+}
+
+// OtherRegion is the metric dimension of every region the deployment does
+// not know.
+const OtherRegion = "other"
+
+// RegionLabel names region as a metric dimension: itself when Known,
+// OtherRegion otherwise, so region names callers invent cannot create
+// unbounded metric dimensions.
+func (o Outcome) RegionLabel(region string) string {
+	if o.Known[region] {
+		return region
+	}
+	return OtherRegion
+}
+
+func (run planRun) metrics(rec Record, fallback string) Outcome {
+	known := run.known
+	if fallback != "" {
+		known[fallback] = true
+	}
+	return Outcome{Record: rec, SkippedUnhealthy: run.skipped, SuspectedOrphans: run.orphans, Known: known}
+}
