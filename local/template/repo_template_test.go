@@ -135,3 +135,42 @@ func TestRepoTemplateThrottlesUnauthenticatedRoutes(t *testing.T) {
 		t.Errorf("unauthenticated routes = %v, want %v", open, want)
 	}
 }
+
+// TestRepoTemplateScheduledRunsAreNotRetried pins the scheduled functions'
+// guard rails: one run at a time, no asynchronous retry into the next run,
+// and somewhere for failed runs to go.
+func TestRepoTemplateScheduledRunsAreNotRetried(t *testing.T) {
+	tpl, err := Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedules, err := tpl.Schedules(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(schedules) == 0 {
+		t.Fatal("no scheduled functions")
+	}
+	r := resolver{t: tpl}
+	for _, s := range schedules {
+		props := tpl.byID[s.FunctionLogicalID].props
+		scalar := func(n *yaml.Node, what string) string {
+			v, err := r.str(n, what)
+			if err != nil {
+				t.Errorf("%s: %v", s.FunctionLogicalID, err)
+			}
+			return v
+		}
+		if got := scalar(lookup(props, "ReservedConcurrentExecutions"), "ReservedConcurrentExecutions"); got != "1" {
+			t.Errorf("%s: ReservedConcurrentExecutions = %q, want 1 (one run at a time)", s.FunctionLogicalID, got)
+		}
+		cfg := lookup(props, "EventInvokeConfig")
+		if got := scalar(lookup(cfg, "MaximumRetryAttempts"), "MaximumRetryAttempts"); got != "0" {
+			t.Errorf("%s: EventInvokeConfig.MaximumRetryAttempts = %q, want 0", s.FunctionLogicalID, got)
+		}
+		onFailure := lookup(lookup(cfg, "DestinationConfig"), "OnFailure")
+		if lookup(onFailure, "Destination") == nil {
+			t.Errorf("%s: EventInvokeConfig has no OnFailure destination", s.FunctionLogicalID)
+		}
+	}
+}
