@@ -7,6 +7,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"gopkg.in/yaml.v3"
 )
 
 // TestRepoTemplate pins what local tooling derives from the deployed
@@ -81,5 +82,95 @@ func TestRepoTemplateSchedules(t *testing.T) {
 	}
 	if err != nil || !reflect.DeepEqual(got, want) {
 		t.Fatalf("Schedules = %+v, %v; want %+v", got, err, want)
+	}
+}
+
+// TestRepoTemplateThrottlesUnauthenticatedRoutes pins the HTTP API guard
+// rails: a default throttle for every route, and the tighter game-server
+// throttle on every route that opts out of IAM auth, so a route added
+// without auth cannot silently escape it.
+func TestRepoTemplateThrottlesUnauthenticatedRoutes(t *testing.T) {
+	tpl, err := Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	refTo := func(n *yaml.Node) string {
+		if name, arg, ok := intrinsic(n); ok && name == "Ref" && isPlainScalar(arg) {
+			return arg.Value
+		}
+		return ""
+	}
+	api := tpl.byID["HttpApi"]
+	if api == nil {
+		t.Fatal("no HttpApi resource")
+	}
+	def := lookup(api.props, "DefaultRouteSettings")
+	if got := refTo(lookup(def, "ThrottlingBurstLimit")); got != "ApiThrottlingBurstLimit" {
+		t.Errorf("HttpApi DefaultRouteSettings.ThrottlingBurstLimit refers to %q", got)
+	}
+	if got := refTo(lookup(def, "ThrottlingRateLimit")); got != "ApiThrottlingRateLimit" {
+		t.Errorf("HttpApi DefaultRouteSettings.ThrottlingRateLimit refers to %q", got)
+	}
+
+	var open []string
+	err = resolver{t: tpl}.eachEvent("HttpApi", func(fn, event string, props *yaml.Node) error {
+		authorizer := lookup(lookup(props, "Auth"), "Authorizer")
+		if authorizer == nil || authorizer.Value != "NONE" {
+			return nil
+		}
+		open = append(open, fn+"."+event)
+		rs := lookup(props, "RouteSettings")
+		if got := refTo(lookup(rs, "ThrottlingBurstLimit")); got != "GameServerThrottlingBurstLimit" {
+			t.Errorf("%s.%s: unauthenticated route's RouteSettings.ThrottlingBurstLimit refers to %q", fn, event, got)
+		}
+		if got := refTo(lookup(rs, "ThrottlingRateLimit")); got != "GameServerThrottlingRateLimit" {
+			t.Errorf("%s.%s: unauthenticated route's RouteSettings.ThrottlingRateLimit refers to %q", fn, event, got)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"LinkBackFunction.Link", "LinkBackFunction.Heartbeat", "LinkBackFunction.End"}; !reflect.DeepEqual(open, want) {
+		t.Errorf("unauthenticated routes = %v, want %v", open, want)
+	}
+}
+
+// TestRepoTemplateScheduledRunsAreNotRetried pins the scheduled functions'
+// guard rails: one run at a time, no asynchronous retry into the next run,
+// and somewhere for failed runs to go.
+func TestRepoTemplateScheduledRunsAreNotRetried(t *testing.T) {
+	tpl, err := Load("../../template.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	schedules, err := tpl.Schedules(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(schedules) == 0 {
+		t.Fatal("no scheduled functions")
+	}
+	r := resolver{t: tpl}
+	for _, s := range schedules {
+		props := tpl.byID[s.FunctionLogicalID].props
+		scalar := func(n *yaml.Node, what string) string {
+			v, err := r.str(n, what)
+			if err != nil {
+				t.Errorf("%s: %v", s.FunctionLogicalID, err)
+			}
+			return v
+		}
+		if got := scalar(lookup(props, "ReservedConcurrentExecutions"), "ReservedConcurrentExecutions"); got != "1" {
+			t.Errorf("%s: ReservedConcurrentExecutions = %q, want 1 (one run at a time)", s.FunctionLogicalID, got)
+		}
+		cfg := lookup(props, "EventInvokeConfig")
+		if got := scalar(lookup(cfg, "MaximumRetryAttempts"), "MaximumRetryAttempts"); got != "0" {
+			t.Errorf("%s: EventInvokeConfig.MaximumRetryAttempts = %q, want 0", s.FunctionLogicalID, got)
+		}
+		onFailure := lookup(lookup(cfg, "DestinationConfig"), "OnFailure")
+		if lookup(onFailure, "Destination") == nil {
+			t.Errorf("%s: EventInvokeConfig has no OnFailure destination", s.FunctionLogicalID)
+		}
 	}
 }
