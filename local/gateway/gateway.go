@@ -11,6 +11,7 @@ import (
 	"encoding/base64"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -37,8 +38,22 @@ const maxBody = 10 << 20
 
 var pathParam = regexp.MustCompile(`\{([^}]+)\}`)
 
+// IntegrationTimeout is API Gateway's: an HTTP API waits at most 30 s for
+// its integration, counting a cold start, and then answers a bare
+// 503 {"message":"Service Unavailable"}, while the function runs on.
+const IntegrationTimeout = 30 * time.Second
+
+// Timeouts are a route's limits.
+type Timeouts struct {
+	Function    time.Duration // the function's configured Timeout
+	Integration time.Duration // the gateway's; 0 = IntegrationTimeout
+}
+
 // New serves every route through invokers[route.FunctionLogicalID].
-func New(routes []template.Route, invokers map[string]Invoker, timeout time.Duration, log *slog.Logger) (http.Handler, error) {
+func New(routes []template.Route, invokers map[string]Invoker, timeouts Timeouts, log *slog.Logger) (http.Handler, error) {
+	if timeouts.Integration <= 0 {
+		timeouts.Integration = IntegrationTimeout
+	}
 	mux := http.NewServeMux()
 	for _, rt := range routes {
 		inv, ok := invokers[rt.FunctionLogicalID]
@@ -49,7 +64,7 @@ func New(routes []template.Route, invokers map[string]Invoker, timeout time.Dura
 			return nil, fmt.Errorf("route %s %s: payload format %s is not supported locally", rt.Method, rt.Path, rt.PayloadFormatVersion)
 		}
 		pattern, params := muxPattern(rt)
-		mux.Handle(pattern, &route{route: rt, params: params, invoke: inv, timeout: timeout, log: log})
+		mux.Handle(pattern, &route{route: rt, params: params, invoke: inv, timeouts: timeouts, log: log})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusNotFound, "Not Found")
@@ -81,11 +96,11 @@ func muxPattern(rt template.Route) (string, []string) {
 }
 
 type route struct {
-	route   template.Route
-	params  []string
-	invoke  Invoker
-	timeout time.Duration
-	log     *slog.Logger
+	route    template.Route
+	params   []string
+	invoke   Invoker
+	timeouts Timeouts
+	log      *slog.Logger
 }
 
 func (h *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -100,10 +115,16 @@ func (h *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	start := time.Now()
-	res, err := h.invoke.Invoke(r.Context(), event, h.timeout)
+	ctx, cancel := context.WithTimeout(r.Context(), h.timeouts.Integration)
+	defer cancel()
+	res, err := h.invoke.Invoke(ctx, event, h.timeouts.Function)
 	h.log.Info("invoke", "function", h.route.FunctionLogicalID, "method", r.Method, "path", r.URL.Path,
 		"durationMs", time.Since(start).Milliseconds(), "error", errString(err, res))
 	switch {
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
+		h.log.Warn("integration timeout: the function did not answer within the gateway's limit",
+			"function", h.route.FunctionLogicalID, "limit", h.timeouts.Integration)
+		writeMessage(w, http.StatusServiceUnavailable, "Service Unavailable")
 	case err != nil && strings.Contains(err.Error(), runtimeapi.ErrTimeout.Error()):
 		writeMessage(w, http.StatusServiceUnavailable, "Service Unavailable")
 	case err != nil || res.FunctionError != nil:

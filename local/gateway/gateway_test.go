@@ -22,9 +22,13 @@ type echo struct {
 	answer func(ev events.APIGatewayV2HTTPRequest) (runtimeapi.Result, error)
 }
 
-func (e *echo) Invoke(_ context.Context, event []byte, _ time.Duration) (runtimeapi.Result, error) {
+func (e *echo) Invoke(ctx context.Context, event []byte, _ time.Duration) (runtimeapi.Result, error) {
 	if err := json.Unmarshal(event, &e.got); err != nil {
 		return runtimeapi.Result{}, err
+	}
+	if e.answer == nil { // a function that takes longer than the gateway waits
+		<-ctx.Done()
+		return runtimeapi.Result{}, ctx.Err()
 	}
 	return e.answer(e.got)
 }
@@ -36,7 +40,7 @@ func TestGateway(t *testing.T) {
 		{FunctionLogicalID: "Fn", Method: "GET", Path: "/v1/things/{id}", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "Fn", Method: "ANY", Path: "/files/{path+}", PayloadFormatVersion: "2.0"},
 	}
-	h, err := New(routes, map[string]Invoker{"Fn": fn}, time.Second, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	h, err := New(routes, map[string]Invoker{"Fn": fn}, Timeouts{Function: time.Second, Integration: 200 * time.Millisecond}, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,6 +84,12 @@ func TestGateway(t *testing.T) {
 		{"timeout", "POST", "/v1/things", ``, func(events.APIGatewayV2HTTPRequest) (runtimeapi.Result, error) {
 			return runtimeapi.Result{}, runtimeapi.ErrTimeout
 		}, 503, nil},
+		// API Gateway's integration timeout: a bare 503 without a code.
+		{"slower than the gateway waits", "POST", "/v1/things", ``, nil, 503, func(t *testing.T, _ events.APIGatewayV2HTTPRequest, rec *httptest.ResponseRecorder) {
+			if rec.Body.String() != `{"message":"Service Unavailable"}`+"\n" {
+				t.Errorf("body %q", rec.Body)
+			}
+		}},
 		{"crash", "POST", "/v1/things", ``, func(events.APIGatewayV2HTTPRequest) (runtimeapi.Result, error) {
 			return runtimeapi.Result{}, runtimeapi.ErrExited
 		}, 500, nil},
@@ -109,7 +119,7 @@ func TestGateway(t *testing.T) {
 }
 
 func TestNewRejectsUnknownFunction(t *testing.T) {
-	_, err := New([]template.Route{{FunctionLogicalID: "Missing", Method: "GET", Path: "/", PayloadFormatVersion: "2.0"}}, nil, time.Second, slog.Default())
+	_, err := New([]template.Route{{FunctionLogicalID: "Missing", Method: "GET", Path: "/", PayloadFormatVersion: "2.0"}}, nil, Timeouts{Function: time.Second}, slog.Default())
 	if err == nil || !strings.Contains(err.Error(), "Missing") {
 		t.Fatalf("err = %v", err)
 	}

@@ -90,7 +90,7 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 		s.pools[fn], invokers[fn] = pool, pool
 		s.closers = append(s.closers, pool.Close)
 	}
-	handler, err := gateway.New(s.Template.HTTPRoutes(), invokers, cfg.API.Timeout, s.log)
+	handler, err := gateway.New(s.Template.HTTPRoutes(), invokers, gateway.Timeouts{Function: cfg.API.Timeout}, s.log)
 	if err != nil {
 		_ = ln.Close()
 		return s, err
