@@ -18,6 +18,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
 )
 
@@ -38,6 +39,9 @@ type upstreamFault struct {
 	code     string   // "" for a success
 	attempts []string // region:status of each attempt
 	errHas   string   // a substring of the first attempt's error, when set
+	// orphan: the first attempt may have left a server allocated upstream
+	// (no answer, the gateway's 504, a 2xx broken off or unusable).
+	orphan bool
 	// minTime/maxTime bound the faulty call's duration, when set.
 	minTime, maxTime time.Duration
 	secrets          []string // besides the allocator and callback tokens, must never be shown
@@ -120,7 +124,7 @@ func upstreamFaults() []upstreamFault {
 		{
 			// The allocator's gateway timed out: a timeout, not a failure.
 			name: "504", primary: []gfstub.Response{{Status: 504, Error: "gateway timeout"}},
-			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:504"},
+			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:504"}, orphan: true,
 		},
 		{
 			name: "connection refused", refused: true,
@@ -129,28 +133,28 @@ func upstreamFaults() []upstreamFault {
 		{
 			// "read response" proves the failure came after the 200's headers.
 			name: "connection reset mid-body", primary: []gfstub.Response{{ResetAfter: 20}},
-			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "read response",
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "read response", orphan: true,
 		},
 		{
 			name: "body that never finishes", primary: []gfstub.Response{{StallAfter: 20}},
-			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:0"}, errHas: "no answer before the attempt timeout",
+			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:0"}, errHas: "no answer before the attempt timeout", orphan: true,
 			minTime: 300 * time.Millisecond, maxTime: 2 * time.Second,
 		},
 		{
 			// A proxy's error page with a 200: not JSON at all.
 			name: "malformed JSON", primary: []gfstub.Response{{RawBody: "<html><body>upstream error</body></html>"}},
-			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "not an allocation JSON object",
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "not an allocation JSON object", orphan: true,
 		},
 		{
 			// The documented success shape without its address; it still
 			// carries the callback token, which must not reach the caller.
 			name:    "200 without address",
 			primary: []gfstub.Response{{RawBody: `{"ip":"127.0.0.1","ports":{"game":7000},"token":"callback-7000","payload":{"accepted":"gi-fault"}}`}},
-			status:  502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "no address",
+			status:  502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "no address", orphan: true,
 		},
 		{
 			name: "body over 1 MiB", primary: []gfstub.Response{{RawBody: oversizedAllocation}},
-			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "exceeds",
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "exceeds", orphan: true,
 		},
 
 		// With a fallback region the same faults move on to it.
@@ -160,28 +164,72 @@ func upstreamFaults() []upstreamFault {
 		},
 		{
 			name: "504 then fallback", fallback: true, primary: []gfstub.Response{{Status: 504, Error: "gateway timeout"}}, second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:504", "eu-central-1:200"},
+			status: 201, attempts: []string{"us-west:504", "eu-central-1:200"}, orphan: true,
 		},
 		{
 			name: "reset mid-body then fallback", fallback: true, primary: []gfstub.Response{{ResetAfter: 20}}, second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "read response",
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "read response", orphan: true,
 		},
 		{
 			name: "body that never finishes then fallback", fallback: true, primary: []gfstub.Response{{StallAfter: 20}}, second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, minTime: 300 * time.Millisecond,
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, minTime: 300 * time.Millisecond, orphan: true,
 		},
 		{
 			// JSON cut short, after the callback token.
 			name: "malformed JSON then fallback", fallback: true, primary: []gfstub.Response{{RawBody: `{"address":"127.0.0.1:7000","token":"callback-7000","ports":{"game":`}},
 			second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"},
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, orphan: true,
 		},
 		{
 			name: "429 with Retry-After over MaxWait falls back at once", fallback: true, primary: tooMany(1, "5"), second: []gfstub.Response{ok},
 			status: 201, attempts: []string{"us-west:429", "eu-central-1:200"}, maxTime: 3 * time.Second,
 		},
+
+		// Sizes GameFabric controls: what it sends is bounded where it
+		// enters, so the record fits DynamoDB and the answer stays small.
+		{
+			name: "503 with a 900 KB error text", primary: []gfstub.Response{hugeError},
+			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:503"}, errHas: "full full",
+		},
+		{
+			name: "503 with a 900 KB error text then fallback", fallback: true, primary: []gfstub.Response{hugeError}, second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:503", "eu-central-1:200"},
+		},
+		{
+			name: "900 KB error texts everywhere", fallback: true, primary: []gfstub.Response{hugeError}, second: []gfstub.Response{hugeError},
+			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:503", "eu-central-1:503"},
+		},
+		{
+			// A server was handed out, in an answer we cannot trust.
+			name: "200 with 40,000 ports", primary: []gfstub.Response{{RawBody: manyPorts(40_000)}},
+			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "40000 ports", orphan: true,
+		},
+		{
+			name: "200 with 40,000 ports then fallback", fallback: true, primary: []gfstub.Response{{RawBody: manyPorts(40_000)}}, second: []gfstub.Response{ok},
+			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "40000 ports", orphan: true,
+		},
 	}
 }
+
+// hugeError is a 503 whose {"error"} text is 900 KB.
+var hugeError = gfstub.Response{Status: http.StatusServiceUnavailable, Error: strings.Repeat("full ", 180_000)}
+
+// manyPorts is a 200 allocation listing n named ports.
+func manyPorts(n int) string {
+	var b strings.Builder
+	b.WriteString(`{"address":"127.0.0.1:7998","ip":"127.0.0.1","token":"callback-ports","ports":{`)
+	for i := range n {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		fmt.Fprintf(&b, `"p%d":%d`, i, 1+i%65535)
+	}
+	b.WriteString(`}}`)
+	return b.String()
+}
+
+// maxAnswer is how large any answer may be, whatever GameFabric sends.
+const maxAnswer = 16 << 10
 
 // TestUpstreamFaults: for each way GameFabric can fail, the caller gets the
 // documented status and code with every attempt explained, DynamoDB holds
@@ -235,6 +283,15 @@ func runUpstreamFault(t *testing.T, tc upstreamFault) {
 	if tc.minTime > 0 && took < tc.minTime || tc.maxTime > 0 && took > tc.maxTime {
 		t.Fatalf("the call took %s, want between %s and %s", took, tc.minTime, tc.maxTime)
 	}
+	if len(r.Raw) > maxAnswer {
+		t.Fatalf("the answer is %d bytes, want at most %d", len(r.Raw), maxAnswer)
+	}
+	if orphan, _ := attempts[0]["suspectedOrphan"].(bool); orphan != tc.orphan {
+		t.Fatalf("first attempt suspectedOrphan = %v, want %v: %s", orphan, tc.orphan, r.Raw)
+	}
+	if (tc.code == "NO_CAPACITY" || tc.code == "UPSTREAM_TIMEOUT") && r.Header.Get("Retry-After") == "" {
+		t.Fatalf("%s without Retry-After", tc.code)
+	}
 
 	// DynamoDB holds what the caller was told.
 	item := e.rawItem(t, faultGameInstance)
@@ -250,6 +307,9 @@ func runUpstreamFault(t *testing.T, tc upstreamFault) {
 	}
 	if storedAttempts, _ := plain["attempts"].([]any); len(storedAttempts) != len(attempts) {
 		t.Fatalf("stored attempts differ from the %d answered: %s", len(attempts), stored)
+	}
+	if size := store.ItemSize(item); size > maxAnswer {
+		t.Fatalf("the record is %d bytes, want at most %d", size, maxAnswer)
 	}
 
 	calls := e.stub.Calls()
