@@ -17,15 +17,18 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
-// A region whose servers all fail is marked Unhealthy, skipped, and after
-// the cooldown probed by one allocation, which brings it back.
+// A region that worked and then stops answering is marked Unhealthy,
+// skipped, and after the cooldown probed by one allocation, which brings
+// it back. (A region with no matching server is one armada set's
+// shortage, not the region's fault: it never opens the breaker.)
 func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	cfg := localstack.Defaults()
 	cfg.API.Port, cfg.GameFabric.Port = 0, 0
 	cfg.Parameters["RegionFailureThreshold"] = "2"
 	cfg.Parameters["RegionCooldown"] = "2s"
+	cfg.Parameters["AllocateAttemptTimeout"] = "1s"
 	cfg.Fleet.Stagger = 50 * time.Millisecond
-	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 4,
+	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 6,
 		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=1s"}}}}
 	logs := &harness.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -40,7 +43,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 			t.Logf("stack log:\n%s", logs.String())
 		}
 	}()
-	harness.WaitFor(t, 30*time.Second, "four us-west servers", func() bool { return len(s.Emulator.Servers()) == 4 })
+	harness.WaitFor(t, 30*time.Second, "six us-west servers", func() bool { return len(s.Emulator.Servers()) == 6 })
 	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
@@ -59,11 +62,47 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 		}
 		return status, reasons
 	}
+	// register adds an ap-south server whose allocation callback answers
+	// at once, or hangs past the attempt timeout.
+	register := func(hang bool) {
+		callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if hang {
+				select {
+				case <-r.Context().Done():
+				case <-time.After(5 * time.Second):
+				}
+				return
+			}
+			_ = json.NewEncoder(w).Encode(map[string]string{"ok": "yes"})
+		}))
+		t.Cleanup(callback.Close)
+		addr := strings.TrimPrefix(callback.URL, "http://")
+		if st, _ := httpJSON(t, http.MethodPost, s.EmulatorURL+"/"+localstack.RegistryPath, cfg.GameFabric.RegistryTokens[0],
+			fmt.Sprintf(`{"address":%q,"region":"ap-south","priority":0,"attributes":{"env":"prag","armadaset":"sample-game-armada-set"},"callback":{"token":"t","url":"%s/allocate"},"ports":{"game":1}}`, addr, addr)); st/100 != 2 {
+			t.Fatalf("register an ap-south server: %d", st)
+		}
+	}
 
-	// ap-south has no servers: two failed allocations open its breaker.
+	// No ap-south server yet: "no matching server" twice does not open it.
 	for i := range 2 {
+		if status, reasons := allocate(fmt.Sprintf("gi-brk-none-%d", i)); status != 201 || !strings.HasPrefix(reasons[0], "ap-south:404:") {
+			t.Fatalf("allocation %d: %d %v", i, status, reasons)
+		}
+	}
+	if h := state("ap-south"); h.State == regionhealth.StateUnhealthy || h.ConsecutiveFailures != 0 {
+		t.Fatalf("ap-south = %+v after two 404s, want no failures counted", h)
+	}
+	// ap-south works once...
+	register(false)
+	if status, reasons := allocate("gi-brk-0"); status != 201 || !strings.HasPrefix(reasons[0], "ap-south:200:") {
+		t.Fatalf("first ap-south allocation: %d %v", status, reasons)
+	}
+	// ...then stops answering: two timed-out allocations open its breaker.
+	register(true)
+	register(true)
+	for i := 1; i <= 2; i++ {
 		status, reasons := allocate(fmt.Sprintf("gi-brk-%d", i))
-		if status != 201 || !strings.HasPrefix(reasons[0], "ap-south:404:") {
+		if status != 201 || !strings.HasPrefix(reasons[0], "ap-south:0:") || !strings.HasPrefix(reasons[1], "us-west:200:") {
 			t.Fatalf("allocation %d: %d %v", i, status, reasons)
 		}
 	}
@@ -75,24 +114,16 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	}
 
 	// While the breaker is open ap-south is skipped without a call.
-	status, reasons := allocate("gi-brk-2")
+	status, reasons := allocate("gi-brk-3")
 	if status != 201 || !strings.Contains(reasons[0], "ap-south:0:preferred #1; skipped: unhealthy") {
 		t.Fatalf("open breaker: %d %v", status, reasons)
 	}
 
-	// A server comes up in ap-south; after the cooldown (and the breaker's
-	// 5 s read cache) one allocation probes the region and closes it.
-	callback := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		_ = json.NewEncoder(w).Encode(map[string]string{"ok": "yes"})
-	}))
-	defer callback.Close()
-	addr := strings.TrimPrefix(callback.URL, "http://")
-	if st, _ := httpJSON(t, http.MethodPost, s.EmulatorURL+"/"+localstack.RegistryPath, cfg.GameFabric.RegistryTokens[0],
-		fmt.Sprintf(`{"address":%q,"region":"ap-south","priority":0,"attributes":{"env":"prag","armadaset":"sample-game-armada-set"},"callback":{"token":"t","url":"%s/allocate"},"ports":{"game":1}}`, addr, addr)); st/100 != 2 {
-		t.Fatalf("register the ap-south server: %d", st)
-	}
+	// A working server comes up in ap-south; after the cooldown (and the
+	// breaker's 5 s read cache) one allocation probes the region and closes it.
+	register(false)
 	time.Sleep(6 * time.Second)
-	status, reasons = allocate("gi-brk-3")
+	status, reasons = allocate("gi-brk-4")
 	if status != 201 || !strings.HasPrefix(reasons[0], "ap-south:200:preferred #1; half-open probe") {
 		t.Fatalf("probe: %d %v", status, reasons)
 	}
