@@ -89,6 +89,15 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	})
 	usWest := registered("us-west")[0]
 
+	// The ping refresher runs on its schedule against the emulator. Its
+	// first run waits for the fleet to register, and sees a region only
+	// while a server there is unallocated: check it before allocating.
+	harness.WaitFor(t, 15*time.Second, "regions from the ping cache", func() bool {
+		_, doc := httpJSON(t, http.MethodGet, api+"/v1/regions", "", "")
+		regions, _ := doc["regions"].([]any)
+		return len(regions) == 2
+	})
+
 	// A server that registered and died before its callback: preferred by
 	// priority, so the emulator must try it first and skip it.
 	dead, _ := net.Listen("tcp", "127.0.0.1:0")
@@ -184,12 +193,6 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		t.Fatalf("third allocation should fall back to eu-central-1: %d %v", status, third)
 	}
 
-	// The ping refresher ran on its schedule against the emulator.
-	harness.WaitFor(t, 15*time.Second, "regions from the ping cache", func() bool {
-		_, doc := httpJSON(t, http.MethodGet, api+"/v1/regions", "", "")
-		regions, _ := doc["regions"].([]any)
-		return len(regions) == 2
-	})
 
 	if err := s.Close(); err != nil {
 		t.Errorf("close: %v", err)
