@@ -48,7 +48,7 @@ func TestHealthSweepDrains20000DueInstances(t *testing.T) {
 	}
 	t.Logf("seeded %d due instances in %s", len(ids), time.Since(began).Round(time.Millisecond))
 
-	res, err := sweepload.Drain(ctx, svc, clk, runTimeout, maxRuns)
+	res, err := sweepload.Drain(ctx, svc, clk, runTimeout, maxRuns, nil)
 	marked, failures := 0, 0
 	for i, r := range res.Runs {
 		s := r.Summary

@@ -43,8 +43,9 @@ type Result struct {
 // Drain runs svc.Sweep until nothing is due or maxRuns have run, each run
 // under a context with runTimeout, as the Lambda's timeout is. The clock
 // (svc's Now) moves on a minute before each run, as the schedule's would,
-// so consecutive runs start at consecutive shards.
-func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, runTimeout time.Duration, maxRuns int) (Result, error) {
+// so consecutive runs start at consecutive shards. onRun, if not nil, hears
+// of each run as it ends.
+func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, runTimeout time.Duration, maxRuns int, onRun func(Run)) (Result, error) {
 	var res Result
 	due, err := DuePerShard(ctx, svc.Store, clock.Now())
 	if err != nil {
@@ -70,6 +71,9 @@ func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, ru
 		}
 		run.DueAfter = due
 		res.Runs = append(res.Runs, run)
+		if onRun != nil {
+			onRun(run)
+		}
 	}
 	res.Left = sum(due)
 	return res, nil

@@ -24,15 +24,15 @@ import (
 // there the cap binds and not the deadline (docs/benchmarks.md).
 const SweepLimit = 10000
 
-// sweepWorkers reviews run at once. A review is two DynamoDB round trips
+// SweepWorkers reviews run at once. A review is two DynamoDB round trips
 // (strongly consistent read, conditional write) and little CPU, so a run is
 // bound by latency: 16 in flight hide it without a burst of writes that
 // could crowd allocations out of an on-demand table.
-const sweepWorkers = 16
+const SweepWorkers = 16
 
-// sweepMinMargin: a run stops dispatching this long (or a tenth of its
+// SweepMinMargin: a run stops dispatching this long (or a tenth of its
 // time, if more) before its context's deadline, the Lambda's timeout.
-const sweepMinMargin = 5 * time.Second
+const SweepMinMargin = 5 * time.Second
 
 // sweepLimits are a run's bounds; tests shrink them.
 type sweepLimits struct {
@@ -41,7 +41,7 @@ type sweepLimits struct {
 	minMargin time.Duration
 }
 
-var defaultSweepLimits = sweepLimits{capacity: SweepLimit, workers: sweepWorkers, minMargin: sweepMinMargin}
+var defaultSweepLimits = sweepLimits{capacity: SweepLimit, workers: SweepWorkers, minMargin: SweepMinMargin}
 
 // SweepSummary is what one sweep did; it is the scheduled Lambda's result.
 type SweepSummary struct {
@@ -76,7 +76,7 @@ type SweepSummary struct {
 }
 
 // Sweep reviews due instances (Policy.Review), each with a conditional
-// write: fairly over the index shards, sweepWorkers at a time, until
+// write: fairly over the index shards, SweepWorkers at a time, until
 // SweepLimit or shortly before ctx's deadline. One instance's failure is
 // counted, not returned: the run fails only when every shard query failed,
 // so the Lambda's Errors metric shows an outage and nothing less.
