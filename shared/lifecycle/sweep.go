@@ -88,6 +88,9 @@ func (s *Service) sweep(ctx context.Context, lim sweepLimits) (SweepSummary, err
 	began := time.Now()
 	log := logging.FromContext(ctx)
 	now, shards := s.now(), s.Store.HealthShards()
+	if shards < 1 {
+		return SweepSummary{}, fmt.Errorf("the store has %d health shards", shards)
+	}
 	first := firstShard(now, shards)
 	stopAt, work, cancel := budget(ctx, began, lim.minMargin)
 	defer cancel()
@@ -107,12 +110,29 @@ func (s *Service) sweep(ctx context.Context, lim sweepLimits) (SweepSummary, err
 		}
 	}
 	order := interleave(found, first)
+	dispatched := s.dispatch(work, dispatch, log, order, lim.workers, &sum)
+	sum.Remaining = len(order) - dispatched
+	sum.StoppedEarly = cutOff || sum.Remaining > 0
+	log.Info("health sweep finished", "due", sum.Due, "reviewed", sum.Reviewed, "marked", sum.Marked, "linkTimeouts", sum.LinkTimeouts,
+		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "moved", sum.Moved, "failures", sum.Failures,
+		"shardFailures", sum.ShardFailures, "remaining", sum.Remaining, "stoppedEarly", sum.StoppedEarly, "moreDue", sum.MoreDue,
+		"firstShard", sum.FirstShard, "reviewedByShard", sum.ReviewedByShard, "findTook", findTook.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
+	if allFailed {
+		return sum, fmt.Errorf("find due instances: %w", shardErr)
+	}
+	return sum, nil
+}
 
+// dispatch hands order to workers reviews at a time until it is done or the
+// dispatch context ends, waits for the reviews in flight (under work) and
+// adds their outcomes to sum. Each worker counts into its own tally, summed
+// once all have finished, so the counters need no lock.
+func (s *Service) dispatch(work, dispatch context.Context, log *slog.Logger, order []dueItem, workers int, sum *SweepSummary) (dispatched int) {
 	jobs := make(chan dueItem)
-	tallies := make([]SweepSummary, lim.workers)
+	tallies := make([]SweepSummary, workers)
 	var wg sync.WaitGroup
 	for w := range tallies {
-		tallies[w].ReviewedByShard = make([]int, shards)
+		tallies[w].ReviewedByShard = make([]int, len(sum.ReviewedByShard))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -121,7 +141,6 @@ func (s *Service) sweep(ctx context.Context, lim sweepLimits) (SweepSummary, err
 			}
 		}()
 	}
-	dispatched := 0
 send:
 	for _, it := range order {
 		if dispatch.Err() != nil {
@@ -139,16 +158,7 @@ send:
 	for _, t := range tallies {
 		sum.add(t)
 	}
-	sum.Remaining = len(order) - dispatched
-	sum.StoppedEarly = cutOff || sum.Remaining > 0
-	log.Info("health sweep finished", "due", sum.Due, "reviewed", sum.Reviewed, "marked", sum.Marked, "linkTimeouts", sum.LinkTimeouts,
-		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "moved", sum.Moved, "failures", sum.Failures,
-		"shardFailures", sum.ShardFailures, "remaining", sum.Remaining, "stoppedEarly", sum.StoppedEarly, "moreDue", sum.MoreDue,
-		"firstShard", sum.FirstShard, "reviewedByShard", sum.ReviewedByShard, "findTook", findTook.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
-	if allFailed {
-		return sum, fmt.Errorf("find due instances: %w", shardErr)
-	}
-	return sum, nil
+	return dispatched
 }
 
 // sweepOne reviews one due instance and counts the outcome in t, which
