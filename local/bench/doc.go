@@ -2,8 +2,9 @@
 // machine, for `make bench`: the allocate overhead of the local stack
 // against a direct call to the same GameFabric stand-in, the cost of a
 // fallback, sustained throughput with an exactly-once check, DynamoDB
-// requests and capacity per allocation counted by SDK middleware, and the
-// AWS cost per million allocations derived from those measurements.
+// requests and capacity per allocation counted by SDK middleware, the
+// AWS cost per million allocations derived from those measurements, and
+// how many health sweep runs a backlog of due instances takes.
 //
 // Every component is real (DynamoDB Local, moto, the built bootstraps
 // behind the local HTTP API) except GameFabric, which is tests/gfstub with a

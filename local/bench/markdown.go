@@ -33,6 +33,7 @@ func (r *Report) Markdown() string {
 	r.fallbackMD(&b)
 	r.throughputMD(&b)
 	r.costMD(&b)
+	r.sweepMD(&b)
 	r.microMD(&b)
 	return b.String()
 }

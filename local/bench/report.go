@@ -74,6 +74,7 @@ func (r *Report) summary() []summaryRow {
 		rows = append(rows, summaryRow{"5. The game server's calls, per 1M " + typicalGame.String() + " games (link, heartbeat every " +
 			HeartbeatEvery.String() + ", end)", fmt.Sprintf("$%.0f", l.PerGame), "—", nil})
 	}
+	rows = append(rows, r.sweepRows()...)
 	return rows
 }
 
@@ -143,6 +144,7 @@ func (r *Report) Text() string {
 		fmt.Fprintf(&b, "\nlink-back calls, USD per 1M: link $%.2f, heartbeat $%.2f, end $%.2f; a %s game $%.0f per 1M games\n",
 			l.Link.USDPerMillion, l.Heartbeat.USDPerMillion, l.End.USDPerMillion, typicalGame, l.PerGame)
 	}
+	r.sweepText(&b)
 	for _, e := range r.Errors {
 		b.WriteString("\nFAILED: " + e + "\n")
 	}

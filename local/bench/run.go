@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"sync"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/sweepload"
 )
 
 // Options is one `make bench` run.
@@ -23,6 +25,7 @@ type Options struct {
 	RaceInstances int // game instances each requested by RaceCallers callers at once
 	RaceCallers   int
 	ColdStarts    int    // starts per cold-start series (0 = the cold-start default)
+	SweepBacklog  int    // due instances the health sweep phase drains (0 skips it)
 	BenchTime     string // -benchtime of the Go micro-benchmarks
 }
 
@@ -38,6 +41,7 @@ type Report struct {
 	Billed      BilledResult
 	Requests    RequestsResult
 	Lifecycle   LifecycleResult
+	Sweep       SweepResult
 	Throughput  []ThroughputLevel
 	Race        RaceResult
 	Integrity   map[int]Integrity // by pool size
@@ -82,6 +86,15 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if o.BigPool > 0 {
 		if err := r.measureStack(ctx, o.BigPool, false, fail); err != nil {
 			return r, err
+		}
+	}
+
+	// After the stacks, so that no scheduled sweep and no allocation
+	// traffic shares DynamoDB Local's cores with it.
+	if o.SweepBacklog > 0 {
+		progress(o.Log, "health sweep: %d due instances, runs of %s until none is due", o.SweepBacklog, sweepload.LambdaTimeout)
+		if r.Sweep, err = MeasureSweep(ctx, o.Root, o.SweepBacklog, o.Log); err != nil {
+			fail("health sweep backlog", err)
 		}
 	}
 

@@ -5,13 +5,9 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
-	"log/slog"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
 // Store reads and conditionally writes game instance records.
@@ -20,8 +16,12 @@ type Store interface {
 	// Put writes rec if the stored version is still rec.Version, else
 	// returns allocation.ErrVersionConflict.
 	Put(ctx context.Context, rec allocation.Record) (allocation.Record, error)
-	// Due lists instances whose health deadline is at or before now.
-	Due(ctx context.Context, now time.Time, limit int) ([]string, error)
+	// Due lists up to limit instances of one health index shard whose
+	// deadline is at or before now, oldest first, continuing after cursor
+	// ("" = from the start); next is "" once the shard has no more.
+	Due(ctx context.Context, shard int, now time.Time, limit int, cursor string) (ids []string, next string, err error)
+	// HealthShards is how many shards Due's index has.
+	HealthShards() int
 }
 
 // Service applies lifecycle calls.
@@ -39,9 +39,6 @@ type Service struct {
 // maxConflictRetries bounds the read-transition-write loop when concurrent
 // calls keep changing the record underneath.
 const maxConflictRetries = 5
-
-// SweepLimit bounds one sweep; the next sweep picks up the rest.
-const SweepLimit = 1000
 
 type transition func(rec allocation.Record, now time.Time) (allocation.Record, bool, error)
 
@@ -160,67 +157,4 @@ func (s *Service) now() time.Time {
 		return s.Now().UTC()
 	}
 	return time.Now().UTC()
-}
-
-// SweepSummary is what one sweep did; it is the scheduled Lambda's result.
-type SweepSummary struct {
-	Due              int `json:"due"`
-	Marked           int `json:"marked"`
-	LinkTimeouts     int `json:"linkTimeouts"`
-	MissedHeartbeats int `json:"missedHeartbeats"`
-	// OutcomesLost counts in-doubt claims failed because no server linked.
-	OutcomesLost int `json:"outcomesLost"`
-	// Moved counts index entries that were early and were moved.
-	Moved int `json:"moved"`
-}
-
-// Sweep reviews every due instance (Policy.Review), each with a
-// conditional write.
-func (s *Service) Sweep(ctx context.Context) (SweepSummary, error) {
-	log := logging.FromContext(ctx)
-	ids, err := s.Store.Due(ctx, s.now(), SweepLimit)
-	sum := SweepSummary{Due: len(ids)}
-	if err != nil {
-		return sum, fmt.Errorf("find due instances: %w", err)
-	}
-	var failures []error
-	for _, id := range ids {
-		rec, written, err := s.apply(ctx, id, nil, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
-			next, changed := s.Policy.Review(rec, now)
-			return next, changed, nil
-		})
-		switch {
-		case err != nil:
-			failures = append(failures, fmt.Errorf("review %s: %w", id, err))
-		case !written:
-		case rec.State == allocation.StateFailed:
-			sum.OutcomesLost++
-			log.Warn("in-doubt allocation failed: no game server linked back", "gameInstanceId", id,
-				"leaseExpiresAt", rec.LeaseExpiresAt)
-		case rec.State != allocation.StateUnhealthy:
-			sum.Moved++
-		default:
-			sum.Marked++
-			if rec.UnhealthyReason == allocation.ReasonLinkTimeout {
-				sum.LinkTimeouts++
-				if s.Regions != nil && rec.Region != "" {
-					s.Regions.LinkTimedOut(ctx, rec.Region)
-				}
-			} else {
-				sum.MissedHeartbeats++
-			}
-			log.Warn("game instance marked Unhealthy", "gameInstanceId", id, "reason", rec.UnhealthyReason,
-				"linkedAt", rec.LinkedAt, "lastHeartbeatAt", rec.LastHeartbeatAt)
-		}
-	}
-	log.Info("health sweep finished", "due", sum.Due, "marked", sum.Marked, "linkTimeouts", sum.LinkTimeouts,
-		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "moved", sum.Moved, "failures", len(failures))
-	return sum, errors.Join(failures...)
-}
-
-// SweepHandler is the Lambda handler for the sweep schedule.
-func (s *Service) SweepHandler(log *slog.Logger) func(context.Context, events.EventBridgeEvent) (SweepSummary, error) {
-	return func(ctx context.Context, _ events.EventBridgeEvent) (SweepSummary, error) {
-		return s.Sweep(logging.WithLogger(ctx, log))
-	}
 }

@@ -149,35 +149,6 @@ func (s *GameInstances) Put(ctx context.Context, rec allocation.Record) (allocat
 	return decode(out.Attributes)
 }
 
-// Due lists the game instances whose health deadline has passed, shard by
-// shard through the sparse HealthDeadlineIndex, at most limit of them.
-func (s *GameInstances) Due(ctx context.Context, now time.Time, limit int) ([]string, error) {
-	var ids []string
-	for shard := range HealthShards {
-		p := dynamodb.NewQueryPaginator(s.db, &dynamodb.QueryInput{
-			TableName:              aws.String(s.table),
-			IndexName:              aws.String(HealthIndex),
-			KeyConditionExpression: aws.String("healthShard = :shard AND healthDeadline <= :now"),
-			ExpressionAttributeValues: map[string]types.AttributeValue{
-				":shard": &types.AttributeValueMemberS{Value: fmt.Sprintf("%02d", shard)},
-				":now":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
-			},
-		})
-		for p.HasMorePages() && len(ids) < limit {
-			page, err := p.NextPage(ctx)
-			if err != nil {
-				return ids, fmt.Errorf("query %s shard %02d: %w", HealthIndex, shard, err)
-			}
-			for _, item := range page.Items {
-				if id, ok := item["gameInstanceId"].(*types.AttributeValueMemberS); ok && len(ids) < limit {
-					ids = append(ids, id.Value)
-				}
-			}
-		}
-	}
-	return ids, nil
-}
-
 // itemSizeMargin leaves room for what a write adds to its attributes
 // (the version) and for attributes older records carry that it keeps.
 const itemSizeMargin = 4 << 10

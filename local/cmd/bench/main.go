@@ -31,6 +31,7 @@ func main() {
 	raceInstances := flag.Int("race-instances", 25, "game instances each requested by -race-callers callers at once")
 	raceCallers := flag.Int("race-callers", 8, "simultaneous callers per race game instance")
 	starts := flag.Int("starts", 0, "cold starts per series (0 = the cold-start default)")
+	sweepBacklog := flag.Int("sweep-backlog", 20000, "due instances the health sweep phase drains (0 skips it)")
 	benchtime := flag.String("benchtime", "100ms", "-benchtime of the Go micro-benchmarks")
 	timeout := flag.Duration("timeout", 12*time.Minute, "the whole run at most")
 	flag.Parse()
@@ -52,7 +53,7 @@ func main() {
 		N: *n, Delay: *delay, Pool: *pool, BigPool: *bigPool,
 		Throughput:    bench.ThroughputOptions{Callers: levels, PerLevel: *perLevel, Cap: *levelCap},
 		RaceInstances: *raceInstances, RaceCallers: *raceCallers,
-		ColdStarts: *starts, BenchTime: *benchtime,
+		ColdStarts: *starts, BenchTime: *benchtime, SweepBacklog: *sweepBacklog,
 	})
 	if err != nil {
 		fail(err)

@@ -1,0 +1,154 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+)
+
+// fakeStore keeps records in memory, spread over shards in a fixed order,
+// and lists as due those with a health deadline at or before now, as the
+// index does. Safe for the sweep's concurrent workers.
+type fakeStore struct {
+	mu       sync.Mutex
+	shards   [][]string // ids per shard, in deadline order
+	recs     map[string]allocation.Record
+	getDelay time.Duration
+	getErr   map[string]error // per id
+	panicOn  map[string]bool
+	conflict map[string]bool // every write of these conflicts
+	dueErr   map[int]error   // per shard
+	queries  atomic.Int64
+	inFlight atomic.Int64
+	maxIn    atomic.Int64
+}
+
+func newFakeStore(shards int) *fakeStore {
+	return &fakeStore{shards: make([][]string, shards), recs: map[string]allocation.Record{},
+		getErr: map[string]error{}, panicOn: map[string]bool{}, conflict: map[string]bool{}, dueErr: map[int]error{}}
+}
+
+// addDue adds n Allocated instances to shard, past their link deadline at
+// now.
+func (f *fakeStore) addDue(shard, n int, now time.Time) []string {
+	var ids []string
+	for i := range n {
+		id := fmt.Sprintf("gi-%02d-%05d", shard, i)
+		at := now.Add(-time.Hour)
+		f.recs[id] = allocation.Record{GameInstanceID: id, State: allocation.StateAllocated, Region: "r1", Version: 1,
+			CreatedAt: at, UpdatedAt: at, HealthDeadline: at.Add(DefaultPolicy.LinkTimeout)}
+		f.shards[shard] = append(f.shards[shard], id)
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+func (f *fakeStore) HealthShards() int { return len(f.shards) }
+
+func (f *fakeStore) Due(_ context.Context, shard int, now time.Time, limit int, cursor string) ([]string, string, error) {
+	f.queries.Add(1)
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.dueErr[shard]; err != nil {
+		return nil, "", err
+	}
+	from := 0
+	if cursor != "" {
+		from, _ = strconv.Atoi(cursor)
+	}
+	var ids []string
+	list := f.shards[shard]
+	for i := from; i < len(list); i++ {
+		if len(ids) == limit {
+			return ids, strconv.Itoa(i), nil
+		}
+		if r := f.recs[list[i]]; !r.HealthDeadline.IsZero() && !r.HealthDeadline.After(now) {
+			ids = append(ids, list[i])
+		}
+	}
+	if limit > 0 && len(ids) == limit {
+		// Like DynamoDB, a page that reaches its limit has a next key
+		// even when nothing follows.
+		return ids, strconv.Itoa(len(list)), nil
+	}
+	return ids, "", nil
+}
+
+func (f *fakeStore) Get(ctx context.Context, id string) (allocation.Record, error) {
+	n := f.inFlight.Add(1)
+	defer f.inFlight.Add(-1)
+	for {
+		m := f.maxIn.Load()
+		if n <= m || f.maxIn.CompareAndSwap(m, n) {
+			break
+		}
+	}
+	if f.getDelay > 0 {
+		select {
+		case <-time.After(f.getDelay):
+		case <-ctx.Done():
+			return allocation.Record{}, ctx.Err()
+		}
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.panicOn[id] {
+		panic("a record no code path foresaw")
+	}
+	if err := f.getErr[id]; err != nil {
+		return allocation.Record{}, err
+	}
+	r, ok := f.recs[id]
+	if !ok {
+		return allocation.Record{}, allocation.ErrNotFound
+	}
+	return r, nil
+}
+
+func (f *fakeStore) Put(_ context.Context, rec allocation.Record) (allocation.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conflict[rec.GameInstanceID] || f.recs[rec.GameInstanceID].Version != rec.Version {
+		return allocation.Record{}, allocation.ErrVersionConflict
+	}
+	rec.Version++
+	f.recs[rec.GameInstanceID] = rec
+	return rec, nil
+}
+
+func (f *fakeStore) state(id string) allocation.State {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.recs[id].State
+}
+
+// countRegions counts link timeouts per region, concurrently.
+type countRegions struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (c *countRegions) LinkTimedOut(_ context.Context, region string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.n == nil {
+		c.n = map[string]int{}
+	}
+	c.n[region]++
+}
+
+var errStoreDown = errors.New("store down")
+
+// quiet: the sweep logs every instance it marks; tests need not see them.
+func quiet(ctx context.Context) context.Context {
+	return logging.WithLogger(ctx, logging.New(io.Discard, slog.LevelError))
+}

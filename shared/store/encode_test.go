@@ -1,0 +1,32 @@
+package store
+
+import (
+	"testing"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+)
+
+func TestEncodeIsWhatTheStoreReads(t *testing.T) {
+	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
+	rec := allocation.Record{GameInstanceID: "gi-enc", State: allocation.StateLinked, Region: "us-west", Version: 3,
+		CreatedAt: at, UpdatedAt: at, LinkedAt: at, LastHeartbeatAt: at.Add(time.Minute), HealthDeadline: at.Add(3 * time.Minute),
+		LeaseExpiresAt: at, Server: &allocation.Server{Address: "10.0.0.1:7000", IP: "10.0.0.1", Ports: map[string]int{"game": 7000}}}
+	av, err := Encode(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := av["healthShard"].(*types.AttributeValueMemberS); !ok || s.Value != HealthShard("gi-enc") {
+		t.Fatalf("healthShard = %v, want %s", av["healthShard"], HealthShard("gi-enc"))
+	}
+	got, err := decode(av)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.State != rec.State || got.Version != 3 || !got.HealthDeadline.Equal(rec.HealthDeadline) ||
+		!got.LastHeartbeatAt.Equal(rec.LastHeartbeatAt) || got.Server.Address != rec.Server.Address {
+		t.Fatalf("decoded %+v, want %+v", got, rec)
+	}
+}
