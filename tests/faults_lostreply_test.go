@@ -72,8 +72,12 @@ func TestLostReplies(t *testing.T) {
 				allocate(t, e, id).expect(t, http.StatusCreated, "")
 			}},
 		{name: "link", write: lifecycleWrite, times: 1,
-			setup: func(t *testing.T, e *env, _ *harness.Clock, id string) { allocate(t, e, id).expect(t, http.StatusCreated, "") },
-			call:  func(t *testing.T, e *env, id string) response { return e.server(t, "link", id, `{"address":"127.0.0.1:7000"}`) },
+			setup: func(t *testing.T, e *env, _ *harness.Clock, id string) {
+				allocate(t, e, id).expect(t, http.StatusCreated, "")
+			},
+			call: func(t *testing.T, e *env, id string) response {
+				return e.server(t, "link", id, `{"address":"127.0.0.1:7000"}`)
+			},
 			status: 200, state: "Linked", version: "3",
 			next: func(t *testing.T, e *env, id string, _ response) {
 				e.server(t, "heartbeat", id, "").expect(t, http.StatusOK, "")

@@ -193,7 +193,6 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		t.Fatalf("third allocation should fall back to eu-central-1: %d %v", status, third)
 	}
 
-
 	if err := s.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
