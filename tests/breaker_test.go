@@ -28,7 +28,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	cfg.Parameters["RegionCooldown"] = "2s"
 	cfg.Parameters["AllocateAttemptTimeout"] = "1s"
 	cfg.Fleet.Stagger = 50 * time.Millisecond
-	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 6,
+	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 7,
 		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=1s"}}}}
 	logs := &harness.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
@@ -43,7 +43,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 			t.Logf("stack log:\n%s", logs.String())
 		}
 	}()
-	harness.WaitFor(t, 30*time.Second, "six us-west servers", func() bool { return len(s.Emulator.Servers()) == 6 })
+	harness.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(s.Emulator.Servers()) == 7 })
 	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
@@ -52,9 +52,9 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 		}
 		return got[region]
 	}
-	allocate := func(id string) (int, []string) {
+	allocateIn := func(id, first string) (int, []string) {
 		status, doc := httpJSON(t, http.MethodPost, s.APIURL+"/v1/allocations", "",
-			fmt.Sprintf(`{"gameInstanceId":%q,"preferredRegions":["ap-south","us-west"]}`, id))
+			fmt.Sprintf(`{"gameInstanceId":%q,"preferredRegions":[%q,"us-west"]}`, id, first))
 		var reasons []string
 		for _, a := range doc["attempts"].([]any) {
 			a := a.(map[string]any)
@@ -62,6 +62,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 		}
 		return status, reasons
 	}
+	allocate := func(id string) (int, []string) { return allocateIn(id, "ap-south") }
 	// register adds an ap-south server whose allocation callback answers
 	// at once, or hangs past the attempt timeout.
 	register := func(hang bool) {
@@ -97,6 +98,25 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	if status, reasons := allocate("gi-brk-0"); status != 201 || !strings.HasPrefix(reasons[0], "ap-south:200:") {
 		t.Fatalf("first ap-south allocation: %d %v", status, reasons)
 	}
+	// A region a caller invents gets tried (GameFabric says 404) but never
+	// becomes a health record or a metric dimension.
+	if status, reasons := allocateIn("gi-brk-invented", "zz-invented-by-a-caller"); status != 201 || !strings.HasPrefix(reasons[0], "zz-invented-by-a-caller:404:") {
+		t.Fatalf("invented region: %d %v", status, reasons)
+	}
+	if h := state("zz-invented-by-a-caller"); !h.FirstSeenAt.IsZero() {
+		t.Fatalf("an invented region has a health record: %+v", h)
+	}
+	// Its metrics are written before its answer is logged.
+	harness.WaitFor(t, 5*time.Second, "the allocation's log", func() bool {
+		return strings.Contains(logs.String(), `"msg":"allocation answered","requestId"`) && strings.Contains(logs.String(), `"gameInstanceId":"gi-brk-invented","created":true`)
+	})
+	if !strings.Contains(logs.String(), `"Region":"other","UpstreamLatency"`) {
+		t.Fatal("no UpstreamLatency under the Region dimension other")
+	}
+	if strings.Contains(logs.String(), `"Region":"zz-invented`) {
+		t.Fatal("an invented region became a metric dimension")
+	}
+
 	// ...then stops answering: two timed-out allocations open its breaker.
 	register(true)
 	register(true)

@@ -88,4 +88,11 @@ func TestAllocationFitsTheGateway(t *testing.T) {
 		_, stored := plainItem(t, item)
 		t.Fatalf("left %s, want Failed UPSTREAM_TIMEOUT with an expiry", stored)
 	}
+
+	// GameFabric answers again: the retry the answer asked for allocates.
+	stub.Always("us-west", gfstub.Response{})
+	next := e.allocate(t, `{"gameInstanceId":"gi-30s","preferredRegions":["us-west","ap-south"]}`).expect(t, http.StatusCreated, "")
+	if next.Body["region"] != "us-west" || str(e.rawItem(t, "gi-30s"), "state") != "Allocated" {
+		t.Fatalf("retry = %s", next.Raw)
+	}
 }

@@ -84,7 +84,8 @@ func TestDynamoDBUnavailable(t *testing.T) {
 // retry may allocate a second server while the first could still be alive.
 func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 	const lease, linkTimeout = 10 * time.Second, 30 * time.Second
-	start := func(t *testing.T) (*env, *harness.Clock, string) {
+	// start allocates body; own is the partnerGameToken it carries, if any.
+	start := func(t *testing.T, body, own string) (*env, *harness.Clock, string) {
 		clk := harness.NewClock(time.Now().UTC())
 		proxy := newFaultProxy(t, stack.ddbEndpoint)
 		var failNext atomic.Bool
@@ -109,7 +110,7 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		e.stub.Queue("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "full"})
 		e.stub.Always("eu-central-1", gfstub.Response{})
 
-		r := e.allocate(t, faultBody).expect(t, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
+		r := e.allocate(t, body).expect(t, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < 1 || ra > int(lease.Seconds()) {
 			t.Fatalf("Retry-After = %q, want the rest of the lease", r.Header.Get("Retry-After"))
 		}
@@ -124,15 +125,15 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		}
 		calls := e.stub.Calls()
 		token, _ := calls[len(calls)-1].Payload["PartnerGameToken"].(string)
-		if first, _ := calls[0].Payload["PartnerGameToken"].(string); len(calls) != 2 || first == token {
-			t.Fatalf("upstream calls %+v, want a 503 then an allocation, each with its own token", calls)
+		if first, _ := calls[0].Payload["PartnerGameToken"].(string); len(calls) != 2 || (first == token) != (own != "") {
+			t.Fatalf("upstream calls %+v, want a 503 then an allocation, each with its own minted token (or the caller's)", calls)
 		}
 		// Inside the lease the allocate call might still be recording.
-		e.allocate(t, faultBody).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
+		e.allocate(t, body).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
 		e.linkAs(t, token).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
 		// Past the lease the claim is in doubt: still no second server.
 		clk.Set(clk.Now().Add(lease + time.Second))
-		r = e.allocate(t, faultBody).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
+		r = e.allocate(t, body).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
 		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < int((linkTimeout - 2*time.Second).Seconds()) {
 			t.Fatalf("in-doubt Retry-After = %q, want about the link timeout", r.Header.Get("Retry-After"))
 		}
@@ -143,7 +144,7 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 	}
 
 	t.Run("its server links back", func(t *testing.T) {
-		e, _, token := start(t)
+		e, _, token := start(t, faultBody, "")
 		linked := e.linkAs(t, token).expect(t, http.StatusOK, "")
 		if linked.Body["state"] != "Linked" {
 			t.Fatalf("link = %s", linked.Raw)
@@ -166,7 +167,7 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 	})
 
 	t.Run("no server links back", func(t *testing.T) {
-		e, clk, token := start(t)
+		e, clk, token := start(t, faultBody, "")
 		clk.Set(clk.Now().Add(linkTimeout))
 		sum, err := e.lifecycle.Sweep(context.Background())
 		if err != nil || sum.OutcomesLost != 1 {
@@ -183,6 +184,30 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 			t.Fatalf("%d upstream allocations, want 2", n)
 		}
 		e.linkAs(t, token).expect(t, http.StatusUnauthorized, "UNAUTHORIZED")
+	})
+
+	// With a token the backend chose, a link proves nothing about which
+	// server holds it: no recovery; the sweep fails the claim, and only then
+	// may a retry allocate.
+	t.Run("a caller's own token cannot recover it", func(t *testing.T) {
+		own := strings.Repeat("backend-chosen-token-", 2)
+		body := `{"gameInstanceId":"gi-f","desiredRegion":"us-west","partnerGameToken":"` + own + `"}`
+		e, clk, token := start(t, body, own)
+		if token != own {
+			t.Fatalf("GameFabric was sent %q, want the caller's token", token)
+		}
+		r := e.linkAs(t, own).expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
+		if !strings.Contains(r.Raw, "cannot prove which server holds it") || r.Header.Get("Retry-After") == "" {
+			t.Fatalf("link = %s", r.Raw)
+		}
+		if str(e.rawItem(t, "gi-f"), "state") != "Allocating" {
+			t.Fatal("a link with the caller's token adopted the claim")
+		}
+		clk.Set(clk.Now().Add(linkTimeout))
+		if sum, err := e.lifecycle.Sweep(context.Background()); err != nil || sum.OutcomesLost != 1 {
+			t.Fatalf("sweep = %+v, %v; want one lost outcome", sum, err)
+		}
+		e.allocate(t, body).expect(t, http.StatusCreated, "")
 	})
 }
 
