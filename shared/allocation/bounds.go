@@ -1,6 +1,6 @@
 package allocation
 
-import "strings"
+import "github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 
 // What one outcome keeps of GameFabric's words. Each error text and body is
 // already bounded by the gamefabric client; these bound them in all, so the
@@ -30,7 +30,7 @@ func boundAttempts(attempts []Attempt) []Attempt {
 	}
 	clipError := func(a *Attempt) {
 		if total > maxAttemptDetail {
-			clipped := clip(a.Error, clippedError)
+			clipped := gamefabric.Clip(a.Error, clippedError)
 			total -= len(a.Error) - len(clipped)
 			a.Error = clipped
 		}
@@ -54,12 +54,4 @@ func withoutDetails(attempts []Attempt) []Attempt {
 		out[i].Error, out[i].Body = "", ""
 	}
 	return out
-}
-
-// clip keeps at most n bytes of s as valid UTF-8.
-func clip(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return strings.ToValidUTF8(s, "?")
 }

@@ -73,8 +73,11 @@ func (s *Service) record(ctx context.Context, b budget, rec Record) (Record, err
 		rec.Attempts = withoutDetails(rec.Attempts)
 		stored, err = s.o.Store.Finish(wctx, rec)
 	}
-	if err == nil || errors.Is(err, ErrClaimLost) {
-		return stored, s.claimLost(ctx, rec, err)
+	switch {
+	case err == nil:
+		return stored, nil
+	case errors.Is(err, ErrClaimLost):
+		return Record{}, s.claimLost(ctx, rec, err)
 	}
 	rctx, cancel := detached(ctx, b.end, 0)
 	defer cancel()
@@ -90,9 +93,6 @@ func (s *Service) record(ctx context.Context, b budget, rec Record) (Record, err
 // claimLost: another call took the claim over, so this call's outcome is
 // not the instance's. The caller retries and gets the other call's.
 func (s *Service) claimLost(ctx context.Context, rec Record, err error) error {
-	if err == nil {
-		return nil
-	}
 	logging.FromContext(ctx).Error("allocation claim lost before its outcome was recorded",
 		"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
 	return unavailable(fmt.Sprintf("another request took over game instance %q while this one was allocating; "+

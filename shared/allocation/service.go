@@ -168,7 +168,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	}
 
 	run := s.runPlan(uctx, b, spec, token, partnerTokens)
-	rec = s.outcome(rec, spec, run)
+	rec = s.outcome(rec, run)
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)
 	if s.o.Metrics != nil {
@@ -251,7 +251,7 @@ func candidateHashes(spec Spec, tokens []string) []string {
 }
 
 // outcome is rec with the plan's result applied, ready to be recorded.
-func (s *Service) outcome(rec Record, spec Spec, run planRun) Record {
+func (s *Service) outcome(rec Record, run planRun) Record {
 	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(run.attempts), nil
 	rec.UpdatedAt = s.o.Now()
 	if run.alloc != nil {
