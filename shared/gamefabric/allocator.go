@@ -282,9 +282,8 @@ func truncate(b []byte) string { return Clip(string(b), MaxErrorBodyKept) }
 
 // Clip keeps at most n bytes of s as valid UTF-8: how every text from the
 // allocator is bounded, here and where callers bound them again in all.
-// Invalid runs become "?",
-// one byte, so the result never grows past the limit (the fuzzer found that
-// U+FFFD, three bytes, could).
+// Invalid runs become "?", one byte, so the result never grows past the
+// limit (the fuzzer found that U+FFFD, three bytes, could).
 func Clip(s string, n int) string {
 	if len(s) > n {
 		s = s[:n]
