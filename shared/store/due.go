@@ -40,7 +40,7 @@ func (s *GameInstances) Due(ctx context.Context, shard int, now time.Time, limit
 		KeyConditionExpression: aws.String("healthShard = :shard AND healthDeadline <= :now"),
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":shard": &types.AttributeValueMemberS{Value: name},
-			":now":   &types.AttributeValueMemberN{Value: strconv.FormatInt(now.UnixMilli(), 10)},
+			":now":   &types.AttributeValueMemberN{Value: formatInt(now.UnixMilli())},
 		},
 	}
 	if cursor != "" {

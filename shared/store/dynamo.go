@@ -51,7 +51,7 @@ func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, takeov
 	in.ExpressionAttributeNames["#c_state"] = "state"
 	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(allocation.StateFailed)}
 	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
-	in.ExpressionAttributeValues[":c_takeover"] = &types.AttributeValueMemberN{Value: strconv.FormatInt(takeoverBefore.UnixMilli(), 10)}
+	in.ExpressionAttributeValues[":c_takeover"] = &types.AttributeValueMemberN{Value: formatInt(takeoverBefore.UnixMilli())}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
 	_, err = s.db.UpdateItem(ctx, in)
@@ -176,7 +176,7 @@ func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (allocat
 // update builds an UpdateItem that sets every attribute of rec, clears the
 // optional ones it lacks, and writes the keep attributes only where absent.
 func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb.UpdateItemInput, error) {
-	av, err := attributevalue.MarshalMap(toItem(rec))
+	av, err := Encode(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
 	}

@@ -7,10 +7,10 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 )
 
-// Encode is rec as the table stores it, health index keys included. The
-// service writes through UpdateItem; Encode is for loading records in bulk
-// (BatchWriteItem), as the sweep's load test and benchmark do, so that what
-// they load is shaped exactly like what the service writes.
+// Encode is rec as the table stores it, health index keys included: what
+// every write sets (update), what a write recognises as its own (written),
+// and what bulk loads write (BatchWriteItem in the sweep's load test and
+// benchmark), so all three are shaped alike.
 func Encode(rec allocation.Record) (map[string]types.AttributeValue, error) {
 	return attributevalue.MarshalMap(toItem(rec))
 }

@@ -27,7 +27,7 @@ func written(rec allocation.Record, stored map[string]types.AttributeValue, vers
 	if stored == nil {
 		return false
 	}
-	want, err := attributevalue.MarshalMap(toItem(rec))
+	want, err := Encode(rec)
 	if err != nil {
 		return false
 	}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
@@ -27,7 +26,7 @@ func TestWritten(t *testing.T) {
 		if edit != nil {
 			edit(&r)
 		}
-		av, err := attributevalue.MarshalMap(toItem(r))
+		av, err := Encode(r)
 		if err != nil {
 			t.Fatal(err)
 		}
