@@ -38,7 +38,11 @@ type observation struct {
 // ctx (which ends at the budget's upstream deadline).
 func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, token string, partnerTokens []string) planRun {
 	log := logging.FromContext(ctx)
+	// FALLBACK_REGION is configured, so known from the start.
 	run := planRun{known: map[string]bool{}}
+	if s.o.Defaults.Region != "" {
+		run.known[s.o.Defaults.Region] = true
+	}
 	payload := Payload{
 		GameInstanceID:       spec.GameInstanceID,
 		PartnerSocialToken:   spec.PartnerSocialToken,
@@ -79,7 +83,7 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, token string
 		}
 		// Only a known region's failures count: a name a caller invents
 		// must not create region-health records.
-		if last := tried[len(tried)-1]; regionFault(last) && (v.Known || step.Region == s.o.Defaults.Region) {
+		if last := tried[len(tried)-1]; regionFault(last) && run.known[step.Region] {
 			run.observed = append(run.observed, observation{step.Region, false})
 		}
 	}

@@ -26,10 +26,6 @@ func (o Outcome) RegionLabel(region string) string {
 	return OtherRegion
 }
 
-func (run planRun) metrics(rec Record, fallback string) Outcome {
-	known := run.known
-	if fallback != "" {
-		known[fallback] = true
-	}
-	return Outcome{Record: rec, SkippedUnhealthy: run.skipped, SuspectedOrphans: run.orphans, Known: known}
+func (run planRun) metrics(rec Record) Outcome {
+	return Outcome{Record: rec, SkippedUnhealthy: run.skipped, SuspectedOrphans: run.orphans, Known: run.known}
 }

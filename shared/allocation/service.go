@@ -172,7 +172,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)
 	if s.o.Metrics != nil {
-		s.o.Metrics.Allocated(run.metrics(rec, s.o.Defaults.Region))
+		s.o.Metrics.Allocated(run.metrics(rec))
 	}
 	if err != nil {
 		return Result{}, err
