@@ -49,10 +49,10 @@ func (s *Service) onConflict(rec Record, now time.Time, existing Record) (*Recor
 	}
 	if existing.State == StateAllocating {
 		if now.Before(existing.LeaseExpiresAt) {
-			return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt, now),
+			return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: SecondsUntil(existing.LeaseExpiresAt, now),
 				Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", rec.GameInstanceID)}
 		}
-		return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: secondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
+		return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: SecondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
 			Message: fmt.Sprintf("an earlier allocation for game instance %q may have succeeded without being recorded; "+
 				"its game server has until LINK_TIMEOUT to link back before a retry allocates afresh", rec.GameInstanceID)}
 	}
@@ -111,6 +111,6 @@ func (s *Service) outcomeUnrecorded(rec Record, err error) *Error {
 			"gameInstanceId: the retry returns that server once it links back, and allocates afresh only if it never does", rec.Region)
 	}
 	e := unavailable(msg, err)
-	e.RetryAfter = secondsUntil(rec.LeaseExpiresAt, s.o.Now())
+	e.RetryAfter = SecondsUntil(rec.LeaseExpiresAt, s.o.Now())
 	return e
 }

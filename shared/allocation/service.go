@@ -276,8 +276,8 @@ func replayOf(rec *Record) Result {
 	return Result{Record: *rec}
 }
 
-// secondsUntil is a Retry-After: whole seconds, at least one.
-func secondsUntil(t, now time.Time) time.Duration { return wholeSeconds(t.Sub(now)) }
+// SecondsUntil is a Retry-After until t: whole seconds, rounded up, at least one.
+func SecondsUntil(t, now time.Time) time.Duration { return wholeSeconds(t.Sub(now)) }
 
 // wholeSeconds rounds d up to whole seconds, at least one: Retry-After
 // carries whole seconds, and 0 would invite an immediate retry.

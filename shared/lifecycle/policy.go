@@ -69,7 +69,7 @@ func (p Policy) Link(rec allocation.Record, now time.Time, info *allocation.Link
 	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt):
 		resolved := rec.LeaseExpiresAt.Add(p.LinkTimeout)
 		return rec, false, &allocation.Error{Code: allocation.CodeAllocationInProgress, State: rec.State,
-			RetryAfter: max(resolved.Sub(now).Round(time.Second), time.Second),
+			RetryAfter: allocation.SecondsUntil(resolved, now),
 			Message: fmt.Sprintf("cannot link game instance %q: its allocation's outcome was never recorded, and a partnerGameToken "+
 				"the backend chose cannot prove which server holds it; the health sweep fails the allocation by %s",
 				rec.GameInstanceID, resolved.UTC().Format(time.RFC3339))}
