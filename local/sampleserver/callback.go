@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 )
 
@@ -70,8 +71,7 @@ func (s *callbackServer) routes() http.Handler {
 }
 
 func (s *callbackServer) allocate(w http.ResponseWriter, r *http.Request) {
-	// The allocator sends the token bare, not as a Bearer credential.
-	if subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte(s.token)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(callbackCredential(r)), []byte(s.token)) != 1 {
 		s.log.Printf("rejected an allocation callback from %s: wrong or missing token", r.RemoteAddr)
 		writeJSON(w, http.StatusUnauthorized, errorBody{"wrong or missing callback token"})
 		return
@@ -98,6 +98,18 @@ func (s *callbackServer) allocate(w http.ResponseWriter, r *http.Request) {
 	s.log.Printf("allocated to %s; payload written to %s", a, s.payloadFile)
 	writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": a.GameInstanceID, "serverName": s.serverName})
 	s.allocated <- a
+}
+
+// callbackCredential is the token the allocator sent. GameFabric's docs
+// say only that the callback carries the registered token in the
+// Authorization header and recommend bearer authentication for the
+// endpoint, so both "<token>" and "Bearer <token>" are accepted.
+func callbackCredential(r *http.Request) string {
+	v := strings.TrimSpace(r.Header.Get("Authorization"))
+	if scheme, token, ok := strings.Cut(v, " "); ok && strings.EqualFold(scheme, "Bearer") {
+		return strings.TrimSpace(token)
+	}
+	return v
 }
 
 func (s *callbackServer) claim() bool {

@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -251,6 +253,21 @@ func (h *harness) callback(reg registration, token string, body any) (int, map[s
 	var out map[string]string
 	_ = json.NewDecoder(resp.Body).Decode(&out)
 	return resp.StatusCode, out
+}
+
+// callbackEndpointCloses waits until the callback port refuses
+// connections, as GameFabric requires once a server is allocated.
+func (h *harness) callbackEndpointCloses(reg registration) {
+	h.t.Helper()
+	addr := "127.0.0.1:" + strconv.Itoa(reg.Ports["alloc"])
+	localharness.WaitFor(h.t, 5*time.Second, "the callback endpoint to close", func() bool {
+		conn, err := net.DialTimeout("tcp", addr, time.Second)
+		if err != nil {
+			return true
+		}
+		conn.Close()
+		return false
+	})
 }
 
 func (h *harness) wait() error {

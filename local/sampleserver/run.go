@@ -66,11 +66,14 @@ func run(ctx context.Context, cfg Config) error {
 		stopKeepAlives: stopKeepAlives, allocated: allocated, failed: failed}
 	srv := &http.Server{Handler: cb.routes(), ReadHeaderTimeout: 5 * time.Second, ErrorLog: logger}
 	go func() { _ = srv.Serve(allocLn) }()
-	defer func() {
+	// Shutdown lets the callback being answered finish, so the allocator
+	// still gets its answer; calling it twice is harmless.
+	stopCallbacks := func() {
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
-	}()
+	}
+	defer stopCallbacks()
 
 	a, err := awaitAllocation(ctx, cfg.IdleShutdown, allocated, failed, logger)
 	stopKeepAlives()
@@ -79,6 +82,10 @@ func run(ctx context.Context, cfg Config) error {
 		reg.deregister(ctx)
 		return err
 	}
+	// GameFabric's manual-registration guide: the callback endpoint "must
+	// be stopped when the server becomes allocated".
+	stopCallbacks()
+	logger.Printf("allocation callback endpoint closed")
 	if reg.reRegistered() {
 		// A renewal may have raced with this allocation; make sure no
 		// registration outlives it.
