@@ -103,7 +103,7 @@ func (e *Emulator) notify(ctx context.Context, s Server, payload json.RawMessage
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cbTimeout)
 	defer cancel()
-	return callback(ctx, e.client, *s.Callback, payload)
+	return callback(ctx, e.client, *s.Callback, e.cbBearer, payload)
 }
 
 func callbackToken(s Server) string {

@@ -102,6 +102,39 @@ func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
 	}
 }
 
+// The callback token travels in the Authorization header verbatim or, when
+// the Allocator is configured so, as a Bearer credential; a server that
+// registered without a token gets no header and an empty token is returned.
+func TestAllocateCallbackAuthorization(t *testing.T) {
+	for _, tc := range []struct {
+		name     string
+		bearer   bool
+		token    string
+		wantAuth string
+	}{
+		{"verbatim", false, "cb-secret", "cb-secret"},
+		{"bearer", true, "cb-secret", "Bearer cb-secret"},
+		{"no token", false, "", ""},
+		{"no token, bearer", true, "", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFixture(t, func(c *Config) { c.CallbackBearer = tc.bearer })
+			g := newGameServer(t, answering(http.StatusOK, `{}`))
+			f.mustRegister(registerBody("127.0.0.1:7001", 0, g, tc.token))
+			r := f.allocate(`{"region":"us-west"}`)
+			if r.status != http.StatusOK {
+				t.Fatalf("allocate = %d %s", r.status, r.body)
+			}
+			if calls := g.Calls(); len(calls) != 1 || calls[0].auth != tc.wantAuth {
+				t.Fatalf("callbacks = %+v, want one with Authorization %q", calls, tc.wantAuth)
+			}
+			if got := r.json(t)["token"]; got != tc.token {
+				t.Fatalf("answer token = %v, want %q", got, tc.token)
+			}
+		})
+	}
+}
+
 func TestAllocateAnswerPayload(t *testing.T) {
 	tests := []struct {
 		name        string

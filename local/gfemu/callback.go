@@ -30,16 +30,25 @@ func newCallbackClient(timeout time.Duration) *http.Client {
 	}
 }
 
-// callback makes the allocation callback: the payload as the body, the
-// callback token verbatim (no "Bearer") as Authorization.
-func callback(ctx context.Context, client *http.Client, cb Callback, payload json.RawMessage) (json.RawMessage, error) {
+// callback makes the allocation callback: the payload as the body and the
+// callback token as Authorization, verbatim or, when bearer, as
+// "Bearer <token>". GameFabric documents only that the token travels in
+// that header, so the stack can send either form. A server registered
+// without a token gets no Authorization header.
+func callback(ctx context.Context, client *http.Client, cb Callback, bearer bool, payload json.RawMessage) (json.RawMessage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cb.URL, bytes.NewReader(payload))
 	if err != nil {
 		return nil, fmt.Errorf("build callback request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
-	req.Header.Set("Authorization", cb.Token)
+	switch {
+	case cb.Token == "":
+	case bearer:
+		req.Header.Set("Authorization", "Bearer "+cb.Token)
+	default:
+		req.Header.Set("Authorization", cb.Token)
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return nil, err

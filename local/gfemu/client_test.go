@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 	"time"
 
@@ -20,7 +21,9 @@ func TestOurClientUnderstandsTheEmulator(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 
-	pings, err := gamefabric.NewPingClient(f.srv.Client(), f.srv.URL+"/ping").Fetch(ctx, allocTok)
+	ping := httptest.NewServer(NewPingService(PingConfig{Tokens: []string{pingTok}, Sources: []PingSource{{Allocator: f.emu}}}).Handler())
+	defer ping.Close()
+	pings, err := gamefabric.NewPingClient(ping.Client(), ping.URL+DefaultPingPath).Fetch(ctx, pingTok)
 	if err != nil || len(pings["us-west"]) != 1 || pings["us-west"][0].Port != 7001 {
 		t.Fatalf("ping Fetch = %v, %v", pings, err)
 	}

@@ -1,32 +1,45 @@
-// Package gfemu is an in-memory emulator of Nitrado's GameFabric allocator:
-// the registry game servers keep themselves in, the allocate call that hands
-// one of them out, and ping discovery. The Docker-free local stack and the
-// end-to-end tests talk to it instead of GameFabric.
+// Package gfemu is an in-memory emulator of Nitrado's GameFabric Allocators
+// and Ping Service. An Emulator is one Allocator: the Registry game servers
+// keep themselves in and the Allocation endpoint that hands one of them
+// out, with its own tokens and rate limit. A PingService is the managed
+// Ping Service, with its own URL and tokens, which discovers game servers
+// through one or more Allocators. The Docker-free local stack and the
+// end-to-end tests talk to them instead of GameFabric.
 //
-// It follows /work/shared/reference/gamefabric-protocol.md. Routes (Prefix
-// defaults to "/allocator/local"):
+// It follows /work/shared/reference/gamefabric-protocol.md and GameFabric's
+// docs (architecture/allocators.md, architecture/sidecars.md,
+// architecture/ping-services.md, multiplayer-services/server-allocation).
+// Routes of an Allocator (Prefix defaults to "/allocator/local"):
 //
 //	POST   {Prefix}/servers                   register (registry token)
 //	POST   {Prefix}/servers/{addr}/keepalive  extend expiry (registry token)
 //	DELETE {Prefix}/servers/{addr}            deregister (registry token)
 //	POST   {Prefix}/allocate                  allocate (allocator token)
-//	GET    /ping                              ping discovery (ping token)
+//
+// and of the Ping Service (Path defaults to "/ping"):
+//
+//	GET    {Path}                             ping discovery (ping token)
 //
 // Errors are always {"error": "..."}. Where the public protocol is silent
 // the emulator chooses, and these choices are what tests may rely on:
 //
 //   - Tokens: "Authorization: Bearer <t>" where t is any listed token (lists
 //     hold several during rotation). An empty list admits nobody, so a
-//     misconfigured stack fails loudly instead of running open.
+//     misconfigured stack fails loudly instead of running open. Registry,
+//     Allocator and Ping Service tokens are separate lists.
 //   - Registration: only address (host:port) and priority (>= 0) are
-//     required, as documented. The required-attribute keys travel in
-//     "requiredAttributes" (our name; the sidecar's ALLOC_REQUIRED_ATTRS) and
-//     must each be among "attributes", because such a server could never
-//     match. Unknown fields, callback URLs that are not http/https, ports
-//     outside 1-65535 and a timeout outside 1-86400 s are rejected with 400.
-//     A callback URL without a scheme gets http://. A server without region
-//     or callback is accepted; it can never be allocated (no region) or is
-//     allocated without a callback (token "", payload null).
+//     required, as documented; nothing else is. The required-attribute keys
+//     travel in "requiredAttributes" (our name: the wire name is not public;
+//     the sidecar's setting is ALLOC_REQUIRED_ATTRS) and are optional. A
+//     required key the server does not offer among "attributes" is accepted
+//     with a warning in the log: no request can match such a server. The
+//     callback token is optional (GameFabric only recommends one); a
+//     callback without a URL is rejected. Unknown fields, callback URLs that
+//     are not http/https, ports outside 1-65535 and a timeout outside
+//     1-86400 s are rejected with 400. A callback URL without a scheme gets
+//     http://. A server without region or callback is accepted; it can never
+//     be allocated (no region) or is allocated without a callback (token "",
+//     payload null).
 //   - Registration answers 201 when the address is new and 200 when it
 //     replaced a registration, with {address, region, priority, timeout,
 //     expiresAt}; a replacement counts as a new registration for
@@ -37,20 +50,32 @@
 //     or allocated addresses.
 //   - Allocate: authentication comes first, then the rate limit (so strangers
 //     cannot drain the bucket), then the body; unknown body fields are 400.
-//     The request's payload is POSTed verbatim as application/json (null
-//     when absent) with "Authorization: <callback token>". The chosen
-//     server leaves the registry before its callback is called, so
-//     concurrent calls never share one. A callback that fails to connect,
-//     times out, answers non-2xx (redirects included), or answers 2xx with
-//     a body that is not JSON marks a dead server: it stays removed and the
-//     next candidate is tried. Callbacks run detached from the caller's
-//     request, so a caller hanging up never leaves a server half-allocated;
-//     no further candidates are tried once it has hung up.
+//     The region is matched exactly against the region string servers
+//     registered with (the Allocator's spec.region, ALLOC_REGION).
+//   - Allocation callback: the request's payload is POSTed verbatim as
+//     application/json (null when absent). GameFabric says only that the
+//     registered token travels "in the Authorization header", so the header
+//     is the token verbatim by default and "Bearer <token>" with
+//     Config.CallbackBearer; a server registered without a token gets no
+//     header. The chosen server leaves the registry before its callback is
+//     called, so concurrent calls never share one. A callback that fails to
+//     connect, times out, answers non-2xx (redirects included), or answers
+//     2xx with a body that is not JSON marks a dead server: it stays removed
+//     and the next candidate is tried. Callbacks run detached from the
+//     caller's request, so a caller hanging up never leaves a server
+//     half-allocated; no further candidates are tried once it has hung up.
 //   - "No matching server" answers 404 (GameFabric's real status is not
 //     public; our client treats every non-2xx alike anyway).
-//   - Ping lists, per region, one udp target per distinct ip:port of the
-//     registered servers, using ports.ping, else ports.game, else the port
-//     of the address. Servers without region are not listed. The shape is
-//     our canonical one, decoded by shared/gamefabric.DecodePing.
+//   - Ping lists, per GameFabric Region, one udp target per distinct ip:port
+//     of the servers registered (unallocated, unexpired) with the
+//     Allocators it discovers through, using ports.ping, else ports.game,
+//     else the port of the address. Regions are named by GameFabric Region
+//     name, not by Allocator region string: each PingSource maps its
+//     Allocator's region strings back to Region names (a string it does not
+//     list is reported as it is), because clients pick a Region and the
+//     allocation service maps the Region to its Allocator. Servers without
+//     region are not listed. The shape is our canonical one, decoded by
+//     shared/gamefabric.DecodePing.
 //   - Unknown routes answer 404 and wrong methods 405 (with Allow), as JSON.
+//     An Allocator has no ping route.
 package gfemu

@@ -12,16 +12,16 @@ import (
 	"time"
 )
 
-// Config configures one emulated allocator instance. The zero value works
-// except that, without tokens, every request is refused.
+// Config configures one emulated Allocator. The zero value works except
+// that, without tokens, every request is refused.
 type Config struct {
 	Prefix          string           // path prefix of this allocator instance, default "/allocator/local"
 	AllocatorTokens []string         // valid bearer tokens for allocate; any is accepted (rotation)
 	RegistryTokens  []string         // valid bearer tokens for the registry (game servers' ALLOC_TOKEN)
-	PingTokens      []string         // valid bearer tokens for ping discovery; empty = AllocatorTokens
 	QPS             float64          // allocate rate limit (token bucket); <= 0 = unlimited
 	Burst           int              // bucket size; default max(1, ceil(QPS))
 	CallbackTimeout time.Duration    // default 2s
+	CallbackBearer  bool             // send the callback token as "Bearer <token>" instead of verbatim
 	Now             func() time.Time // default time.Now (tests inject)
 	Client          *http.Client     // for callbacks; default a client with CallbackTimeout
 	Logger          *slog.Logger     // default discard
@@ -32,13 +32,14 @@ const DefaultPrefix = "/allocator/local"
 
 const defaultCallbackTimeout = 2 * time.Second
 
-// Emulator is an in-memory GameFabric allocator. Create it with New.
+// Emulator is one in-memory GameFabric Allocator: its Registry and its
+// Allocation endpoint. Create it with New.
 type Emulator struct {
 	prefix      string
 	allocTokens []string
 	regTokens   []string
-	pingTokens  []string
 	cbTimeout   time.Duration
+	cbBearer    bool
 	now         func() time.Time
 	client      *http.Client
 	log         *slog.Logger
@@ -66,15 +67,12 @@ func New(cfg Config) *Emulator {
 		prefix:      normalizePrefix(cfg.Prefix),
 		allocTokens: nonEmpty(cfg.AllocatorTokens),
 		regTokens:   nonEmpty(cfg.RegistryTokens),
-		pingTokens:  nonEmpty(cfg.PingTokens),
 		cbTimeout:   cfg.CallbackTimeout,
+		cbBearer:    cfg.CallbackBearer,
 		now:         cfg.Now,
 		client:      cfg.Client,
 		log:         cfg.Logger,
 		servers:     make(map[string]*entry),
-	}
-	if len(e.pingTokens) == 0 {
-		e.pingTokens = e.allocTokens
 	}
 	if e.cbTimeout <= 0 {
 		e.cbTimeout = defaultCallbackTimeout
@@ -103,7 +101,6 @@ func New(cfg Config) *Emulator {
 	e.mux.HandleFunc("POST "+e.prefix+"/servers/{addr}/keepalive", e.handleKeepAlive)
 	e.mux.HandleFunc("DELETE "+e.prefix+"/servers/{addr}", e.handleDeregister)
 	e.mux.HandleFunc("POST "+e.prefix+"/allocate", e.handleAllocate)
-	e.mux.HandleFunc("GET /ping", e.handlePing)
 	return e
 }
 
@@ -111,7 +108,7 @@ func New(cfg Config) *Emulator {
 func (e *Emulator) Prefix() string { return e.prefix }
 
 // Handler serves the emulator's routes.
-func (e *Emulator) Handler() http.Handler { return http.HandlerFunc(e.serveHTTP) }
+func (e *Emulator) Handler() http.Handler { return jsonErrors(e.mux) }
 
 // Servers returns a snapshot of the registered (unallocated, unexpired)
 // servers, sorted by region, then priority, then address.
@@ -144,21 +141,23 @@ func (e *Emulator) Allocations() []Allocation {
 	return out
 }
 
-// serveHTTP lets the mux route, but turns its plain-text 404/405 answers
+// jsonErrors lets the mux route, but turns its plain-text 404/405 answers
 // into the JSON errors every GameFabric client expects.
-func (e *Emulator) serveHTTP(w http.ResponseWriter, r *http.Request) {
-	if _, pattern := e.mux.Handler(r); pattern != "" {
-		e.mux.ServeHTTP(w, r)
-		return
-	}
-	rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
-	e.mux.ServeHTTP(rec, r)
-	if rec.status == http.StatusMethodNotAllowed {
-		w.Header().Set("Allow", rec.header.Get("Allow"))
-		writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
-		return
-	}
-	writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+func jsonErrors(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
+		mux.ServeHTTP(rec, r)
+		if rec.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", rec.header.Get("Allow"))
+			writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
+			return
+		}
+		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	})
 }
 
 // normalizePrefix makes "{prefix}/servers" a clean path whatever slashes the

@@ -6,7 +6,40 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"strings"
 )
+
+// DefaultPingPath is where the Ping Service answers when PingConfig.Path
+// is empty.
+const DefaultPingPath = "/ping"
+
+// PingSource is one Allocator the Ping Service discovers game servers
+// through ("The Ping Service discovers game servers through the Allocator").
+type PingSource struct {
+	Allocator *Emulator
+	// Regions maps the Allocator's region string (what its servers register
+	// as ALLOC_REGION) to the GameFabric Region name reported for it. A
+	// string not listed is reported as it is, which is right for regions
+	// whose Allocator region string is the Region's name.
+	Regions map[string]string
+}
+
+// PingConfig configures the emulated Ping Service.
+type PingConfig struct {
+	Path    string   // default DefaultPingPath
+	Tokens  []string // its own bearer tokens (rotation: any listed one); empty admits nobody
+	Sources []PingSource
+}
+
+// PingService is GameFabric's managed Ping Service: its own URL and its own
+// tokens, listing per Region the game servers registered with the
+// Allocators it discovers through. Create it with NewPingService.
+type PingService struct {
+	path    string
+	tokens  []string
+	sources []PingSource
+	handler http.Handler
+}
 
 // pingTarget mirrors shared/gamefabric.PingTarget; the emulator keeps its
 // own copy so it stays a stand-in for GameFabric, not a client of ours.
@@ -20,20 +53,48 @@ type pingResponse struct {
 	Regions map[string][]pingTarget `json:"regions"`
 }
 
-func (e *Emulator) handlePing(w http.ResponseWriter, r *http.Request) {
-	if !authorized(w, r, e.pingTokens, "ping") {
-		return
+// NewPingService builds the Ping Service. It panics when Path cannot be a
+// route pattern, a programming error in the caller's setup.
+func NewPingService(cfg PingConfig) *PingService {
+	p := &PingService{path: cfg.Path, tokens: nonEmpty(cfg.Tokens), sources: slices.Clone(cfg.Sources)}
+	if p.path == "" {
+		p.path = DefaultPingPath
 	}
-	e.mu.Lock()
-	servers := e.snapshotLocked()
-	e.mu.Unlock()
-	writeJSON(w, http.StatusOK, pingResponse{Regions: pingTargets(servers)})
+	if !strings.HasPrefix(p.path, "/") || strings.ContainsAny(p.path, "{} \t\n") {
+		panic("gfemu: ping Path " + p.path + " cannot be used as a route pattern")
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET "+p.path, p.handlePing)
+	p.handler = jsonErrors(mux)
+	return p
 }
 
-// pingTargets lists one udp target per distinct ip:port per region, sorted,
-// so the answer is stable for tests and caches.
-func pingTargets(servers []Server) map[string][]pingTarget {
+// Path returns the path the service answers on.
+func (p *PingService) Path() string { return p.path }
+
+// Handler serves the Ping Service.
+func (p *PingService) Handler() http.Handler { return p.handler }
+
+func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
+	if !authorized(w, r, p.tokens, "ping") {
+		return
+	}
 	regions := map[string][]pingTarget{}
+	for _, src := range p.sources {
+		addPingTargets(regions, src.Allocator.Servers(), func(s string) string {
+			if name, ok := src.Regions[s]; ok {
+				return name
+			}
+			return s
+		})
+	}
+	sortPingTargets(regions)
+	writeJSON(w, http.StatusOK, pingResponse{Regions: regions})
+}
+
+// addPingTargets adds one udp target per distinct ip:port per Region.
+// Servers without a region string are not listed.
+func addPingTargets(regions map[string][]pingTarget, servers []Server, regionName func(string) string) {
 	for _, s := range servers {
 		if s.Region == "" {
 			continue
@@ -45,15 +106,18 @@ func pingTargets(servers []Server) map[string][]pingTarget {
 		} else if p, ok := s.Ports["game"]; ok {
 			port = p
 		}
-		t := pingTarget{Address: ip, Port: port, Protocol: "udp"}
-		if !slices.Contains(regions[s.Region], t) {
-			regions[s.Region] = append(regions[s.Region], t)
+		t, name := pingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
+		if !slices.Contains(regions[name], t) {
+			regions[name] = append(regions[name], t)
 		}
 	}
+}
+
+// sortPingTargets makes the answer stable for tests and caches.
+func sortPingTargets(regions map[string][]pingTarget) {
 	for _, targets := range regions {
 		slices.SortFunc(targets, func(a, b pingTarget) int {
 			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 		})
 	}
-	return regions
 }

@@ -40,7 +40,8 @@ type keepAliveRequest struct {
 }
 
 // server validates the request and builds the Server it describes (without
-// registration times).
+// registration times). Only what GameFabric documents as required is
+// required; the rest is checked for shape only.
 func (req registerRequest) server() (Server, error) {
 	if req.Address == nil {
 		return Server{}, errors.New("address is required (host:port)")
@@ -63,8 +64,8 @@ func (req registerRequest) server() (Server, error) {
 		}
 	}
 	for _, k := range req.RequiredAttributes {
-		if _, ok := req.Attributes[k]; !ok {
-			return Server{}, fmt.Errorf("required attribute %q is not among attributes, so no request could match", k)
+		if strings.TrimSpace(k) == "" {
+			return Server{}, errors.New("requiredAttributes must not hold an empty key")
 		}
 	}
 	for name, p := range req.Ports {
@@ -110,13 +111,11 @@ func checkAddress(addr string) error {
 }
 
 // callback checks the callback and gives a schemeless URL http://, as
-// GameFabric's sidecar registers "ip:port/path".
+// GameFabric's sidecar registers "ip:port/path". The token may be empty:
+// GameFabric only recommends protecting the endpoint with one.
 func (c callbackRequest) callback() (Callback, error) {
 	if c.URL == "" {
 		return Callback{}, errors.New("callback.url is required when callback is given")
-	}
-	if c.Token == "" {
-		return Callback{}, errors.New("callback.token is required when callback is given")
 	}
 	raw := c.URL
 	if !strings.Contains(raw, "://") {
@@ -138,4 +137,18 @@ func timeoutOf(secs *int) (time.Duration, error) {
 		return 0, fmt.Errorf("timeout must be 1-%d seconds, got %d", maxTimeoutSeconds, *secs)
 	}
 	return time.Duration(*secs) * time.Second, nil
+}
+
+// unmatchable lists the required keys the server does not offer itself.
+// GameFabric does not say it refuses such a registration, so the emulator
+// accepts it; no request can match it (requested attributes must be a
+// subset of the server's), which is worth a line in the log.
+func unmatchable(s Server) []string {
+	var out []string
+	for _, k := range s.RequiredAttributes {
+		if _, ok := s.Attributes[k]; !ok {
+			out = append(out, k)
+		}
+	}
+	return out
 }

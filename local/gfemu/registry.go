@@ -121,6 +121,9 @@ func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
 		status = http.StatusOK
 	}
 	e.log.Info("game server registered", "address", s.Address, "region", s.Region, "priority", s.Priority, "replaced", replaced)
+	if keys := unmatchable(s); len(keys) > 0 {
+		e.log.Warn("game server requires attributes it does not offer; no request can match it", "address", s.Address, "keys", keys)
+	}
 	writeJSON(w, status, registrationOf(s))
 }
 

@@ -18,6 +18,10 @@ func TestRegisterValidation(t *testing.T) {
 		{name: "minimal", body: `{"address":"127.0.0.1:7001","priority":0}`},
 		{name: "full", body: `{"address":"127.0.0.1:7002","attributes":{"env":"prag","armadaset":"a"},"requiredAttributes":["env"],
 			"callback":{"token":"cb","url":"127.0.0.1:7102/allocate"},"ports":{"game":7002,"alloc":7102,"ping":7002},"priority":3,"region":"us-west","timeout":30}`},
+		// The body in GameFabric's "Manually registering game servers", verbatim.
+		{name: "the docs' example", body: `{"address": "1.2.3.4:1234", "attributes": {"environment": "production"},
+			"callback": {"token": "3a1sd321ad5ad5a4d5a24d3sa5d4as", "url": "1.2.3.4:3999/allocate"},
+			"ports": {"game": 5000, "alloc": 3999}, "priority": 0, "region": "eu-west", "timeout": 60}`},
 		{name: "host name and ipv6", body: `{"address":"[::1]:7003","priority":0,"callback":{"token":"cb","url":"https://gs.local:8443/a"}}`},
 		{name: "empty body", body: ``, wantErr: "body is empty"},
 		{name: "not JSON", body: `{"address":`, wantErr: "invalid JSON body"},
@@ -34,9 +38,13 @@ func TestRegisterValidation(t *testing.T) {
 		{name: "priority as string", body: `{"address":"127.0.0.1:1","priority":"0"}`, wantErr: "priority"},
 		{name: "attribute not a string", body: `{"address":"127.0.0.1:1","priority":0,"attributes":{"env":1}}`, wantErr: "invalid JSON body"},
 		{name: "attribute empty key", body: `{"address":"127.0.0.1:1","priority":0,"attributes":{"":"x"}}`, wantErr: "empty key"},
-		{name: "required attribute not offered", body: `{"address":"127.0.0.1:1","priority":0,"attributes":{"env":"x"},"requiredAttributes":["armadaset"]}`, wantErr: `required attribute "armadaset"`},
+		// Nothing GameFabric does not document is required: a required key
+		// the server lacks only makes it unmatchable, and the callback
+		// token is merely recommended.
+		{name: "required attribute not offered", body: `{"address":"127.0.0.1:8","priority":0,"attributes":{"env":"x"},"requiredAttributes":["armadaset"]}`},
+		{name: "callback without token", body: `{"address":"127.0.0.1:9","priority":0,"callback":{"url":"127.0.0.1:2/a"}}`},
+		{name: "required attribute empty key", body: `{"address":"127.0.0.1:1","priority":0,"requiredAttributes":[" "]}`, wantErr: "empty key"},
 		{name: "callback without url", body: `{"address":"127.0.0.1:1","priority":0,"callback":{"token":"cb"}}`, wantErr: "callback.url is required"},
-		{name: "callback without token", body: `{"address":"127.0.0.1:1","priority":0,"callback":{"url":"127.0.0.1:2/a"}}`, wantErr: "callback.token is required"},
 		{name: "callback bad scheme", body: `{"address":"127.0.0.1:1","priority":0,"callback":{"token":"cb","url":"ftp://127.0.0.1:2/a"}}`, wantErr: "callback.url"},
 		{name: "callback no host", body: `{"address":"127.0.0.1:1","priority":0,"callback":{"token":"cb","url":"http:///a"}}`, wantErr: "callback.url"},
 		{name: "port out of range", body: `{"address":"127.0.0.1:1","priority":0,"ports":{"game":0}}`, wantErr: `port "game" must be 1-65535`},
@@ -61,7 +69,7 @@ func TestRegisterValidation(t *testing.T) {
 			}
 		})
 	}
-	if got, want := f.addresses(), []string{"127.0.0.1:7001", "[::1]:7003", "127.0.0.1:7002"}; !reflect.DeepEqual(got, want) {
+	if got, want := f.addresses(), []string{"127.0.0.1:7001", "127.0.0.1:8", "127.0.0.1:9", "[::1]:7003", "1.2.3.4:1234", "127.0.0.1:7002"}; !reflect.DeepEqual(got, want) {
 		t.Fatalf("registered = %v, want only the accepted ones, by region then address: %v", got, want)
 	}
 }

@@ -12,41 +12,31 @@ func TestBearerChecks(t *testing.T) {
 	register := `{"address":"` + addr + `","priority":0,"region":"r"}`
 	tests := []struct {
 		name         string
-		pingTokens   []string
 		method, path string
 		auth         string // full Authorization header
 		body         string
 		want         int
 	}{
-		{"register without token", nil, "POST", "/servers", "", register, 401},
-		{"register with allocator token", nil, "POST", "/servers", "Bearer " + allocTok, register, 401},
-		{"register with basic scheme", nil, "POST", "/servers", "Basic " + regTok, register, 401},
-		{"register with registry token", nil, "POST", "/servers", "Bearer " + regTok, register, 200},
-		{"register with lowercase scheme", nil, "POST", "/servers", "bearer " + regTok, register, 200},
-		{"keep-alive without token", nil, "POST", "/servers/" + addr + "/keepalive", "", "", 401},
-		{"keep-alive with allocator token", nil, "POST", "/servers/" + addr + "/keepalive", "Bearer " + allocTok, "", 401},
-		{"keep-alive with registry token", nil, "POST", "/servers/" + addr + "/keepalive", "Bearer " + regTok, "", 200},
-		{"deregister with wrong token", nil, "DELETE", "/servers/" + addr, "Bearer nope", "", 401},
-		{"deregister with allocator token", nil, "DELETE", "/servers/" + addr, "Bearer " + allocTok, "", 401},
-		{"allocate without token", nil, "POST", "/allocate", "", `{"region":"r"}`, 401},
-		{"allocate with registry token", nil, "POST", "/allocate", "Bearer " + regTok, `{"region":"r"}`, 401},
-		{"allocate with bare token", nil, "POST", "/allocate", allocTok, `{"region":"r"}`, 401},
-		{"allocate with old allocator token", nil, "POST", "/allocate", "Bearer alloc-old", `{"region":"nowhere"}`, 404},
-		{"ping without token", nil, "GET", "/ping", "", "", 401},
-		{"ping with registry token", nil, "GET", "/ping", "Bearer " + regTok, "", 401},
-		{"ping falls back to allocator tokens", nil, "GET", "/ping", "Bearer " + allocTok, "", 200},
-		{"ping with own tokens refuses allocator token", []string{"ping-1", "ping-2"}, "GET", "/ping", "Bearer " + allocTok, "", 401},
-		{"ping with own token", []string{"ping-1", "ping-2"}, "GET", "/ping", "Bearer ping-1", "", 200},
+		{"register without token", "POST", "/servers", "", register, 401},
+		{"register with allocator token", "POST", "/servers", "Bearer " + allocTok, register, 401},
+		{"register with basic scheme", "POST", "/servers", "Basic " + regTok, register, 401},
+		{"register with registry token", "POST", "/servers", "Bearer " + regTok, register, 200},
+		{"register with lowercase scheme", "POST", "/servers", "bearer " + regTok, register, 200},
+		{"keep-alive without token", "POST", "/servers/" + addr + "/keepalive", "", "", 401},
+		{"keep-alive with allocator token", "POST", "/servers/" + addr + "/keepalive", "Bearer " + allocTok, "", 401},
+		{"keep-alive with registry token", "POST", "/servers/" + addr + "/keepalive", "Bearer " + regTok, "", 200},
+		{"deregister with wrong token", "DELETE", "/servers/" + addr, "Bearer nope", "", 401},
+		{"deregister with allocator token", "DELETE", "/servers/" + addr, "Bearer " + allocTok, "", 401},
+		{"allocate without token", "POST", "/allocate", "", `{"region":"r"}`, 401},
+		{"allocate with registry token", "POST", "/allocate", "Bearer " + regTok, `{"region":"r"}`, 401},
+		{"allocate with bare token", "POST", "/allocate", allocTok, `{"region":"r"}`, 401},
+		{"allocate with old allocator token", "POST", "/allocate", "Bearer alloc-old", `{"region":"nowhere"}`, 404},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFixture(t, func(c *Config) { c.PingTokens = tc.pingTokens })
+			f := newFixture(t, nil)
 			f.mustRegister(register)
-			path := tc.path
-			if path != "/ping" {
-				path = prefix + path
-			}
-			req, err := http.NewRequest(tc.method, f.srv.URL+path, strings.NewReader(tc.body))
+			req, err := http.NewRequest(tc.method, f.srv.URL+prefix+tc.path, strings.NewReader(tc.body))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -76,7 +66,6 @@ func TestNoTokensConfiguredRefusesEverything(t *testing.T) {
 	for _, tc := range []struct{ method, path, token string }{
 		{"POST", prefix + "/servers", ""},
 		{"POST", prefix + "/allocate", ""},
-		{"GET", "/ping", ""},
 	} {
 		req, _ := http.NewRequest(tc.method, f.srv.URL+tc.path, strings.NewReader(`{}`))
 		req.Header.Set("Authorization", "Bearer ")
@@ -103,7 +92,8 @@ func TestUnknownRoutesAreJSON(t *testing.T) {
 		{"POST", prefix + "/servers/a/b/c", 404, ""},
 		{"GET", prefix + "/allocate", 405, "POST"},
 		{"PUT", prefix + "/servers", 405, "POST"},
-		{"POST", "/ping", 405, "GET, HEAD"},
+		// An Allocator has no ping route: the Ping Service is its own service.
+		{"GET", "/ping", 404, ""},
 	}
 	for _, tc := range tests {
 		r := f.do(tc.method, tc.path, allocTok, "")
