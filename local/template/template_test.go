@@ -217,6 +217,17 @@ func TestFunctionEnvResolvesIntrinsics(t *testing.T) {
 		t.Fatalf("env:\n got %v\nwant %v", env, want)
 	}
 
+	// A ref naming no parameter or resource is ignored: the local stack
+	// can pass values for parameters template.yaml does not declare yet.
+	env, err = tpl.FunctionEnv("Handler", map[string]string{
+		"Sessions":         "local-sessions",
+		"Sessions.Arn":     "arn:aws:dynamodb:us-east-1:123456789012:table/local-sessions",
+		"NotYetAParameter": "x",
+	})
+	if err != nil || !reflect.DeepEqual(env, want) {
+		t.Fatalf("with an unknown ref: %v, %v", env, err)
+	}
+
 	// refs override parameter defaults too.
 	env, err = tpl.FunctionEnv("Handler", map[string]string{"Sessions": "t", "Sessions.Arn": "a", "Stage": "ci"})
 	if err != nil || env["STAGE"] != "ci" || env["QUEUE_URL"] != "https://sqs.us-east-1.amazonaws.com/123456789012/ci-q" {
