@@ -23,7 +23,7 @@ import (
 // shortage, not the region's fault: it never opens the breaker.)
 func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	cfg := localstack.Defaults()
-	cfg.API.Port, cfg.GameFabric.Port = 0, 0
+	cfg.AnyFreePorts()
 	cfg.Parameters["RegionFailureThreshold"] = "2"
 	cfg.Parameters["RegionCooldown"] = "2s"
 	cfg.Parameters["AllocateAttemptTimeout"] = "1s"
@@ -43,7 +43,10 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 			t.Logf("stack log:\n%s", logs.String())
 		}
 	}()
-	harness.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(s.Emulator.Servers()) == 7 })
+	// ap-south is listed by no Allocator: it is the first one's, under its
+	// own name, like us-west's servers.
+	us, _ := s.AllocatorFor("ap-south")
+	harness.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(us.Emulator.Servers()) == 7 })
 	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
@@ -78,7 +81,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 		}))
 		t.Cleanup(callback.Close)
 		addr := strings.TrimPrefix(callback.URL, "http://")
-		if st, _ := httpJSON(t, http.MethodPost, s.EmulatorURL+"/"+localstack.RegistryPath, cfg.GameFabric.RegistryTokens[0],
+		if st, _ := httpJSON(t, http.MethodPost, us.RegistryURL(), us.RegistryToken(),
 			fmt.Sprintf(`{"address":%q,"region":"ap-south","priority":0,"attributes":{"env":"prag","armadaset":"sample-game-armada-set"},"callback":{"token":"t","url":"%s/allocate"},"ports":{"game":1}}`, addr, addr)); st/100 != 2 {
 			t.Fatalf("register an ap-south server: %d", st)
 		}

@@ -32,11 +32,11 @@ type coldFixture struct {
 }
 
 // startColdFixture starts DynamoDB Local (tables from template.yaml), moto with
-// the allocator token secret and the GameFabric emulator, the way the local
-// stack does, and registers one game server per Allocate start to come.
+// the token secrets and the emulated GameFabric Allocators and Ping Service,
+// the way the local stack does, and registers one game server per Allocate start to come.
 func startColdFixture(ctx context.Context, root string, servers int) (*coldFixture, error) {
 	cfg := stack.Defaults()
-	cfg.GameFabric.Port = 0 // any free port: never collide with a running `make dev`
+	cfg.AnyFreePorts()
 	c, err := stack.StartComponents(ctx, cfg, root)
 	if err != nil {
 		return nil, fmt.Errorf("coldstart: starting local components: %w", err)
@@ -55,12 +55,13 @@ func (fx *coldFixture) close() { _ = fx.c.Close() }
 // API, as GameFabric's sidecar would. They have no callback, so allocating
 // one dials nothing; each realistic Allocate start takes one.
 func (fx *coldFixture) registerServers(ctx context.Context, n int) error {
-	url := fx.c.EmulatorURL + "/" + stack.RegistryPath
-	token := fx.cfg.GameFabric.RegistryTokens[0]
+	// Through the Allocator serving coldRegion, as its game servers would.
+	allocator, regionString := fx.c.AllocatorFor(coldRegion)
+	url, token := allocator.RegistryURL(), allocator.RegistryToken()
 	for i := range n {
 		port := 30000 + i
 		body, _ := json.Marshal(map[string]any{
-			"address": fmt.Sprintf("127.0.0.1:%d", port), "region": coldRegion, "priority": 0, "timeout": 600,
+			"address": fmt.Sprintf("127.0.0.1:%d", port), "region": regionString, "priority": 0, "timeout": 600,
 			"ports":      map[string]int{"game": port},
 			"attributes": map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"},
 		})
@@ -119,7 +120,7 @@ func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
 			first: &coldEvent{file: "allocate-bad-request.json", status: http.StatusBadRequest,
 				describe: "POST /v1/allocations with an invalid gameInstanceId: rejected by request validation before any AWS or GameFabric call"},
 			realistic: &coldEvent{file: "allocate-new.json", status: http.StatusCreated, edit: editAllocate,
-				describe: "POST /v1/allocations with a fresh gameInstanceId per start: Secrets Manager (moto) token fetch, DynamoDB claim, GameFabric emulator allocate, DynamoDB update"},
+				describe: "POST /v1/allocations with a fresh gameInstanceId per start: Secrets Manager (moto) token fetch, DynamoDB claim, GameFabric Allocator (emulated) allocate, DynamoDB update"},
 		},
 		"LinkBackFunction": {
 			first: &coldEvent{file: "link.json", status: http.StatusUnauthorized, edit: editNoAuth,
@@ -135,7 +136,7 @@ func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
 		},
 		"PingRefreshFunction": {
 			first: &coldEvent{file: "ping-refresh-scheduled.json",
-				describe: "the scheduled event: Secrets Manager (moto) token fetch, GameFabric emulator GET /ping, DynamoDB writes — necessarily real loopback calls"},
+				describe: "the scheduled event: Secrets Manager (moto) token fetch, emulated GameFabric Ping Service, DynamoDB writes — necessarily real loopback calls"},
 		},
 		"HealthSweepFunction": {
 			first: &coldEvent{file: "health-sweep-scheduled.json",

@@ -40,19 +40,26 @@ type Stack struct {
 	logFile  *os.File
 }
 
-// StartStack starts the stack. The allocator is redirected through the
-// template parameters (local/stack lets cfg.Parameters override every
-// ref, GameFabricUrl included), so local/stack needs no change.
+// StartStack starts the stack. GameFabric is redirected to the stand-in
+// through the template parameters (cfg.Parameters override every ref,
+// GameFabricUrl and GameFabricPingUrl included).
 func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	cfg := stack.Defaults()
-	cfg.API.Port, cfg.GameFabric.Port = 0, 0 // loopback, any free port
+	cfg.AnyFreePorts() // loopback, any free port
 	cfg.API.Concurrency = o.PoolSize
-	cfg.GameFabric.AllocatorTokens = []string{standInToken}
+	// One Allocator that lists no Region, so the template parameter
+	// Allocators stays empty and every region goes to GameFabricUrl, which
+	// the parameters below point at the stand-in; its secret and the Ping
+	// Service's hold the stand-in's token, which it takes for both calls.
+	cfg.GameFabric.Allocators = []stack.AllocatorConfig{{Name: "standin",
+		AllocatorTokens: []string{standInToken}, RegistryTokens: []string{"bench-registry-token-unused"}}}
+	cfg.GameFabric.Ping.Tokens = []string{standInToken}
 	cfg.Fleet.Regions = nil // the stand-in allocates; no game servers needed
 	for k, v := range map[string]string{
 		"GameFabricUrl":          o.StandIn.BaseURL(),
 		"GameFabricAllocatePath": o.StandIn.AllocatePath(),
 		"GameFabricPingPath":     strings.TrimPrefix(o.StandIn.PingPath, "/"),
+		"GameFabricPingUrl":      o.StandIn.BaseURL() + o.StandIn.PingPath,
 		"FallbackRegion":         RegionFallback,
 		"ZonesByRegion":          RegionOK + "=US_WEST," + RegionFallback + "=EU_CENTRAL," + RegionDown + "=US_EAST",
 		// Nothing links back (the stand-in's servers do not exist): keep the

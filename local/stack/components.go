@@ -2,44 +2,30 @@ package stack
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"net/http"
-	"path"
 	"path/filepath"
-	"strconv"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
-// Paths the emulator serves, as a GameFabric installation would.
-const (
-	AllocatePath = "allocator/local/allocate"
-	RegistryPath = "allocator/local/servers"
-	PingPath     = "ping"
-)
-
-// Components are the stateful pieces: AWS stand-ins and the emulator.
+// Components are the stateful pieces: AWS stand-ins and emulated GameFabric.
 type Components struct {
-	DynamoDB, SecretsManager string // endpoints
-	SecretARN                string
+	DynamoDB, SecretsManager string            // endpoints
 	Tables                   map[string]string // logical ID → table name
-	EmulatorURL              string
-	Emulator                 *gfemu.Emulator
 	Template                 *template.Template
+	// Allocators in dev.yaml's order; the first also serves every Region
+	// no Allocator lists.
+	Allocators []*Allocator
+	Ping       *PingService
 
 	closers []func() error
 }
 
 // StartComponents starts DynamoDB Local and moto, creates the template's
-// tables and the allocator token secret, and serves the GameFabric emulator.
+// tables, and serves the emulated Allocators and Ping Service with their
+// token secrets.
 func StartComponents(ctx context.Context, cfg Config, root string) (c *Components, err error) {
 	c = &Components{}
 	defer func() {
@@ -74,40 +60,17 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	if err := template.CreateTables(ctx, harness.NewDynamoDB(awsCfg, c.DynamoDB), c.Template, c.Tables); err != nil {
 		return c, fmt.Errorf("create tables from template.yaml: %w", err)
 	}
-	secret, _ := json.Marshal(map[string][]string{"tokens": cfg.GameFabric.AllocatorTokens})
-	out, err := harness.NewSecretsManager(awsCfg, c.SecretsManager).CreateSecret(ctx, &secretsmanager.CreateSecretInput{
-		Name: aws.String("gamefabric/allocator-token"), SecretString: aws.String(string(secret))})
-	if err != nil {
-		return c, fmt.Errorf("create the allocator token secret: %w", err)
+	if err := c.startGameFabric(ctx, cfg.GameFabric, harness.NewSecretsManager(awsCfg, c.SecretsManager)); err != nil {
+		return c, err
 	}
-	c.SecretARN = *out.ARN
-
-	c.Emulator = gfemu.New(gfemu.Config{
-		Prefix:          "/" + path.Dir(AllocatePath),
-		AllocatorTokens: cfg.GameFabric.AllocatorTokens,
-		RegistryTokens:  cfg.GameFabric.RegistryTokens,
-		QPS:             cfg.GameFabric.QPS,
-		Burst:           cfg.GameFabric.Burst,
-		CallbackTimeout: cfg.GameFabric.CallbackTimeout,
-	})
-	url, stop, err := serve(cfg.GameFabric.Port, c.Emulator.Handler())
-	if err != nil {
-		return c, fmt.Errorf("GameFabric emulator: %w", err)
-	}
-	c.EmulatorURL = url
-	c.closers = append(c.closers, stop)
 	return c, nil
 }
 
 // Refs are the deploy-time values of template.yaml's references, locally.
+// Values for parameters template.yaml does not declare are ignored by it.
 func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
-	refs := map[string]string{
-		"GameFabricUrl":           c.EmulatorURL,
-		"GameFabricAllocatePath":  AllocatePath,
-		"GameFabricPingPath":      PingPath,
-		"AllocatorTokenSecretArn": c.SecretARN,
-		"BackendAddress":          apiURL,
-	}
+	refs := c.gameFabricRefs()
+	refs["BackendAddress"] = apiURL
 	for k, v := range cfg.Parameters {
 		refs[k] = v
 	}
@@ -143,17 +106,6 @@ func (c *Components) Close() error {
 	}
 	c.closers = nil
 	return errors.Join(errs...)
-}
-
-// serve runs h on 127.0.0.1:port (0 = any free port).
-func serve(port int, h http.Handler) (string, func() error, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), srv.Close, nil
 }
 
 // LoadTemplate reads root/template.yaml.

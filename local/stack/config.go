@@ -1,7 +1,8 @@
 // Package stack runs the whole product on one machine without Docker:
-// DynamoDB Local and moto, the GameFabric emulator, every function's real
-// bootstrap behind a local HTTP API at the template's routes and on the
-// template's schedules, and a fleet of sample game servers.
+// DynamoDB Local and moto, emulated GameFabric Allocators and a Ping
+// Service, every function's real bootstrap behind a local HTTP API at the
+// template's routes and on the template's schedules, and a fleet of sample
+// game servers.
 package stack
 
 import (
@@ -19,19 +20,49 @@ type Config struct {
 		Concurrency int           `yaml:"concurrency"`
 		Timeout     time.Duration `yaml:"timeout"`
 	} `yaml:"api"`
-	GameFabric struct {
-		Port            int           `yaml:"port"`
-		AllocatorTokens []string      `yaml:"allocatorTokens"`
-		RegistryTokens  []string      `yaml:"registryTokens"`
-		QPS             float64       `yaml:"qps"`
-		Burst           int           `yaml:"burst"`
-		CallbackTimeout time.Duration `yaml:"callbackTimeout"`
-	} `yaml:"gamefabric"`
+	GameFabric GameFabricConfig  `yaml:"gamefabric"`
 	Parameters map[string]string `yaml:"parameters"`
 	Fleet      struct {
 		Stagger time.Duration             `yaml:"stagger"`
 		Regions map[string][]FleetProcess `yaml:"regions"`
 	} `yaml:"fleet"`
+}
+
+// GameFabricConfig is the emulated GameFabric installation: its Allocators
+// and its Ping Service.
+type GameFabricConfig struct {
+	CallbackTimeout time.Duration `yaml:"callbackTimeout"`
+	// Allocators in order. The first also serves every Region no Allocator
+	// lists (GameFabricUrl, AllocatorTokenSecretArn), under the Region's
+	// own name, as the product does for regions GAMEFABRIC_ALLOCATORS omits.
+	Allocators []AllocatorConfig `yaml:"allocators"`
+	Ping       PingConfig        `yaml:"ping"`
+}
+
+// AllocatorConfig is one emulated GameFabric Allocator.
+type AllocatorConfig struct {
+	Name string `yaml:"name"` // its URLs are /allocator/<name>/allocate and …/servers
+	Port int    `yaml:"port"` // 0 = any free port
+	// Token lists in rotation order; clients use the last. The allocator
+	// tokens are its secret in Secrets Manager, {"tokens": [...]}.
+	AllocatorTokens []string `yaml:"allocatorTokens"`
+	RegistryTokens  []string `yaml:"registryTokens"` // game servers get the last as ALLOC_TOKEN
+	QPS             float64  `yaml:"qps"`            // allocate rate limit; 0 = none
+	Burst           int      `yaml:"burst"`          // 0 = max(1, ceil(qps))
+	// CallbackAuth is how the callback token travels in the Authorization
+	// header: "token" (verbatim, the default) or "bearer" ("Bearer <token>").
+	CallbackAuth string `yaml:"callbackAuth"`
+	// Regions maps each GameFabric Region attached to this Allocator (our
+	// region name) to the Allocator's region string (spec.region), which
+	// its game servers register as ALLOC_REGION and allocate calls send.
+	Regions map[string]string `yaml:"regions"`
+}
+
+// PingConfig is the emulated Ping Service, which discovers game servers
+// through every Allocator.
+type PingConfig struct {
+	Port   int      `yaml:"port"`   // 0 = any free port
+	Tokens []string `yaml:"tokens"` // rotation order; its secret in Secrets Manager
 }
 
 // FleetProcess is one runtime-configuration entry.
@@ -45,7 +76,15 @@ type FleetProcess struct {
 // SampleServer is the Command that names the built sample game server.
 const SampleServer = "sampleserver"
 
-// LoadConfig reads path (strictly: unknown keys are errors) over the defaults.
+// Callback authorization forms (AllocatorConfig.CallbackAuth).
+const (
+	CallbackAuthToken  = "token"
+	CallbackAuthBearer = "bearer"
+)
+
+// LoadConfig reads path (strictly: unknown keys are errors) over the
+// defaults. A list in the file (allocators, a fleet region's processes)
+// replaces the default list; maps (parameters, fleet regions) are merged.
 func LoadConfig(path string) (Config, error) {
 	c := Defaults()
 	f, err := os.Open(path)
@@ -58,17 +97,30 @@ func LoadConfig(path string) (Config, error) {
 	if err := dec.Decode(&c); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", path, err)
 	}
-	return c, c.validate()
+	if err := c.validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return c, nil
 }
 
-// Defaults is a working configuration: two regions, two servers each.
+// Defaults is a working configuration: us-west and eu-central-1 behind two
+// Allocators with their own tokens, region strings and rate limits, a Ping
+// Service, and two game servers per region.
 func Defaults() Config {
 	var c Config
 	c.API.Port, c.API.Concurrency, c.API.Timeout = 3000, 4, 30*time.Second
-	c.GameFabric.Port = 7400
-	c.GameFabric.AllocatorTokens = []string{"dev-allocator-token-previous", "dev-allocator-token"}
-	c.GameFabric.RegistryTokens = []string{"dev-registry-token"}
-	c.GameFabric.QPS, c.GameFabric.Burst, c.GameFabric.CallbackTimeout = 20, 10, 2*time.Second
+	c.GameFabric.CallbackTimeout = 2 * time.Second
+	c.GameFabric.Allocators = []AllocatorConfig{
+		{Name: "us", Port: 7400, QPS: 20, Burst: 10, CallbackAuth: CallbackAuthToken,
+			AllocatorTokens: []string{"dev-us-allocator-token-previous", "dev-us-allocator-token"},
+			RegistryTokens:  []string{"dev-us-registry-token"},
+			Regions:         map[string]string{"us-west": "dev-us-west"}},
+		{Name: "eu", Port: 7401, QPS: 10, Burst: 5, CallbackAuth: CallbackAuthBearer,
+			AllocatorTokens: []string{"dev-eu-allocator-token"},
+			RegistryTokens:  []string{"dev-eu-registry-token-previous", "dev-eu-registry-token"},
+			Regions:         map[string]string{"eu-central-1": "dev-eu-central-1"}},
+	}
+	c.GameFabric.Ping = PingConfig{Port: 7500, Tokens: []string{"dev-ping-token-previous", "dev-ping-token"}}
 	c.Parameters = map[string]string{
 		"FallbackRegion": "us-west", "FallbackEnvironment": "prag", "FallbackArmadaSet": "sample-game-armada-set",
 		"ZonesByRegion": "us-west=US_WEST,eu-central-1=EU_CENTRAL", "LogLevel": "info",
@@ -80,23 +132,13 @@ func Defaults() Config {
 	return c
 }
 
-func (c Config) validate() error {
-	switch {
-	case c.API.Port < 0 || c.GameFabric.Port < 0:
-		return fmt.Errorf("ports must be 0 (any free port) or more")
-	case c.API.Concurrency < 1:
-		return fmt.Errorf("api.concurrency must be at least 1")
-	case len(c.GameFabric.AllocatorTokens) == 0 || len(c.GameFabric.RegistryTokens) == 0:
-		return fmt.Errorf("gamefabric.allocatorTokens and gamefabric.registryTokens need at least one token each")
+// AnyFreePorts puts every listener on a free port, so tests and benches
+// never collide with a running `make dev` or each other.
+func (c *Config) AnyFreePorts() {
+	c.API.Port, c.GameFabric.Ping.Port = 0, 0
+	for i := range c.GameFabric.Allocators {
+		c.GameFabric.Allocators[i].Port = 0
 	}
-	for region, procs := range c.Fleet.Regions {
-		for i, p := range procs {
-			if p.Command == "" || p.ConcurrentExecutions < 0 {
-				return fmt.Errorf("fleet.regions.%s[%d]: command is required and concurrentExecutions must be 0 or more", region, i)
-			}
-		}
-	}
-	return nil
 }
 
 // servers is how many game server processes the fleet keeps running.

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -14,6 +15,9 @@ func TestDevYAMLIsTheDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Defaults()
+	if err := want.validate(); err != nil {
+		t.Fatalf("Defaults() is invalid: %v", err)
+	}
 	// The file also sets a maximum game length for the dev fleet.
 	for region, procs := range got.Fleet.Regions {
 		for i := range procs {
@@ -27,19 +31,71 @@ func TestDevYAMLIsTheDefaults(t *testing.T) {
 }
 
 func TestLoadConfigRejectsMistakes(t *testing.T) {
-	tests := map[string]string{
-		"unknown key":             "api:\n  prot: 3000\n",
-		"no allocator token":      "gamefabric:\n  allocatorTokens: []\n",
-		"zero concurrency":        "api:\n  concurrency: 0\n",
-		"process without command": "fleet:\n  regions:\n    us-west:\n      - concurrentExecutions: 1\n",
+	// A valid two-Allocator file the cases below extend.
+	const ok = `gamefabric:
+  allocators:
+    - name: a
+      allocatorTokens: [t]
+      registryTokens: [r]
+      regions: {us-west: x-us}
+    - name: b
+      allocatorTokens: [t]
+      registryTokens: [r]
+      regions: {eu-central-1: x-eu}
+`
+	tests := map[string]struct{ body, want string }{
+		"unknown key":                {"api:\n  prot: 3000\n", "prot"},
+		"the old one-allocator keys": {"gamefabric:\n  port: 7400\n", "port"},
+		"zero concurrency":           {"api:\n  concurrency: 0\n", "api.concurrency"},
+		"process without command":    {"fleet:\n  regions:\n    us-west:\n      - concurrentExecutions: 1\n", "fleet.regions.us-west[0]"},
+		"no allocator":               {"gamefabric:\n  allocators: []\n", "at least one Allocator"},
+		"no allocator token":         {strings.Replace(ok, "allocatorTokens: [t]", "allocatorTokens: []", 1), "allocators[0].allocatorTokens"},
+		"empty registry token":       {strings.Replace(ok, "registryTokens: [r]", `registryTokens: [""]`, 1), "allocators[0].registryTokens"},
+		"no ping token":              {ok + "  ping:\n    tokens: []\n", "gamefabric.ping.tokens"},
+		"name not for a URL":         {strings.Replace(ok, "name: a", "name: A/1", 1), "allocators[0].name"},
+		"same name twice":            {strings.Replace(ok, "name: b", "name: a", 1), `"a" is used twice`},
+		"same port twice":            {ok + "  ping:\n    port: 3000\n", "api.port and gamefabric.ping.port"},
+		"port out of range":          {strings.Replace(ok, "name: b\n", "name: b\n      port: 70000\n", 1), "allocators[1].port"},
+		"negative qps":               {strings.Replace(ok, "name: b\n", "name: b\n      qps: -1\n", 1), "allocators[1]: qps"},
+		"unknown callbackAuth":       {strings.Replace(ok, "name: b\n", "name: b\n      callbackAuth: basic\n", 1), "callbackAuth"},
+		"region on two allocators":   {strings.Replace(ok, "eu-central-1: x-eu", "us-west: x-eu", 1), "already attached to Allocator a"},
+		"uppercase region name":      {strings.Replace(ok, "us-west: x-us", "US-West: x-us", 1), `"US-West" must be lowercase`},
+		"empty region string":        {strings.Replace(ok, "us-west: x-us", `us-west: ""`, 1), "regions.us-west"},
+		"one string for two regions": {strings.Replace(ok, "{us-west: x-us}", "{us-west: x-us, us-east: x-us}", 1), `both map to region string "x-us"`},
+		"unlisted region on a taken string": {strings.Replace(ok, "us-west: x-us", "us-west: eu-west", 1) +
+			"fleet:\n  regions:\n    eu-west:\n      - command: sampleserver\n", "fleet.regions.eu-west"},
 	}
-	for name, body := range tests {
-		path := filepath.Join(t.TempDir(), "dev.yaml")
-		if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := LoadConfig(path); err == nil {
-			t.Errorf("%s: accepted", name)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "dev.yaml")
+			if err := os.WriteFile(path, []byte(tc.body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			_, err := LoadConfig(path)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("error = %v, want one naming %q", err, tc.want)
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), "dev.yaml")
+	if err := os.WriteFile(path, []byte(ok), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfig(path); err != nil {
+		t.Fatalf("the base of the cases is rejected: %v", err)
+	}
+}
+
+// Every problem is named at once.
+func TestValidateNamesEveryProblem(t *testing.T) {
+	c := Defaults()
+	c.API.Concurrency = 0
+	c.GameFabric.Allocators[1].Name = "us"
+	c.GameFabric.Ping.Tokens = nil
+	err := c.validate()
+	for _, want := range []string{"api.concurrency", `"us" is used twice`, "gamefabric.ping.tokens"} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("error = %v, want it to name %q", err, want)
 		}
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -139,19 +140,19 @@ func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Co
 			if cmd == SampleServer {
 				cmd = sampleServer
 			}
-			regions[region] = append(regions[region], fleet.Process{Command: cmd, Args: p.Args, Env: p.Env, ConcurrentExecutions: p.ConcurrentExecutions})
+			// The Allocator's variables come first: the entry's own env wins,
+			// as Armada env vars beat Allocator-injected ones in GameFabric.
+			env := slices.Concat(s.FleetEnv(region), p.Env)
+			regions[region] = append(regions[region], fleet.Process{Command: cmd, Args: p.Args, Env: env, ConcurrentExecutions: p.ConcurrentExecutions})
 		}
 	}
-	registry := s.EmulatorURL + "/" + RegistryPath
-	token := cfg.GameFabric.RegistryTokens[len(cfg.GameFabric.RegistryTokens)-1]
 	return fleet.Config{
 		Regions: regions,
 		Stagger: cfg.Fleet.Stagger,
 		Dir:     filepath.Join(o.WorkDir, "fleet"),
 		Output:  o.Log,
 		ExtraEnv: func(region string, slot int) []string {
-			return []string{"ALLOC_URL=" + registry, "ALLOC_REGION=" + region, "ALLOC_TOKEN=" + token,
-				fmt.Sprintf("SERVER_NAME=%s-%d", region, slot)}
+			return []string{fmt.Sprintf("SERVER_NAME=%s-%d", region, slot)}
 		},
 	}
 }

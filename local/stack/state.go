@@ -16,7 +16,7 @@ type State struct {
 	APIURL         string            `json:"apiUrl"`
 	DynamoDB       string            `json:"dynamoDbEndpoint"`
 	SecretsManager string            `json:"secretsManagerEndpoint"`
-	EmulatorURL    string            `json:"gamefabricUrl"`
+	GameFabric     []string          `json:"gamefabricUrls"` // every Allocator's, then the Ping Service's
 	Refs           map[string]string `json:"refs"`
 	PID            int               `json:"pid"`
 }
@@ -26,8 +26,12 @@ func StateFile(workDir string) string { return filepath.Join(workDir, "stack.jso
 
 // State describes the running stack.
 func (s *Stack) State() State {
+	var gf []string
+	for _, a := range s.Allocators {
+		gf = append(gf, a.URL)
+	}
 	return State{APIURL: s.APIURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
-		EmulatorURL: s.EmulatorURL, Refs: s.Refs, PID: os.Getpid()}
+		GameFabric: append(gf, s.Ping.URL), Refs: s.Refs, PID: os.Getpid()}
 }
 
 // WriteState saves st to path.
@@ -52,7 +56,7 @@ func ReadLiveState(path string) (State, error) {
 	if err := json.Unmarshal(b, &st); err != nil {
 		return st, err
 	}
-	for _, endpoint := range []string{st.DynamoDB, st.SecretsManager, st.EmulatorURL} {
+	for _, endpoint := range append([]string{st.DynamoDB, st.SecretsManager}, st.GameFabric...) {
 		u, err := url.Parse(endpoint)
 		if err != nil {
 			return st, err

@@ -58,10 +58,10 @@ func run(fn, eventPath, configPath, workDir string) error {
 	refs := map[string]string{}
 	if st, err := stack.ReadLiveState(stack.StateFile(workDir)); err == nil {
 		fmt.Fprintf(os.Stderr, "invoke: using the running `make dev` stack (%s)\n", st.APIURL)
-		c = &stack.Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager, EmulatorURL: st.EmulatorURL}
+		c = &stack.Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager}
 		refs = st.Refs
 	} else {
-		fmt.Fprintln(os.Stderr, "invoke: no `make dev` running; starting DynamoDB Local, moto and the GameFabric emulator for this call")
+		fmt.Fprintln(os.Stderr, "invoke: no `make dev` running; starting DynamoDB Local, moto and the emulated GameFabric Allocators and Ping Service for this call")
 		if c, err = stack.StartComponents(ctx, cfg, root); err != nil {
 			return err
 		}

@@ -1,0 +1,98 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/gamefabric-alloc/allocsvc/local/stack"
+)
+
+// banner says what runs where, so the stack can be used without reading
+// local/dev.yaml first.
+func banner(s *stack.Stack, cfg stack.Config) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n=== GameFabric allocation service, running locally ===\n\n")
+	fmt.Fprintf(&b, "HTTP API            %s   (NO IAM auth locally; deployed, the allocation routes need SigV4)\n", s.APIURL)
+	for _, r := range s.Template.HTTPRoutes() {
+		fmt.Fprintf(&b, "  %-7s %-45s -> %s\n", r.Method, r.Path, r.FunctionLogicalID)
+	}
+	for _, sch := range s.Schedules {
+		fmt.Fprintf(&b, "schedule            %-18s -> %s\n", sch.Expression, sch.FunctionLogicalID)
+	}
+	var names []string
+	for i, a := range s.Allocators {
+		names = append(names, a.Name)
+		fmt.Fprintf(&b, "Allocator %-9s %s   allocate: %s   registry: %s\n", a.Name, a.URL, a.AllocateURL(), a.RegistryURL())
+		fmt.Fprintf(&b, "  Regions           %s\n", allocatorRegions(a, i == 0))
+		fmt.Fprintf(&b, "  rate limit        %s; callback Authorization: %s\n", rateLimit(a), callbackAuth(a))
+	}
+	fmt.Fprintf(&b, "Ping Service        %s   (its own tokens; discovers through %s)\n", s.Ping.URL, strings.Join(names, ", "))
+	fmt.Fprintf(&b, "DynamoDB Local      %s   tables: %s\n", s.DynamoDB, strings.Join(sortedValues(s.Tables), ", "))
+	fmt.Fprintf(&b, "Secrets Manager     %s   (moto)\n", s.SecretsManager)
+	for _, a := range s.Allocators {
+		fmt.Fprintf(&b, "  Allocator %-7s %s\n", a.Name, a.SecretARN)
+	}
+	fmt.Fprintf(&b, "  Ping Service      %s\n", s.Ping.SecretARN)
+	var regions []string
+	for region, procs := range cfg.Fleet.Regions {
+		n := 0
+		for _, p := range procs {
+			n += p.ConcurrentExecutions
+		}
+		a, _ := s.AllocatorFor(region)
+		regions = append(regions, fmt.Sprintf("%s: %d (Allocator %s)", region, n, a.Name))
+	}
+	sort.Strings(regions)
+	fmt.Fprintf(&b, "game servers        %s\n\n", strings.Join(regions, ", "))
+	fmt.Fprintf(&b, "Try:\n")
+	fmt.Fprintf(&b, "  curl -s -X POST %s/v1/allocations -H 'content-type: application/json' \\\n", s.APIURL)
+	fmt.Fprintf(&b, "       -d '{\"gameInstanceId\":\"gi-1\",\"desiredRegion\":\"us-west\",\"gameServerVersion\":\"prag::sample-game-armada-set\"}'\n")
+	fmt.Fprintf(&b, "  curl -s %s/v1/allocations/gi-1\n", s.APIURL)
+	fmt.Fprintf(&b, "  curl -s %s/v1/regions\n\n", s.APIURL)
+	fmt.Fprintf(&b, "Then end the game like a player would: echo IWON | nc <server ip> <server port> (from the allocation's \"server\").\n")
+	if fb := cfg.Parameters["FallbackRegion"]; fb != "" {
+		fmt.Fprintf(&b, "A region whose servers are all taken falls back to %s, across Allocators (\"fallbackUsed\": true).\n", fb)
+	}
+	fmt.Fprintf(&b, "Ctrl-C stops everything.\n")
+	return b.String()
+}
+
+// allocatorRegions lists what an Allocator serves: "us-west as dev-us-west".
+func allocatorRegions(a *stack.Allocator, first bool) string {
+	var out []string
+	for region, s := range a.Regions {
+		out = append(out, fmt.Sprintf("%s as %q", region, s))
+	}
+	sort.Strings(out)
+	if first {
+		out = append(out, "any other Region under its own name")
+	}
+	if len(out) == 0 {
+		return "none"
+	}
+	return strings.Join(out, ", ")
+}
+
+func rateLimit(a *stack.Allocator) string {
+	if a.QPS <= 0 {
+		return "none"
+	}
+	return fmt.Sprintf("%g qps, burst %d", a.QPS, a.Burst)
+}
+
+func callbackAuth(a *stack.Allocator) string {
+	if a.CallbackAuth == stack.CallbackAuthBearer {
+		return "Bearer <token>"
+	}
+	return "<token>"
+}
+
+func sortedValues(m map[string]string) []string {
+	var out []string
+	for _, v := range m {
+		out = append(out, v)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,133 @@
+package stack
+
+import (
+	"encoding/json"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// twoAllocators is Defaults()' installation as StartComponents would leave
+// it, without starting anything.
+func twoAllocators(t *testing.T) *Components {
+	t.Helper()
+	gf := Defaults().GameFabric
+	c := &Components{Ping: &PingService{URL: "http://127.0.0.1:7500/ping", SecretARN: "arn:ping", Tokens: gf.Ping.Tokens}}
+	for i, ac := range gf.Allocators {
+		c.Allocators = append(c.Allocators, &Allocator{AllocatorConfig: ac,
+			URL: []string{"http://127.0.0.1:7400", "http://127.0.0.1:7401"}[i], SecretARN: "arn:" + ac.Name})
+	}
+	return c
+}
+
+func TestAllocatorFor(t *testing.T) {
+	c := twoAllocators(t)
+	for _, tc := range []struct{ region, allocator, regionString string }{
+		{"us-west", "us", "dev-us-west"},
+		{"eu-central-1", "eu", "dev-eu-central-1"},
+		// Listed nowhere: the first Allocator, under the Region's own name.
+		{"ap-south", "us", "ap-south"},
+	} {
+		a, s := c.AllocatorFor(tc.region)
+		if a.Name != tc.allocator || s != tc.regionString {
+			t.Errorf("AllocatorFor(%s) = %s, %q; want %s, %q", tc.region, a.Name, s, tc.allocator, tc.regionString)
+		}
+	}
+}
+
+// Game servers get what GameFabric injects from their Region's Allocator:
+// its Registry URL, its latest registry token and its region string.
+func TestFleetEnv(t *testing.T) {
+	c := twoAllocators(t)
+	for region, want := range map[string][]string{
+		"us-west": {"ALLOC_URL=http://127.0.0.1:7400/allocator/us/servers", "ALLOC_TOKEN=dev-us-registry-token",
+			"ALLOC_REGION=dev-us-west", "ALLOC_PRIORITY=0"},
+		"eu-central-1": {"ALLOC_URL=http://127.0.0.1:7401/allocator/eu/servers", "ALLOC_TOKEN=dev-eu-registry-token",
+			"ALLOC_REGION=dev-eu-central-1", "ALLOC_PRIORITY=0"},
+		"ap-south": {"ALLOC_URL=http://127.0.0.1:7400/allocator/us/servers", "ALLOC_TOKEN=dev-us-registry-token",
+			"ALLOC_REGION=ap-south", "ALLOC_PRIORITY=0"},
+	} {
+		if got := c.FleetEnv(region); !slices.Equal(got, want) {
+			t.Errorf("FleetEnv(%s) = %v, want %v", region, got, want)
+		}
+	}
+}
+
+func TestGameFabricRefs(t *testing.T) {
+	c := twoAllocators(t)
+	refs := c.gameFabricRefs()
+	var allocators map[string]allocatorEntry
+	if err := json.Unmarshal([]byte(refs["Allocators"]), &allocators); err != nil {
+		t.Fatalf("Allocators = %q: %v", refs["Allocators"], err)
+	}
+	wantAllocators := map[string]allocatorEntry{
+		"us-west":      {URL: "http://127.0.0.1:7400/allocator/us/allocate", Region: "dev-us-west", TokenSecretID: "arn:us"},
+		"eu-central-1": {URL: "http://127.0.0.1:7401/allocator/eu/allocate", Region: "dev-eu-central-1", TokenSecretID: "arn:eu"},
+	}
+	if !reflect.DeepEqual(allocators, wantAllocators) {
+		t.Errorf("Allocators = %+v, want %+v", allocators, wantAllocators)
+	}
+	delete(refs, "Allocators")
+	want := map[string]string{
+		"GameFabricUrl":            "http://127.0.0.1:7400",
+		"GameFabricAllocatePath":   "allocator/us/allocate",
+		"AllocatorTokenSecretArn":  "arn:us",
+		"AllocatorTokenSecretArns": "arn:eu",
+		"GameFabricPingUrl":        "http://127.0.0.1:7500/ping",
+		"PingTokenSecretArn":       "arn:ping",
+	}
+	if !reflect.DeepEqual(refs, want) {
+		t.Errorf("refs = %v, want %v", refs, want)
+	}
+
+	// One Allocator listing no Region (the bench's stand-in setup): every
+	// region goes to GameFabricUrl, and the parameter stays at its default.
+	c.Allocators = c.Allocators[:1]
+	c.Allocators[0].Regions = nil
+	if refs := c.gameFabricRefs(); refs["Allocators"] != "" || refs["AllocatorTokenSecretArns"] != "" {
+		t.Errorf("one Allocator without Regions: Allocators = %q, AllocatorTokenSecretArns = %q", refs["Allocators"], refs["AllocatorTokenSecretArns"])
+	}
+}
+
+// template.yaml resolves with the stack's refs, whether or not it declares
+// every parameter they name yet, and points the functions at the emulated
+// installation.
+func TestRefsResolveTheRepoTemplate(t *testing.T) {
+	c := twoAllocators(t)
+	var err error
+	if c.Template, err = LoadTemplate("../.."); err != nil {
+		t.Fatal(err)
+	}
+	c.Tables = map[string]string{}
+	for _, id := range c.Template.LogicalIDs("AWS::DynamoDB::Table") {
+		c.Tables[id] = id
+	}
+	refs := c.Refs(Defaults(), "http://127.0.0.1:3000")
+	for _, fn := range c.Template.LogicalIDs("AWS::Serverless::Function") {
+		if _, err := c.FunctionEnv(fn, refs); err != nil {
+			t.Errorf("%s: %v", fn, err)
+		}
+	}
+	allocate := envOf(t, c, "AllocateFunction", refs)
+	if allocate["GAMEFABRIC_URL"] != "http://127.0.0.1:7400" || allocate["ALLOCATOR_TOKEN_SECRET_ID"] != "arn:us" {
+		t.Errorf("AllocateFunction: GAMEFABRIC_URL %q, ALLOCATOR_TOKEN_SECRET_ID %q", allocate["GAMEFABRIC_URL"], allocate["ALLOCATOR_TOKEN_SECRET_ID"])
+	}
+	if ping := envOf(t, c, "PingRefreshFunction", refs); ping["PING_TOKEN_SECRET_ID"] != "arn:ping" {
+		t.Errorf("PingRefreshFunction: PING_TOKEN_SECRET_ID %q, want the Ping Service's own secret", ping["PING_TOKEN_SECRET_ID"])
+	}
+}
+
+func envOf(t *testing.T, c *Components, fn string, refs map[string]string) map[string]string {
+	t.Helper()
+	list, err := c.FunctionEnv(fn, refs)
+	if err != nil {
+		t.Fatalf("%s: %v", fn, err)
+	}
+	env := map[string]string{}
+	for _, kv := range list {
+		k, v, _ := strings.Cut(kv, "=")
+		env[k] = v
+	}
+	return env
+}

@@ -1,0 +1,65 @@
+//go:build integration
+
+package tests
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+
+	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
+)
+
+func httpJSON(t *testing.T, method, url, token, body string) (int, map[string]any) {
+	t.Helper()
+	req, _ := http.NewRequest(method, url, strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, url, err)
+	}
+	defer resp.Body.Close()
+	var doc map[string]any
+	raw, _ := io.ReadAll(resp.Body)
+	_ = json.Unmarshal(raw, &doc)
+	return resp.StatusCode, doc
+}
+
+// registeredAt lists the addresses registered with an Allocator under
+// its region string.
+func registeredAt(a *localstack.Allocator, regionString string) []string {
+	var out []string
+	for _, srv := range a.Emulator.Servers() {
+		if srv.Region == regionString {
+			out = append(out, srv.Address)
+		}
+	}
+	return out
+}
+
+// attemptsOf is an allocation's attempts as "region:status".
+func attemptsOf(doc map[string]any) []string {
+	var out []string
+	attempts, _ := doc["attempts"].([]any)
+	for _, a := range attempts {
+		a := a.(map[string]any)
+		out = append(out, fmt.Sprintf("%v:%v", a["region"], a["status"]))
+	}
+	return out
+}
+
+// lastAllocation is the region string and address of an Allocator's
+// latest allocation, or "" when it made none.
+func lastAllocation(a *localstack.Allocator) (regionString, address string) {
+	all := a.Emulator.Allocations()
+	if len(all) == 0 {
+		return "", ""
+	}
+	return all[len(all)-1].Region, all[len(all)-1].Address
+}
