@@ -109,7 +109,7 @@ func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (Attem
 	case !v.Try:
 		a.Reason, a.outcome = step.Reason+"; skipped: "+v.Reason, outcomeSkipped
 	case limitedIn != "":
-		a.Reason = step.Reason + "; skipped: the Allocator serving it rate-limited this allocation (429 in " + limitedIn + ")"
+		a.Error = "not tried: the Allocator serving it rate-limited this allocation (429 in " + limitedIn + ")"
 		a.RateLimited, a.outcome = true, outcomeRateLimitSkipped
 	case tokenErr != nil:
 		a.Error = gamefabric.Clip("not tried: the Allocator's token could not be read: "+tokenErr.Error(), gamefabric.MaxErrorText)

@@ -373,7 +373,7 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 		{"429 and 401 say nothing about a region", nil, nil, map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(401, 0), status(401, 0)}},
 			[]string{"us-west", "eu", "eu"}, []string{"requested", "fallback", "fallback"}, nil},
 		{"a region skipped for its Allocator's rate limit says nothing either", nil, nil, map[string][]error{"us-west": {status(429, time.Hour)}},
-			[]string{"us-west"}, []string{"requested", "fallback; skipped: the Allocator serving it rate-limited this allocation (429 in us-west)"}, nil},
+			[]string{"us-west"}, []string{"requested", "fallback"}, nil},
 		{"no matching server (404, 409) is one armada set's shortage", nil, nil, map[string][]error{"us-west": {status(404, 0)}, "eu": {status(409, 0)}},
 			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, nil},
 		{"timeouts and 5xx are the region's", nil, nil, map[string][]error{"us-west": {timeout}, "eu": {status(502, 0)}},
