@@ -193,7 +193,7 @@ func TestOneAllocatorsSecretFailsOnlyItsRegions(t *testing.T) {
 	tests := []struct {
 		name      string
 		secret    func(t *testing.T) string // eu's tokenSecretId
-		wantFirst string // the eu attempt, as summary() shows it
+		wantFirst string                    // the eu attempt, as summary() shows it
 		wantError string
 	}{
 		{"missing secret", func(*testing.T) string { return "arn:aws:secretsmanager:us-east-1:123456789012:secret:no-such-secret" },
