@@ -105,18 +105,19 @@ func upstreamFaults() []upstreamFault {
 		capacity(404),
 		capacity(409),
 		{
+			// A 429 is the Allocator's rate limit, never NO_CAPACITY.
 			name: "429 with Retry-After within MaxWait is retried in region", primary: tooMany(3, "1"),
-			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:429", "us-west:429", "us-west:429"},
+			status: 429, code: "RATE_LIMITED", attempts: []string{"us-west:429", "us-west:429", "us-west:429"},
 			minTime: 2 * time.Second, // waited Retry-After twice
 		},
 		{
 			name: "429 without Retry-After is retried with backoff", primary: tooMany(3, ""),
-			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:429", "us-west:429", "us-west:429"},
+			status: 429, code: "RATE_LIMITED", attempts: []string{"us-west:429", "us-west:429", "us-west:429"},
 			minTime: 60 * time.Millisecond, maxTime: 2 * time.Second, // 20 ms + 40 ms
 		},
 		{
 			name: "429 with Retry-After over MaxWait gives up at once", primary: tooMany(1, "5"),
-			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:429"}, maxTime: 3 * time.Second, // waiting would take 5 s
+			status: 429, code: "RATE_LIMITED", attempts: []string{"us-west:429"}, maxTime: 3 * time.Second, // waiting would take 5 s
 		},
 		failed(500),
 		failed(502),
@@ -181,8 +182,16 @@ func upstreamFaults() []upstreamFault {
 			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, orphan: true,
 		},
 		{
-			name: "429 with Retry-After over MaxWait falls back at once", fallback: true, primary: tooMany(1, "5"), second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:429", "eu-central-1:200"}, maxTime: 3 * time.Second,
+			// One Allocator serves both regions here, so its rate limit
+			// covers the fallback too (tests/allocators_test.go has the
+			// fallback to another Allocator).
+			name: "429 on the only Allocator skips the fallback region", fallback: true, primary: tooMany(1, "5"), second: []gfstub.Response{ok},
+			status: 429, code: "RATE_LIMITED", attempts: []string{"us-west:429", "eu-central-1:0"}, maxTime: 3 * time.Second,
+			check: func(t *testing.T, e *env, calls []gfstub.Call) {
+				if len(calls) != 1 {
+					t.Fatalf("upstream calls %+v, want only the rate-limited one", calls)
+				}
+			},
 		},
 
 		// Sizes GameFabric controls: what it sends is bounded where it
@@ -289,7 +298,7 @@ func runUpstreamFault(t *testing.T, tc upstreamFault) {
 	if orphan, _ := attempts[0]["suspectedOrphan"].(bool); orphan != tc.orphan {
 		t.Fatalf("first attempt suspectedOrphan = %v, want %v: %s", orphan, tc.orphan, r.Raw)
 	}
-	if (tc.code == "NO_CAPACITY" || tc.code == "UPSTREAM_TIMEOUT") && r.Header.Get("Retry-After") == "" {
+	if (tc.code == "NO_CAPACITY" || tc.code == "UPSTREAM_TIMEOUT" || tc.code == "RATE_LIMITED") && r.Header.Get("Retry-After") == "" {
 		t.Fatalf("%s without Retry-After", tc.code)
 	}
 

@@ -239,7 +239,8 @@ func waitForLogs(t *testing.T, rt *runtimeapi.Runtime, want string) string {
 }
 
 func TestBootstrapRefusesToStartMisconfigured(t *testing.T) {
-	rt, err := runtimeapi.Start(context.Background(), bootstrap(t, "allocate"), []string{"GAMEFABRIC_URL=not-a-url", "ALLOCATE_ATTEMPT_TIMEOUT=soon"})
+	rt, err := runtimeapi.Start(context.Background(), bootstrap(t, "allocate"), []string{"GAMEFABRIC_URL=not-a-url", "ALLOCATE_ATTEMPT_TIMEOUT=soon",
+		`GAMEFABRIC_ALLOCATORS={"eu": {"url": "ftp://eu.example"}, "ap": {"region": "prod-ap"}}`})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,7 +251,8 @@ func TestBootstrapRefusesToStartMisconfigured(t *testing.T) {
 	}
 	msg := err.Error() + rt.Logs()
 	for _, want := range []string{"GAMEFABRIC_URL must be an absolute", "GAMEFABRIC_ALLOCATE_PATH is required", "ALLOCATOR_TOKEN_SECRET_ID is required",
-		"BACKEND_ADDRESS is required", "GAME_INSTANCES_TABLE is required", "ALLOCATE_ATTEMPT_TIMEOUT must be a positive"} {
+		"BACKEND_ADDRESS is required", "GAME_INSTANCES_TABLE is required", "ALLOCATE_ATTEMPT_TIMEOUT must be a positive",
+		`GAMEFABRIC_ALLOCATORS["eu"]: url must be an absolute`, `GAMEFABRIC_ALLOCATORS["ap"]: url is required`} {
 		if !strings.Contains(msg, want) {
 			t.Errorf("init failure does not say %q:\n%s", want, msg)
 		}

@@ -12,14 +12,13 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -37,8 +36,7 @@ func main() {
 	}
 	opts := allocation.OptionsFrom(cfg)
 	opts.Store, opts.Health = records, health
-	opts.Allocator = gamefabric.NewClient(&http.Client{}, cfg.AllocateURL())
-	opts.Tokens = secrets.NewTokenSource(secretsmanager.NewFromConfig(awsCfg), cfg.TokenSecretID, cfg.TokenCacheTTL, nil)
+	opts.Upstreams = allocators.New(cfg, &http.Client{}, secretsmanager.NewFromConfig(awsCfg), nil)
 	opts.Metrics = metrics.Allocations{EMF: metrics.NewEMF(os.Stdout)}
 	svc := allocation.NewService(opts)
 	// DELETE ends an instance; the retention of Ended records is all the

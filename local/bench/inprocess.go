@@ -17,14 +17,13 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -78,8 +77,7 @@ func NewInProcess(s *Stack) (*InProcess, error) {
 	}
 	opts := allocation.OptionsFrom(cfg)
 	opts.Store, opts.Health = records, health
-	opts.Allocator = gamefabric.NewClient(&http.Client{}, cfg.AllocateURL())
-	opts.Tokens = secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil)
+	opts.Upstreams = allocators.New(cfg, &http.Client{}, sm, nil)
 	opts.Metrics = metrics.Allocations{EMF: metrics.NewEMF(ip.Logs)}
 	svc := allocation.NewService(opts)
 	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}

@@ -36,7 +36,7 @@ type observation struct {
 
 // runPlan tries the plan's regions in order until one allocates, within
 // ctx (which ends at the budget's upstream deadline).
-func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, token string, partnerTokens []string) planRun {
+func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, creds *credentials, partnerTokens []string) planRun {
 	log := logging.FromContext(ctx)
 	// FALLBACK_REGION is configured, so known from the start.
 	run := planRun{known: map[string]bool{}}
@@ -49,23 +49,28 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, token string
 		PragmaBackendAddress: s.o.BackendAddress,
 		ServerArgs:           spec.Fingerprint.ServerArgs,
 	}
-	redact := redactor(append([]string{token, spec.PartnerSocialToken}, partnerTokens...)...)
+	redact := redactor(append(append(creds.all(), spec.PartnerSocialToken), partnerTokens...)...)
+	// limitedBy: an Allocator that rate-limited this allocation, and the
+	// region where it did. Its other regions share the limit, so asking
+	// them now would only be answered 429 again.
+	limitedBy := map[string]string{}
 	verdicts := s.admit(ctx, spec.Plan)
 	for i, step := range spec.Plan {
-		v := verdicts[i]
+		v, up := verdicts[i], creds.upstreams[i]
 		if v.Known {
 			run.known[step.Region] = true
 		}
-		if !v.Try {
-			run.skipped++
-			run.attempts = append(run.attempts, Attempt{Region: step.Region, Reason: step.Reason + "; skipped: " + v.Reason, outcome: outcomeSkipped})
+		if skip, ok := notAsked(step, v, creds.err[up.ID], limitedBy[up.ID]); ok {
+			if skip.outcome == outcomeSkipped {
+				run.skipped++
+			}
+			run.attempts = append(run.attempts, skip)
 			continue
 		} else if v.Reason != "" {
 			step.Reason += "; " + v.Reason
 		}
 		payload.PartnerGameToken = partnerTokens[i]
-		alloc, tried, tok := s.tryRegion(ctx, b.upstream, token, step.Region, spec, payload, redact)
-		token = tok
+		alloc, tried := s.tryRegion(ctx, b.upstream, up, creds, step.Region, spec, payload, redact)
 		for j := range tried {
 			tried[j].Reason = step.Reason
 			if tried[j].SuspectedOrphan {
@@ -81,13 +86,38 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, token string
 			run.known[step.Region] = true
 			return run
 		}
+		last := tried[len(tried)-1]
+		if last.outcome == outcomeRateLimited {
+			limitedBy[up.ID] = step.Region
+		}
 		// Only a known region's failures count: a name a caller invents
 		// must not create region-health records.
-		if last := tried[len(tried)-1]; regionFault(last) && run.known[step.Region] {
+		if regionFault(last) && run.known[step.Region] {
 			run.observed = append(run.observed, observation{step.Region, false})
 		}
 	}
 	return run
+}
+
+// notAsked is the attempt recording why a plan step is not tried, and
+// whether it is not: the breaker skips its region, its Allocator already
+// rate-limited this allocation (in region limitedIn), or its Allocator's
+// token could not be read (tokenErr).
+func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (Attempt, bool) {
+	a := Attempt{Region: step.Region, Reason: step.Reason}
+	switch {
+	case !v.Try:
+		a.Reason, a.outcome = step.Reason+"; skipped: "+v.Reason, outcomeSkipped
+	case limitedIn != "":
+		a.Error = "not tried: the Allocator serving it rate-limited this allocation (429 in " + limitedIn + ")"
+		a.RateLimited, a.outcome = true, outcomeRateLimitSkipped
+	case tokenErr != nil:
+		a.Error = gamefabric.Clip("not tried: the Allocator's token could not be read: "+tokenErr.Error(), gamefabric.MaxErrorText)
+		a.outcome = outcomeNoToken
+	default:
+		return Attempt{}, false
+	}
+	return a, true
 }
 
 // admit asks the breaker about the plan's regions, within healthTimeout.
@@ -141,9 +171,10 @@ func (s *Service) observe(ctx context.Context, b budget, run planRun) {
 }
 
 // regionFault: the attempt says something about the whole region's
-// health. Auth, bad requests and the allocator-wide rate limit say nothing
+// health. Auth, bad requests and the Allocator's rate limit say nothing
 // about it, and neither does "no matching server" (404, 409): that is one
 // armada set's shortage, which must not close the region to the others.
+// Nor does a region not asked at all (skipped, or no token to ask with).
 func regionFault(a Attempt) bool {
 	switch a.Status {
 	case 400, 401, 403, 404, 409, 429:
@@ -152,37 +183,42 @@ func regionFault(a Attempt) bool {
 	return a.outcome == outcomeCapacity || a.outcome == outcomeTimeout || a.outcome == outcomeFailed
 }
 
-// tryRegion asks one region until deadline, refreshing the token once on
-// 401 and retrying 429s within the retry policy. It returns the allocation
-// (nil on failure), the attempts made and the token now in use.
-func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []Attempt, string) {
+// tryRegion asks up for one region until deadline, refreshing up's token
+// once on 401 (the fresh token replaces it in creds for the regions after)
+// and retrying 429s within the retry policy. It returns the allocation (nil
+// on failure) and the attempts made.
+func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []Attempt) {
 	log := logging.FromContext(ctx)
 	req := gamefabric.AllocateRequest{
-		Region:     region,
+		Region:     up.Region,
 		Attributes: map[string]string{"env": spec.Environment, "armadaset": spec.ArmadaSet},
 		Payload:    payload,
 	}
 	var attempts []Attempt
 	refreshed := false
 	for retries429 := 0; ; {
+		token := creds.token[up.ID]
 		remaining := time.Until(deadline)
 		if remaining < minAttempt {
-			return nil, append(attempts, Attempt{Region: region, Error: "not tried: the allocation's time budget is spent", outcome: outcomeSkipped}), token
+			return nil, append(attempts, Attempt{Region: region, Error: "not tried: the allocation's time budget is spent", outcome: outcomeSkipped})
 		}
 		actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, remaining))
 		start := time.Now()
-		alloc, err := s.o.Allocator.Allocate(actx, token, req)
+		alloc, err := up.Allocator.Allocate(actx, token, req)
 		cancel()
 		a := Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), outcome: outcomeOK, Status: 200}
+		if up.Region != region {
+			a.AllocatorRegion = up.Region
+		}
 		if err != nil {
 			// The token may have been refreshed since redact was built.
 			a.failed(err, func(s string) string { return redactor(token)(redact(s)) })
 		}
 		attempts = append(attempts, a)
-		log.Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region,
+		log.Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region, "allocatorRegion", up.Region,
 			"status", a.Status, "error", a.Error, "durationMs", a.DurationMs)
 		if err == nil {
-			return alloc, attempts, token
+			return alloc, attempts
 		}
 
 		var gf *gamefabric.Error
@@ -190,23 +226,23 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, token, regi
 		switch {
 		case gf != nil && gf.Status == 401 && !refreshed:
 			refreshed = true
-			fresh, terr := s.o.Tokens.Refresh(ctx, token)
+			fresh, terr := up.Tokens.Refresh(ctx, token)
 			if terr != nil {
-				log.Error("refreshing the allocator token failed", "error", terr)
-				return nil, attempts, token
+				log.Error("refreshing the allocator token failed", "region", region, "error", terr)
+				return nil, attempts
 			}
-			token = fresh
+			creds.token[up.ID] = fresh
 		case gf != nil && gf.Status == 429:
 			wait, ok := s.o.Retry.wait429(retries429, gf.RetryAfter, time.Until(deadline)-minAttempt)
 			if !ok {
-				return nil, attempts, token
+				return nil, attempts
 			}
 			retries429++
 			if s.o.Sleep(ctx, wait) != nil {
-				return nil, attempts, token
+				return nil, attempts
 			}
 		default:
-			return nil, attempts, token
+			return nil, attempts
 		}
 	}
 }
@@ -220,4 +256,5 @@ func (a *Attempt) failed(err error, scrub func(string) string) {
 		a.Status, a.Body, a.retryAfter = gf.Status, scrub(gf.Body), gf.RetryAfter
 		a.SuspectedOrphan = gf.MayHaveAllocated()
 	}
+	a.RateLimited = a.outcome == outcomeRateLimited
 }

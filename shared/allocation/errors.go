@@ -15,12 +15,15 @@ const (
 	CodeAllocationInProgress Code = "ALLOCATION_IN_PROGRESS"
 	CodeIdempotencyMismatch  Code = "IDEMPOTENCY_MISMATCH"
 	CodeNoCapacity           Code = "NO_CAPACITY"
-	CodeUpstreamTimeout      Code = "UPSTREAM_TIMEOUT"
-	CodeAllocationFailed     Code = "ALLOCATION_FAILED"
-	CodeNotFound             Code = "NOT_FOUND"
-	CodeUnauthorized         Code = "UNAUTHORIZED"
-	CodeInvalidState         Code = "INVALID_STATE"
-	CodeInternal             Code = "INTERNAL"
+	// CodeRateLimited: the Allocators' rate limits (429) kept this
+	// allocation from the regions that might have had a server.
+	CodeRateLimited      Code = "RATE_LIMITED"
+	CodeUpstreamTimeout  Code = "UPSTREAM_TIMEOUT"
+	CodeAllocationFailed Code = "ALLOCATION_FAILED"
+	CodeNotFound         Code = "NOT_FOUND"
+	CodeUnauthorized     Code = "UNAUTHORIZED"
+	CodeInvalidState     Code = "INVALID_STATE"
+	CodeInternal         Code = "INTERNAL"
 	// CodeUnavailable: a dependency (DynamoDB, Secrets Manager) failed for
 	// now; the request left nothing half done and may be retried as is.
 	CodeUnavailable Code = "SERVICE_UNAVAILABLE"

@@ -191,7 +191,9 @@ func TestRetryAfterFor(t *testing.T) {
 	}{
 		{"no capacity, no hint", CodeNoCapacity, []Attempt{{Status: 404}}, 5 * time.Second},
 		{"no capacity, the allocator's hint", CodeNoCapacity, []Attempt{{Status: 503, retryAfter: 7 * time.Second}, {Status: 429, retryAfter: 1500 * time.Millisecond}}, 7 * time.Second},
-		{"a part second rounds up", CodeNoCapacity, []Attempt{{Status: 429, retryAfter: 1500 * time.Millisecond}}, 2 * time.Second},
+		{"a part second rounds up", CodeNoCapacity, []Attempt{{Status: 503, retryAfter: 1500 * time.Millisecond}}, 2 * time.Second},
+		{"rate-limited, no hint", CodeRateLimited, []Attempt{{Status: 429}, {RateLimited: true}}, 2 * time.Second},
+		{"rate-limited, the Allocator's hint", CodeRateLimited, []Attempt{{Status: 429, retryAfter: 30 * time.Second}}, 30 * time.Second},
 		{"an absurd hint is capped", CodeNoCapacity, []Attempt{{Status: 503, retryAfter: 24 * time.Hour}}, time.Minute},
 		{"timeout", CodeUpstreamTimeout, nil, 2 * time.Second},
 		{"rejected: fix it first", CodeAllocationFailed, nil, 0},

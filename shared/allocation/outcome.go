@@ -12,11 +12,16 @@ import (
 type outcome int
 
 const (
-	outcomeOK       outcome = iota + 1
-	outcomeCapacity         // 404, 409, 429, 503: no server right now
-	outcomeTimeout          // no answer in time, or a 504 from the allocator's gateway
-	outcomeFailed           // anything else: auth, 5xx, bad body, transport
-	outcomeSkipped          // not tried: the deadline left no time for it
+	outcomeOK          outcome = iota + 1
+	outcomeCapacity            // 404, 409, 503: no server right now
+	outcomeRateLimited         // 429: the Allocator's rate limit, not a lack of servers
+	outcomeTimeout             // no answer in time, or a 504 from the allocator's gateway
+	outcomeFailed              // anything else: auth, 5xx, bad body, transport
+	outcomeSkipped             // not tried: the breaker skipped it, or no time was left
+	// outcomeRateLimitSkipped: not tried, its Allocator had rate-limited
+	// this allocation in another region.
+	outcomeRateLimitSkipped
+	outcomeNoToken // not tried: its Allocator's token could not be read
 )
 
 func classifyError(err error) outcome {
@@ -29,8 +34,10 @@ func classifyError(err error) outcome {
 		return outcomeTimeout
 	case gamefabric.KindStatus:
 		switch gf.Status {
-		case http.StatusNotFound, http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable:
+		case http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable:
 			return outcomeCapacity
+		case http.StatusTooManyRequests:
+			return outcomeRateLimited
 		case http.StatusGatewayTimeout:
 			// A gateway in front of the allocator gave up waiting for it: a
 			// timeout like our own, not a rejection.
@@ -40,18 +47,35 @@ func classifyError(err error) outcome {
 	return outcomeFailed
 }
 
-// failureCode turns the attempts of a failed allocation into the public code:
-// NO_CAPACITY when every attempt found no capacity, UPSTREAM_TIMEOUT when the
-// attempts that were not capacity answers all timed out (or nothing could be
-// tried in time), ALLOCATION_FAILED otherwise.
+// failureCode turns the attempts of a failed allocation into the public
+// code. Each region counts by its last answer (a 429 retried into a 503 is
+// a 503; a 401 cured by a fresh token is what came next): NO_CAPACITY when
+// every region asked had no capacity; RATE_LIMITED when the rest were
+// rate-limited, since asking again later may reach a server; UPSTREAM_TIMEOUT
+// when the others timed out (or nothing could be tried in time);
+// ALLOCATION_FAILED otherwise.
 func failureCode(attempts []Attempt) Code {
-	var tried, capacity, timeouts int
+	last := map[string]outcome{}
+	var order []string
 	for _, a := range attempts {
-		switch a.outcome {
+		prev, seen := last[a.Region]
+		if !seen {
+			order = append(order, a.Region)
+		}
+		// "no time left" after an answer does not replace the answer.
+		if a.outcome != outcomeSkipped || !seen || prev == outcomeSkipped {
+			last[a.Region] = a.outcome
+		}
+	}
+	var tried, capacity, limited, timeouts int
+	for _, region := range order {
+		switch last[region] {
 		case outcomeSkipped:
 			continue
 		case outcomeCapacity:
 			capacity++
+		case outcomeRateLimited, outcomeRateLimitSkipped:
+			limited++
 		case outcomeTimeout:
 			timeouts++
 		}
@@ -62,7 +86,9 @@ func failureCode(attempts []Attempt) Code {
 		return CodeUpstreamTimeout
 	case capacity == tried:
 		return CodeNoCapacity
-	case timeouts > 0 && timeouts+capacity == tried:
+	case timeouts == 0 && capacity+limited == tried:
+		return CodeRateLimited
+	case timeouts > 0 && timeouts+capacity+limited == tried:
 		return CodeUpstreamTimeout
 	default:
 		return CodeAllocationFailed
@@ -81,6 +107,7 @@ func failureOf(rec Record) *Error {
 // one (the longest, capped), else a default per code.
 const (
 	noCapacityRetryAfter      = 5 * time.Second
+	rateLimitedRetryAfter     = 2 * time.Second
 	upstreamTimeoutRetryAfter = 2 * time.Second
 	maxRetryAfter             = time.Minute
 )
@@ -90,6 +117,11 @@ func retryAfterFor(code Code, attempts []Attempt) time.Duration {
 	switch code {
 	case CodeNoCapacity:
 		wait = noCapacityRetryAfter
+		if upstream := longestRetryAfter(attempts); upstream > 0 {
+			wait = upstream
+		}
+	case CodeRateLimited:
+		wait = rateLimitedRetryAfter
 		if upstream := longestRetryAfter(attempts); upstream > 0 {
 			wait = upstream
 		}
@@ -113,6 +145,8 @@ func failureMessage(code Code) string {
 	switch code {
 	case CodeNoCapacity:
 		return "no game server available in any region tried"
+	case CodeRateLimited:
+		return "GameFabric's Allocators rate-limited this allocation; retry after Retry-After"
 	case CodeUpstreamTimeout:
 		return "GameFabric did not answer in time"
 	default:
@@ -126,7 +160,8 @@ type RetryPolicy struct {
 	Max429Retries int
 	// BaseBackoff doubles per retry when the allocator sends no Retry-After.
 	BaseBackoff time.Duration
-	// MaxWait caps one wait; a longer Retry-After moves on to the next region.
+	// MaxWait caps one wait; a longer Retry-After moves on to the next
+	// region behind another Allocator.
 	MaxWait time.Duration
 }
 

@@ -9,10 +9,18 @@ import (
 )
 
 func TestFailureCode(t *testing.T) {
+	// a: one attempt per region; same: attempts in one region.
 	a := func(o ...outcome) []Attempt {
 		var out []Attempt
-		for _, x := range o {
-			out = append(out, Attempt{outcome: x})
+		for i, x := range o {
+			out = append(out, Attempt{Region: string(rune('a' + i)), outcome: x})
+		}
+		return out
+	}
+	same := func(o ...outcome) []Attempt {
+		out := a(o...)
+		for i := range out {
+			out[i].Region = "a"
 		}
 		return out
 	}
@@ -29,6 +37,15 @@ func TestFailureCode(t *testing.T) {
 		{"server error then capacity", a(outcomeFailed, outcomeCapacity), CodeAllocationFailed},
 		{"timeout then server error", a(outcomeTimeout, outcomeFailed), CodeAllocationFailed},
 		{"capacity then skipped", a(outcomeCapacity, outcomeSkipped), CodeNoCapacity},
+		{"rate-limited", a(outcomeRateLimited), CodeRateLimited},
+		{"rate-limited, then skipped for it", a(outcomeRateLimited, outcomeRateLimitSkipped), CodeRateLimited},
+		{"rate-limited and no capacity", a(outcomeCapacity, outcomeRateLimited), CodeRateLimited},
+		{"rate-limited and a timeout", a(outcomeRateLimited, outcomeTimeout), CodeUpstreamTimeout},
+		{"rate-limited and a server error", a(outcomeRateLimited, outcomeFailed), CodeAllocationFailed},
+		{"no token for one Allocator, no capacity on the other", a(outcomeNoToken, outcomeCapacity), CodeAllocationFailed},
+		{"429 retried into 503", same(outcomeRateLimited, outcomeCapacity), CodeNoCapacity},
+		{"401 cured, then 503", same(outcomeFailed, outcomeCapacity), CodeNoCapacity},
+		{"429 and then no time to retry", same(outcomeRateLimited, outcomeSkipped), CodeRateLimited},
 	}
 	for _, tc := range tests {
 		if got := failureCode(tc.attempts); got != tc.want {
@@ -70,7 +87,7 @@ func TestClassifyError(t *testing.T) {
 	}{
 		{"404 no server", status(404, 0), outcomeCapacity},
 		{"409", status(409, 0), outcomeCapacity},
-		{"429", status(429, 0), outcomeCapacity},
+		{"429 is the rate limit, not capacity", status(429, 0), outcomeRateLimited},
 		{"503", status(503, 0), outcomeCapacity},
 		{"504 from the allocator's gateway", status(504, 0), outcomeTimeout},
 		{"our timeout", timeout, outcomeTimeout},

@@ -51,6 +51,13 @@ type Attempt struct {
 	// was unusable), so GameFabric may hold a server for it that nobody
 	// uses. With a minted token that server cannot link.
 	SuspectedOrphan bool `json:"suspectedOrphan,omitempty"`
+	// RateLimited: the region's Allocator answered 429 (its rate limit,
+	// not a lack of servers), or the region was skipped because its
+	// Allocator had already done so in this allocation.
+	RateLimited bool `json:"rateLimited,omitempty"`
+	// AllocatorRegion is the region string sent to the Allocator, when it
+	// is not the region's own name (GAMEFABRIC_ALLOCATORS).
+	AllocatorRegion string `json:"allocatorRegion,omitempty"`
 	outcome         outcome
 	retryAfter      time.Duration // the allocator's Retry-After
 }

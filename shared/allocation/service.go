@@ -33,7 +33,7 @@ type Allocator interface {
 	Allocate(ctx context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error)
 }
 
-// Tokens supplies the allocator bearer token.
+// Tokens supplies an Allocator's bearer token.
 type Tokens interface {
 	Token(ctx context.Context) (string, error)
 	Refresh(ctx context.Context, stale string) (string, error)
@@ -64,7 +64,10 @@ type Metrics interface {
 
 // Options configures a Service. Zero durations take the defaults noted.
 type Options struct {
-	Store          Store
+	Store Store
+	// Upstreams says which Allocator serves each region. When nil, every
+	// region is served by Allocator with Tokens, under its own name.
+	Upstreams      Upstreams
 	Allocator      Allocator
 	Tokens         Tokens
 	Defaults       Defaults
@@ -116,6 +119,9 @@ func NewService(o Options) *Service {
 	if o.Random == nil {
 		o.Random = cryptoRandom
 	}
+	if o.Upstreams == nil {
+		o.Upstreams = oneAllocator{allocator: o.Allocator, tokens: o.Tokens}
+	}
 	return &Service{o: o}
 }
 
@@ -150,14 +156,11 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	}
 	uctx, cancel := context.WithDeadline(ctx, b.upstream)
 	defer cancel()
-	// The token is read before claiming, so a Secrets Manager failure leaves
-	// no record behind. It is usually cached, so this costs nothing.
-	token, err := s.o.Tokens.Token(uctx)
-	if isPermanent(err) {
-		return Result{}, internal("the allocator credential is missing or unusable", err)
-	}
+	// The tokens are read before claiming, so a Secrets Manager failure
+	// leaves no record behind. They are usually cached, so this costs nothing.
+	creds, err := s.readCredentials(uctx, spec.Plan)
 	if err != nil {
-		return Result{}, unavailable("the allocator credential could not be read; nothing was allocated; retry", err)
+		return Result{}, err
 	}
 	rec, partnerTokens, err := s.newClaim(spec)
 	if err != nil {
@@ -167,7 +170,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 		return replayOf(existing), err
 	}
 
-	run := s.runPlan(uctx, b, spec, token, partnerTokens)
+	run := s.runPlan(uctx, b, spec, creds, partnerTokens)
 	rec = s.outcome(rec, run)
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)

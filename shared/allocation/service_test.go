@@ -112,6 +112,10 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 		wantFallback bool
 		wantCode     Code
 		wantTokens   []string
+		// split: us-west and eu are behind different Allocators.
+		split bool
+		// wantAttempts, when not len(wantCalls): attempts include skips.
+		wantAttempts int
 	}{
 		{name: "primary succeeds", queue: map[string][]error{"us-west": {nil}},
 			wantCalls: []string{"us-west"}, wantRegion: "us-west"},
@@ -121,10 +125,16 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
 		{name: "429 retried in region before success", queue: map[string][]error{"us-west": {status(429, 0), status(429, time.Millisecond), nil}},
 			wantCalls: []string{"us-west", "us-west", "us-west"}, wantRegion: "us-west"},
-		{name: "429 exhausted then fallback", queue: map[string][]error{"us-west": {status(429, 0), status(429, 0), status(429, 0)}, "eu": {nil}},
+		{name: "429 exhausted skips the same Allocator's fallback", queue: map[string][]error{"us-west": {status(429, 0), status(429, 0), status(429, 0)}, "eu": {nil}},
+			wantCalls: []string{"us-west", "us-west", "us-west"}, wantAttempts: 4, wantCode: CodeRateLimited},
+		{name: "429 exhausted then fallback behind another Allocator", split: true, queue: map[string][]error{"us-west": {status(429, 0), status(429, 0), status(429, 0)}, "eu": {nil}},
 			wantCalls: []string{"us-west", "us-west", "us-west", "eu"}, wantRegion: "eu", wantFallback: true},
-		{name: "long Retry-After moves on at once", queue: map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {nil}},
+		{name: "long Retry-After moves on at once to another Allocator", split: true, queue: map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {nil}},
 			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "rate-limited on one Allocator, no capacity on the other", split: true, queue: map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(503, 0)}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: CodeRateLimited},
+		{name: "429 retried into 503 is no capacity", queue: map[string][]error{"us-west": {status(429, 0), status(503, 0)}, "eu": {status(404, 0)}},
+			wantCalls: []string{"us-west", "us-west", "eu"}, wantCode: CodeNoCapacity},
 		{name: "401 refreshes the token once and retries", queue: map[string][]error{"us-west": {status(401, 0), nil}},
 			wantCalls: []string{"us-west", "us-west"}, wantRegion: "us-west", wantTokens: []string{"old", "new"}},
 		{name: "401 twice falls back with the fresh token", queue: map[string][]error{"us-west": {status(401, 0), status(401, 0)}, "eu": {nil}},
@@ -140,6 +150,12 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			alloc := &script{queue: tc.queue}
 			svc, store := newTestService(alloc)
+			if tc.split {
+				svc.o.Upstreams = splitAllocators{alloc: alloc, tokens: svc.o.Tokens, ids: map[string]string{"eu": "eu-allocator"}}
+			}
+			if tc.wantAttempts == 0 {
+				tc.wantAttempts = len(tc.wantCalls)
+			}
 			res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1", DesiredRegion: "us-west"})
 			if !reflect.DeepEqual(alloc.calls, tc.wantCalls) {
 				t.Fatalf("calls = %v, want %v", alloc.calls, tc.wantCalls)
@@ -150,8 +166,8 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 			stored, _ := store.Get(context.Background(), "gi-1")
 			if tc.wantCode != "" {
 				var e *Error
-				if !errors.As(err, &e) || e.Code != tc.wantCode || len(e.Attempts) != len(tc.wantCalls) {
-					t.Fatalf("err = %v, want %s with %d attempts", err, tc.wantCode, len(tc.wantCalls))
+				if !errors.As(err, &e) || e.Code != tc.wantCode || len(e.Attempts) != tc.wantAttempts {
+					t.Fatalf("err = %v, want %s with %d attempts", err, tc.wantCode, tc.wantAttempts)
 				}
 				if stored.State != StateFailed || stored.Failure == nil || stored.Failure.Code != tc.wantCode {
 					t.Fatalf("stored = %+v, want Failed %s", stored, tc.wantCode)
@@ -161,7 +177,7 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 			if err != nil || !res.Created || res.Record.Region != tc.wantRegion || res.Record.FallbackUsed != tc.wantFallback {
 				t.Fatalf("Allocate = %+v, %v; want region %s fallback %v", res, err, tc.wantRegion, tc.wantFallback)
 			}
-			if stored.State != StateAllocated || len(stored.Attempts) != len(tc.wantCalls) {
+			if stored.State != StateAllocated || len(stored.Attempts) != tc.wantAttempts {
 				t.Fatalf("stored = %+v", stored)
 			}
 		})
@@ -261,8 +277,8 @@ func TestAllocateDependencyFailures(t *testing.T) {
 		wantCalls int
 		wantState State // "" = no record
 	}{
-		{"secret missing", func(s *Service, _ *memStore) { s.o.Tokens = failingTokens{permanentErr{outage}} }, CodeInternal, 0, ""},
-		{"Secrets Manager down", func(s *Service, _ *memStore) { s.o.Tokens = failingTokens{outage} }, CodeUnavailable, 0, ""},
+		{"secret missing", func(s *Service, _ *memStore) { setTokens(s, failingTokens{permanentErr{outage}}) }, CodeInternal, 0, ""},
+		{"Secrets Manager down", func(s *Service, _ *memStore) { setTokens(s, failingTokens{outage}) }, CodeUnavailable, 0, ""},
 		{"DynamoDB down at claim", func(_ *Service, m *memStore) { m.claimErr = outage }, CodeUnavailable, 0, ""},
 		{"DynamoDB down after GameFabric allocated", func(_ *Service, m *memStore) { m.finishErr = outage }, CodeUnavailable, 1, StateAllocating},
 	}
@@ -290,7 +306,7 @@ func TestAllocateRedactsEchoedSecrets(t *testing.T) {
 	echo := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 400, Message: "bad", Body: `{"error":"token old is invalid"}`}
 	alloc := &script{queue: map[string][]error{"eu": {echo}}}
 	svc, _ := newTestService(alloc)
-	svc.o.Tokens = &tokens{current: "supersecret-token", next: "supersecret-token"}
+	setTokens(svc, &tokens{current: "supersecret-token", next: "supersecret-token"})
 	echo.Body = `{"error":"token supersecret-token is invalid"}`
 	_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1"})
 	var e *Error
@@ -307,7 +323,7 @@ func TestAllocateRedactsARefreshedToken(t *testing.T) {
 	echo := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 401, Message: "no", Body: `{"error":"token rotated-secret-2 is revoked"}`}
 	alloc := &script{queue: map[string][]error{"eu": {status(401, 0), echo}}}
 	svc, _ := newTestService(alloc)
-	svc.o.Tokens = &tokens{current: "rotated-secret-1", next: "rotated-secret-2"}
+	setTokens(svc, &tokens{current: "rotated-secret-1", next: "rotated-secret-2"})
 	_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1"})
 	var e *Error
 	if !errors.As(err, &e) || len(e.Attempts) != 2 {
@@ -356,6 +372,8 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 			[]string{"us-west:false", "eu:true"}},
 		{"429 and 401 say nothing about a region", nil, nil, map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(401, 0), status(401, 0)}},
 			[]string{"us-west", "eu", "eu"}, []string{"requested", "fallback", "fallback"}, nil},
+		{"a region skipped for its Allocator's rate limit says nothing either", nil, nil, map[string][]error{"us-west": {status(429, time.Hour)}},
+			[]string{"us-west"}, []string{"requested", "fallback"}, nil},
 		{"no matching server (404, 409) is one armada set's shortage", nil, nil, map[string][]error{"us-west": {status(404, 0)}, "eu": {status(409, 0)}},
 			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, nil},
 		{"timeouts and 5xx are the region's", nil, nil, map[string][]error{"us-west": {timeout}, "eu": {status(502, 0)}},
@@ -369,6 +387,9 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 			svc, _ := newTestService(alloc)
 			health := &fakeHealth{skip: tc.skip, unknown: tc.unknown}
 			svc.o.Health = health
+			if tc.queue["eu"] != nil { // eu answers: put it behind its own Allocator
+				svc.o.Upstreams = splitAllocators{alloc: alloc, tokens: svc.o.Tokens, ids: map[string]string{"eu": "eu-allocator"}}
+			}
 			res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-h", DesiredRegion: "us-west"})
 			var attempts []Attempt
 			if err != nil {

@@ -35,8 +35,11 @@ type Allocate struct {
 	MaxAllocationAttempts int
 	// MaxPlayerLatencyMs is the default latency cap; 0 = none.
 	MaxPlayerLatencyMs float64
-	RegionHealth       RegionHealth
-	LogLevel           slog.Level
+	// Allocators are the Allocators of the regions GAMEFABRIC_ALLOCATORS
+	// lists, by lowercased region name; see AllocatorFor.
+	Allocators   map[string]Allocator
+	RegionHealth RegionHealth
+	LogLevel     slog.Level
 }
 
 // AllocateURL is where allocation requests are sent.
@@ -86,6 +89,7 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		RegionHealth:          r.regionHealth(),
 		LogLevel:              r.level("LOG_LEVEL"),
 	}
+	c.Allocators = r.allocators("GAMEFABRIC_ALLOCATORS", c.TokenSecretID)
 	c.check(&r)
 	if err := r.err(); err != nil {
 		return Allocate{}, err
@@ -147,15 +151,23 @@ func (r *reader) url(name string) string {
 	if v == "" {
 		return ""
 	}
+	if p := urlProblem(v); p != "" {
+		r.problem("%s %s", name, p)
+	}
+	return v
+}
+
+// urlProblem says what is wrong with v as an upstream URL, "" if nothing.
+func urlProblem(v string) string {
 	u, err := url.Parse(v)
 	switch {
 	case err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "":
-		r.problem("%s must be an absolute http(s) URL, got %q", name, v)
+		return fmt.Sprintf("must be an absolute http(s) URL, got %q", v)
 	case u.Scheme == "http" && !loopback(u.Hostname()):
 		// Bearer tokens travel on these connections.
-		r.problem("%s must be an https:// URL (http:// only for a loopback host such as 127.0.0.1), got %q", name, v)
+		return fmt.Sprintf("must be an https:// URL (http:// only for a loopback host such as 127.0.0.1), got %q", v)
 	}
-	return v
+	return ""
 }
 
 func loopback(host string) bool {

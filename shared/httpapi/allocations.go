@@ -140,6 +140,8 @@ type attemptView struct {
 	Error           string `json:"error,omitempty"`
 	DurationMs      int64  `json:"durationMs"`
 	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
+	RateLimited     bool   `json:"rateLimited,omitempty"`
+	AllocatorRegion string `json:"allocatorRegion,omitempty"`
 }
 
 func viewOf(r allocation.Record) recordView {
@@ -158,7 +160,7 @@ func viewOf(r allocation.Record) recordView {
 	}
 	for _, a := range r.Attempts {
 		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan})
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
 	}
 	return v
 }

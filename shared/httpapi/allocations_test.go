@@ -37,7 +37,7 @@ func (f *fakeAllocations) EndByBackend(_ context.Context, id string) (allocation
 func TestStatusOf(t *testing.T) {
 	want := map[allocation.Code]int{
 		allocation.CodeInvalidRequest: 400, allocation.CodeAllocationInProgress: 409, allocation.CodeIdempotencyMismatch: 409,
-		allocation.CodeNoCapacity: 503, allocation.CodeUpstreamTimeout: 504, allocation.CodeAllocationFailed: 502,
+		allocation.CodeNoCapacity: 503, allocation.CodeRateLimited: 429, allocation.CodeUpstreamTimeout: 504, allocation.CodeAllocationFailed: 502,
 		allocation.CodeNotFound: 404, allocation.CodeInternal: 500, allocation.CodeUnavailable: 503, "SOMETHING_NEW": 500,
 	}
 	for code, status := range want {

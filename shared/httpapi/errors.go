@@ -20,6 +20,7 @@ var statusOf = map[allocation.Code]int{
 	allocation.CodeAllocationInProgress: http.StatusConflict,
 	allocation.CodeIdempotencyMismatch:  http.StatusConflict,
 	allocation.CodeNoCapacity:           http.StatusServiceUnavailable,
+	allocation.CodeRateLimited:          http.StatusTooManyRequests,
 	allocation.CodeUpstreamTimeout:      http.StatusGatewayTimeout,
 	allocation.CodeAllocationFailed:     http.StatusBadGateway,
 	allocation.CodeNotFound:             http.StatusNotFound,

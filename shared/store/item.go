@@ -88,6 +88,8 @@ type attemptItem struct {
 	Body            string `dynamodbav:"body,omitempty"`
 	DurationMs      int64  `dynamodbav:"durationMs"`
 	SuspectedOrphan bool   `dynamodbav:"suspectedOrphan,omitempty"`
+	RateLimited     bool   `dynamodbav:"rateLimited,omitempty"`
+	AllocatorRegion string `dynamodbav:"allocatorRegion,omitempty"`
 }
 
 func toItem(r allocation.Record) item {
@@ -132,7 +134,7 @@ func toItem(r allocation.Record) item {
 	}
 	for _, a := range r.Attempts {
 		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan})
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
 	}
 	if r.Failure != nil {
 		it.FailureCode, it.FailureMessage = string(r.Failure.Code), r.Failure.Message
@@ -184,7 +186,7 @@ func (it item) record() allocation.Record {
 	}
 	for _, a := range it.Attempts {
 		r.Attempts = append(r.Attempts, allocation.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan})
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
 	}
 	if it.FailureCode != "" {
 		r.Failure = &allocation.Failure{Code: allocation.Code(it.FailureCode), Message: it.FailureMessage}

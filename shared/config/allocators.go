@@ -1,0 +1,125 @@
+package config
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode"
+)
+
+// Allocator is the GameFabric Allocator that serves one of our regions: a
+// GameFabric Region references one Allocator, and each Allocator has its
+// own allocate URL, its own rotating tokens, its own rate limit and an
+// opaque region string (its spec.region) that game servers register under.
+type Allocator struct {
+	// URL is the full allocate URL.
+	URL string `json:"url"`
+	// Region is the Allocator's region string, sent exactly as configured.
+	Region string `json:"region"`
+	// TokenSecretID names the Secrets Manager secret with its tokens.
+	TokenSecretID string `json:"tokenSecretId"`
+}
+
+// Limits on GAMEFABRIC_ALLOCATORS. Lambda's whole environment is 4 KB, so
+// these only matter locally; they keep a typo from becoming a huge error.
+const (
+	maxAllocators        = 64
+	maxAllocatorRegion   = 255
+	maxRegionNameLength  = 64
+	allocatorsProblemCap = 10
+)
+
+// regionName is the shape of our region names, as callers may send them
+// (after lowercasing); a key of any other shape could never be requested.
+var regionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// AllocatorFor is the Allocator serving region (a lowercased region name):
+// its GAMEFABRIC_ALLOCATORS entry, or else the default one (GAMEFABRIC_URL +
+// GAMEFABRIC_ALLOCATE_PATH with ALLOCATOR_TOKEN_SECRET_ID) asked for region
+// under our own name. Entries have their defaults filled in when loaded.
+func (c Allocate) AllocatorFor(region string) Allocator {
+	if a, ok := c.Allocators[region]; ok {
+		return a
+	}
+	return Allocator{URL: c.AllocateURL(), Region: region, TokenSecretID: c.TokenSecretID}
+}
+
+// allocators reads GAMEFABRIC_ALLOCATORS: a JSON object mapping our region
+// names (case-insensitive) to {url, region, tokenSecretId}. Every bad entry
+// is named; unknown fields are errors, since a misspelt "tokenSecretID"
+// would otherwise silently send the wrong token.
+func (r *reader) allocators(name, defaultSecret string) map[string]Allocator {
+	raw := r.optional(name)
+	if raw == "" {
+		return nil
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil || doc == nil {
+		r.problem(`%s must be a JSON object such as {"us-west": {"url": "https://...", "region": "prod-us-west", "tokenSecretId": "arn:..."}}`, name)
+		return nil
+	}
+	if len(doc) > maxAllocators {
+		r.problem("%s lists %d regions, at most %d are allowed", name, len(doc), maxAllocators)
+		return nil
+	}
+	keys := make([]string, 0, len(doc))
+	for k := range doc {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	out := make(map[string]Allocator, len(doc))
+	var problems []string
+	for _, key := range keys {
+		region := strings.ToLower(strings.TrimSpace(key))
+		a, bad := parseAllocator(doc[key], region, defaultSecret)
+		switch {
+		case region == "" || len(region) > maxRegionNameLength || !regionName.MatchString(region):
+			bad = append(bad, fmt.Sprintf("the region name must be at most %d lowercase letters, digits and . _ -", maxRegionNameLength))
+		case out[region] != (Allocator{}):
+			bad = append(bad, "the region is listed twice (names are case-insensitive)")
+		}
+		if len(bad) > 0 {
+			problems = append(problems, fmt.Sprintf("%s[%q]: %s", name, key, strings.Join(bad, ", ")))
+			continue
+		}
+		out[region] = a
+	}
+	if len(problems) > allocatorsProblemCap {
+		problems = append(problems[:allocatorsProblemCap], fmt.Sprintf("%s: %d more bad entries", name, len(problems)-allocatorsProblemCap))
+	}
+	for _, p := range problems {
+		r.problem("%s", p)
+	}
+	return out
+}
+
+// parseAllocator reads one entry and fills in its defaults; it returns
+// every problem with it.
+func parseAllocator(raw json.RawMessage, region, defaultSecret string) (Allocator, []string) {
+	var a Allocator
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&a); err != nil {
+		return a, []string{`must be an object with "url" and optional "region" and "tokenSecretId" strings (` + strings.TrimPrefix(err.Error(), "json: ") + ")"}
+	}
+	var bad []string
+	a.URL, a.TokenSecretID = strings.TrimSpace(a.URL), strings.TrimSpace(a.TokenSecretID)
+	if a.URL == "" {
+		bad = append(bad, "url is required")
+	} else if p := urlProblem(a.URL); p != "" {
+		bad = append(bad, "url "+p)
+	}
+	switch {
+	case a.Region == "":
+		a.Region = region
+	case len(a.Region) > maxAllocatorRegion || strings.TrimSpace(a.Region) != a.Region || strings.IndexFunc(a.Region, unicode.IsControl) >= 0:
+		bad = append(bad, fmt.Sprintf("region must be the Allocator's region string: at most %d bytes, no surrounding spaces or control characters", maxAllocatorRegion))
+	}
+	if a.TokenSecretID == "" {
+		a.TokenSecretID = defaultSecret
+	}
+	return a, bad
+}
