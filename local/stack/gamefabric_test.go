@@ -110,8 +110,10 @@ func TestRefsResolveTheRepoTemplate(t *testing.T) {
 		}
 	}
 	allocate := envOf(t, c, "AllocateFunction", refs)
-	if allocate["GAMEFABRIC_URL"] != "http://127.0.0.1:7400" || allocate["ALLOCATOR_TOKEN_SECRET_ID"] != "arn:us" {
-		t.Errorf("AllocateFunction: GAMEFABRIC_URL %q, ALLOCATOR_TOKEN_SECRET_ID %q", allocate["GAMEFABRIC_URL"], allocate["ALLOCATOR_TOKEN_SECRET_ID"])
+	if allocate["GAMEFABRIC_URL"] != "http://127.0.0.1:7400" || allocate["ALLOCATOR_TOKEN_SECRET_ID"] != "arn:us" ||
+		allocate["GAMEFABRIC_ALLOCATORS"] != c.AllocatorsParameter() {
+		t.Errorf("AllocateFunction: GAMEFABRIC_URL %q, ALLOCATOR_TOKEN_SECRET_ID %q, GAMEFABRIC_ALLOCATORS %q",
+			allocate["GAMEFABRIC_URL"], allocate["ALLOCATOR_TOKEN_SECRET_ID"], allocate["GAMEFABRIC_ALLOCATORS"])
 	}
 	if ping := envOf(t, c, "PingRefreshFunction", refs); ping["PING_TOKEN_SECRET_ID"] != "arn:ping" {
 		t.Errorf("PingRefreshFunction: PING_TOKEN_SECRET_ID %q, want the Ping Service's own secret", ping["PING_TOKEN_SECRET_ID"])

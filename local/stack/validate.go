@@ -7,10 +7,14 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
 // allocatorName is what can stand in a URL path segment and a secret name.
 var allocatorName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,30}$`)
+
+// regionNameShape is shared/config's rule for GAMEFABRIC_ALLOCATORS keys.
+var regionNameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // validate names every problem at once, so one edit fixes dev.yaml.
 func (c Config) validate() error {
@@ -58,17 +62,17 @@ func (c Config) validate() error {
 		strs := map[string]string{}
 		for _, region := range sortedKeys(a.Regions) {
 			s := a.Regions[region]
-			// Lowercase because callers' region names are lowercased; no
-			// spaces, commas or "=" because of ZonesByRegion's format.
-			if region == "" || region != strings.ToLower(region) || strings.ContainsAny(region, " \t\n,=") {
-				bad("%s.regions: Region name %q must be lowercase, without spaces, commas or \"=\"", at, region)
+			// The shape GAMEFABRIC_ALLOCATORS accepts for region names
+			// (callers' names are lowercased).
+			if !regionNameShape.MatchString(region) {
+				bad("%s.regions: Region name %q must be 1-64 lowercase letters, digits and . _ -", at, region)
 			}
 			if other, ok := servedBy[region]; ok {
 				bad("%s.regions: Region %s is already attached to Allocator %s (a Region references one Allocator)", at, region, other)
 			}
 			servedBy[region] = a.Name
-			if s == "" || strings.TrimSpace(s) != s {
-				bad("%s.regions.%s: the region string %q must be non-empty without surrounding spaces", at, region, s)
+			if s == "" || len(s) > 255 || strings.TrimSpace(s) != s || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+				bad("%s.regions.%s: the region string %q must be 1-255 bytes without surrounding spaces or control characters", at, region, s)
 			}
 			// Servers register by string alone: the Allocator and the Ping
 			// Service could not tell the two Regions apart.
