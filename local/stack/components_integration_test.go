@@ -81,7 +81,9 @@ func TestStartComponentsServesEachAllocatorAndThePingService(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
-	var ping struct{ Regions map[string][]struct{ Port int } }
+	var ping struct {
+		Regions map[string][]struct{ Port int }
+	}
 	if err := json.NewDecoder(resp.Body).Decode(&ping); err != nil {
 		t.Fatal(err)
 	}
