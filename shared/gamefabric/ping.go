@@ -3,6 +3,7 @@ package gamefabric
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"regexp"
@@ -228,8 +229,15 @@ func NewPingClient(doer Doer, url string) *PingClient {
 // Fetch returns the ping targets per region. Errors are *Error.
 func (c *PingClient) Fetch(ctx context.Context, token string) (Ping, error) {
 	raw, err := call(ctx, c.http, http.MethodGet, c.url, token, nil)
-	if err != nil {
-		return Ping{}, err
+	if err == nil {
+		var p Ping
+		if p, err = DecodePing(raw); err == nil {
+			return p, nil
+		}
 	}
-	return DecodePing(raw)
+	var e *Error
+	if errors.As(err, &e) {
+		e.Service = "ping service"
+	}
+	return Ping{}, err
 }

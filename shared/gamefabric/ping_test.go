@@ -158,7 +158,7 @@ func TestPingClientFetch(t *testing.T) {
 	}
 	_, err = c.Fetch(context.Background(), "wrong")
 	var e *Error
-	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Message != "invalid token" {
-		t.Fatalf("err = %v, want a 401 status error", err)
+	if !errors.As(err, &e) || e.Status != http.StatusUnauthorized || e.Message != "invalid token" || err.Error() != "ping service answered 401: invalid token" {
+		t.Fatalf("err = %v, want the Ping Service's 401", err)
 	}
 }
