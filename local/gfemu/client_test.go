@@ -21,7 +21,7 @@ func TestOurClientUnderstandsTheEmulator(t *testing.T) {
 	defer cancel()
 
 	pings, err := gamefabric.NewPingClient(f.srv.Client(), f.srv.URL+"/ping").Fetch(ctx, allocTok)
-	if err != nil || len(pings["us-west"]) != 1 || pings["us-west"][0].Port != 7001 {
+	if err != nil || len(pings.Regions["us-west"]) != 1 || pings.Regions["us-west"][0].Port != 7001 || pings.Report.Problems() {
 		t.Fatalf("ping Fetch = %v, %v", pings, err)
 	}
 

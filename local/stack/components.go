@@ -106,6 +106,7 @@ func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
 		"GameFabricAllocatePath":  AllocatePath,
 		"GameFabricPingPath":      PingPath,
 		"AllocatorTokenSecretArn": c.SecretARN,
+		"PingTokenSecretArn":      c.SecretARN, // the emulator's ping takes the allocator tokens
 		"BackendAddress":          apiURL,
 	}
 	for k, v := range cfg.Parameters {
