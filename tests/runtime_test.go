@@ -34,6 +34,13 @@ var eventExpectations = []struct {
 			t.Errorf("body = %v", b)
 		}
 	}},
+	// eu-central-1 is behind its own Allocator (refs["Allocators"] below).
+	{"allocate-preferred-regions.json", "AllocateFunction", 201, func(t *testing.T, b map[string]any) {
+		attempts, _ := b["attempts"].([]any)
+		if b["region"] != "eu-central-1" || len(attempts) != 1 || attempts[0].(map[string]any)["allocatorRegion"] != "prod-eu-central" {
+			t.Errorf("body = %v, want eu-central-1 from its own Allocator", b)
+		}
+	}},
 	{"allocate-replay.json", "AllocateFunction", 200, func(t *testing.T, b map[string]any) {
 		if b["state"] != "Allocated" {
 			t.Errorf("body = %v", b)
@@ -141,8 +148,15 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	// The Ping Service as GameFabric runs it: its own URL and tokens.
 	stub.SetPingTokens("current-ping-token")
 	stub.SetPingRegions(pingRegions)
+	// A second Allocator, with its own URL, tokens and region string.
+	euStub := gfstub.New("eu-token")
+	defer euStub.Close()
+	euStub.Always("prod-eu-central", gfstub.Response{})
+	allocators, _ := json.Marshal(map[string]map[string]string{"eu-central-1": {
+		"url": euStub.BaseURL() + "/" + euStub.AllocatePath(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
 	refs := newTables(t)
 	for k, v := range map[string]string{
+		"Allocators":              string(allocators),
 		"GameFabricUrl":           stub.BaseURL(),
 		"GameFabricAllocatePath":  stub.AllocatePath(),
 		"GameFabricPingUrl":       stub.PingURL(),
