@@ -34,6 +34,13 @@ var eventExpectations = []struct {
 			t.Errorf("body = %v", b)
 		}
 	}},
+	// eu-central-1 is behind its own Allocator (refs["Allocators"] below).
+	{"allocate-preferred-regions.json", "AllocateFunction", 201, func(t *testing.T, b map[string]any) {
+		attempts, _ := b["attempts"].([]any)
+		if b["region"] != "eu-central-1" || len(attempts) != 1 || attempts[0].(map[string]any)["allocatorRegion"] != "prod-eu-central" {
+			t.Errorf("body = %v, want eu-central-1 from its own Allocator", b)
+		}
+	}},
 	{"allocate-replay.json", "AllocateFunction", 200, func(t *testing.T, b map[string]any) {
 		if b["state"] != "Allocated" {
 			t.Errorf("body = %v", b)
@@ -75,7 +82,8 @@ var eventExpectations = []struct {
 		}
 	}},
 	{"ping-refresh-scheduled.json", "PingRefreshFunction", 0, func(t *testing.T, b map[string]any) {
-		if b["upstreamRegions"] != float64(3) || !reflect.DeepEqual(b["storedRegions"], []any{"eu-central-1", "us-west"}) {
+		if b["upstreamRegions"] != float64(3) || !reflect.DeepEqual(b["storedRegions"], []any{"eu-central-1", "us-west"}) ||
+			b["targetsDropped"] != float64(0) || b["regionsOmitted"] != float64(0) {
 			t.Errorf("refresh summary = %v", b)
 		}
 	}},
@@ -137,13 +145,23 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	stub := gfstub.New("current-token")
 	defer stub.Close()
 	stub.Always("us-west", gfstub.Response{})
+	// The Ping Service as GameFabric runs it: its own URL and tokens.
+	stub.SetPingTokens("current-ping-token")
 	stub.SetPingRegions(pingRegions)
+	// A second Allocator, with its own URL, tokens and region string.
+	euStub := gfstub.New("eu-token")
+	defer euStub.Close()
+	euStub.Always("prod-eu-central", gfstub.Response{})
+	allocators, _ := json.Marshal(map[string]map[string]string{"eu-central-1": {
+		"url": euStub.BaseURL() + "/" + euStub.AllocatePath(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
 	refs := newTables(t)
 	for k, v := range map[string]string{
+		"Allocators":              string(allocators),
 		"GameFabricUrl":           stub.BaseURL(),
 		"GameFabricAllocatePath":  stub.AllocatePath(),
-		"GameFabricPingPath":      strings.TrimPrefix(stub.PingPath, "/"),
+		"GameFabricPingUrl":       stub.PingURL(),
 		"AllocatorTokenSecretArn": newSecret(t, `{"tokens":["old-token","current-token"]}`),
+		"PingTokenSecretArn":      newSecret(t, `{"tokens":["old-ping-token","current-ping-token"]}`),
 		"BackendAddress":          "http://127.0.0.1:10100",
 		"FallbackRegion":          "eu-central-1",
 		"FallbackEnvironment":     "prag",
@@ -211,7 +229,7 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	waitForLogs(t, runtimes["LinkBackFunction"], `"path":"/v1/game-instances/gi-event-1/end"`)
 	for function, rt := range runtimes {
 		logs := rt.Logs()
-		for _, secret := range []string{"current-token", "old-token", partnerToken} {
+		for _, secret := range []string{"current-token", "old-token", "current-ping-token", "old-ping-token", partnerToken} {
 			if secret != "" && strings.Contains(logs, secret) {
 				t.Errorf("%s logs contain a credential", function)
 			}

@@ -1,5 +1,6 @@
 // Command pingrefresh is the PingRefreshFunction Lambda: on an EventBridge
-// schedule it copies GameFabric's ping targets into the ping cache table.
+// schedule it copies the GameFabric Ping Service's targets into the ping
+// cache table.
 package main
 
 import (
@@ -20,7 +21,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// fetchTimeout bounds one ping-discovery call; the function timeout is 60 s.
+// fetchTimeout bounds one Ping Service call; the function timeout is 60 s.
 const fetchTimeout = 20 * time.Second
 
 func main() {

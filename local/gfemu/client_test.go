@@ -24,7 +24,7 @@ func TestOurClientUnderstandsTheEmulator(t *testing.T) {
 	ping := httptest.NewServer(NewPingService(PingConfig{Tokens: []string{pingTok}, Sources: []PingSource{{Allocator: f.emu}}}).Handler())
 	defer ping.Close()
 	pings, err := gamefabric.NewPingClient(ping.Client(), ping.URL+DefaultPingPath).Fetch(ctx, pingTok)
-	if err != nil || len(pings["us-west"]) != 1 || pings["us-west"][0].Port != 7001 {
+	if err != nil || len(pings.Regions["us-west"]) != 1 || pings.Regions["us-west"][0].Port != 7001 || pings.Report.Problems() {
 		t.Fatalf("ping Fetch = %v, %v", pings, err)
 	}
 

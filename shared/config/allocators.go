@@ -51,7 +51,7 @@ func (c Allocate) AllocatorFor(region string) Allocator {
 // names (case-insensitive) to {url, region, tokenSecretId}. Every bad entry
 // is named; unknown fields are errors, since a misspelt "tokenSecretID"
 // would otherwise silently send the wrong token.
-func (r *reader) allocators(name, defaultSecret string) map[string]Allocator {
+func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]Allocator {
 	raw := r.optional(name)
 	if raw == "" {
 		return nil
@@ -87,6 +87,7 @@ func (r *reader) allocators(name, defaultSecret string) map[string]Allocator {
 		}
 		out[region] = a
 	}
+	problems = append(problems, oneSecretPerURL(name, out, defaultURL, defaultSecret)...)
 	if len(problems) > allocatorsProblemCap {
 		problems = append(problems[:allocatorsProblemCap], fmt.Sprintf("%s: %d more bad entries", name, len(problems)-allocatorsProblemCap))
 	}
@@ -94,6 +95,38 @@ func (r *reader) allocators(name, defaultSecret string) map[string]Allocator {
 		r.problem("%s", p)
 	}
 	return out
+}
+
+// oneSecretPerURL: one URL is one Allocator, with one token list, so all
+// its entries (and the default Allocator, when it is the same URL) must
+// name the same secret; regions are told apart by their region strings.
+func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defaultSecret string) []string {
+	secrets := map[string]map[string][]string{} // url → secret → regions
+	add := func(url, secret, region string) {
+		if secrets[url] == nil {
+			secrets[url] = map[string][]string{}
+		}
+		secrets[url][secret] = append(secrets[url][secret], region)
+	}
+	add(defaultURL, defaultSecret, "(the default Allocator)")
+	for region, a := range entries {
+		add(a.URL, a.TokenSecretID, region)
+	}
+	var problems []string
+	for url, bySecret := range secrets {
+		if len(bySecret) < 2 {
+			continue
+		}
+		var regions []string
+		for _, rs := range bySecret {
+			regions = append(regions, rs...)
+		}
+		sort.Strings(regions)
+		problems = append(problems, fmt.Sprintf("%s: %s is one Allocator with one token list, but its regions (%s) name different token secrets",
+			name, url, strings.Join(regions, ", ")))
+	}
+	sort.Strings(problems)
+	return problems
 }
 
 // parseAllocator reads one entry and fills in its defaults; it returns

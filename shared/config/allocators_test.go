@@ -51,6 +51,10 @@ func TestAllocatorsNamesEveryBadEntry(t *testing.T) {
 			`GAMEFABRIC_ALLOCATORS["US West"]: the region name must be`,
 			`GAMEFABRIC_ALLOCATORS["sa"]: region must be the Allocator's region string`,
 		}},
+		{"one Allocator, two secrets", `{"eu": {"url": "https://eu.example/allocate", "tokenSecretId": "a"}, "eu-west": {"url": "https://eu.example/allocate", "tokenSecretId": "b"}}`,
+			[]string{`https://eu.example/allocate is one Allocator with one token list, but its regions (eu, eu-west) name different token secrets`}},
+		{"the default Allocator, another secret", `{"us-east": {"url": "https://studio.gamefabric.dev/allocator/prod/us/allocate", "tokenSecretId": "other"}}`,
+			[]string{`its regions ((the default Allocator), us-east) name different token secrets`}},
 		{"twice in another case", `{"us-west": {"url": "https://a.example"}, "US-WEST": {"url": "https://b.example"}}`,
 			[]string{`GAMEFABRIC_ALLOCATORS["us-west"]: the region is listed twice`}},
 	}

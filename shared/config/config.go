@@ -89,7 +89,7 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		RegionHealth:          r.regionHealth(),
 		LogLevel:              r.level("LOG_LEVEL"),
 	}
-	c.Allocators = r.allocators("GAMEFABRIC_ALLOCATORS", c.TokenSecretID)
+	c.Allocators = r.allocators("GAMEFABRIC_ALLOCATORS", c.AllocateURL(), c.TokenSecretID)
 	c.check(&r)
 	if err := r.err(); err != nil {
 		return Allocate{}, err

@@ -11,9 +11,13 @@ import (
 
 // PingRefresh is the ping-cache refresher's configuration.
 type PingRefresh struct {
+	// ServiceURL is GAMEFABRIC_PING_URL: the Ping Service's own full URL.
+	// When empty, the URL is GameFabricURL + PingPath.
+	ServiceURL    string
 	GameFabricURL string
 	PingPath      string
-	// TokenSecretID is PING_TOKEN_SECRET_ID, or the allocator's secret when unset.
+	// TokenSecretID is PING_TOKEN_SECRET_ID: the Ping Service's tokens,
+	// which are not the Allocator's (an Allocator token gets a 401).
 	TokenSecretID string
 	// ZonesByRegion maps GameFabric regions to backend zones; empty = all regions.
 	ZonesByRegion map[string]string
@@ -26,6 +30,9 @@ type PingRefresh struct {
 
 // PingURL is where ping targets are fetched.
 func (c PingRefresh) PingURL() string {
+	if c.ServiceURL != "" {
+		return c.ServiceURL
+	}
 	return strings.TrimRight(c.GameFabricURL, "/") + "/" + strings.TrimLeft(c.PingPath, "/")
 }
 
@@ -44,9 +51,8 @@ const DefaultPingSchedule = "rate(1 minute)"
 func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 	r := reader{getenv: getenv}
 	c := PingRefresh{
-		GameFabricURL: r.url("GAMEFABRIC_URL"),
-		PingPath:      r.optional("GAMEFABRIC_PING_PATH"),
-		TokenSecretID: r.optional("PING_TOKEN_SECRET_ID"),
+		ServiceURL:    r.optionalURL("GAMEFABRIC_PING_URL"),
+		TokenSecretID: r.required("PING_TOKEN_SECRET_ID"),
 		ZonesByRegion: r.zones("ZONES_BY_REGION"),
 		Table:         r.required("PING_CACHE_TABLE"),
 		Period:        r.schedule("PING_REFRESH_SCHEDULE"),
@@ -54,13 +60,15 @@ func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 		RegionHealth:  r.regionHealth(),
 		LogLevel:      r.level("LOG_LEVEL"),
 	}
-	if c.PingPath == "" {
-		c.PingPath = "ping"
-	}
-	if c.TokenSecretID == "" {
-		c.TokenSecretID = r.optional("ALLOCATOR_TOKEN_SECRET_ID")
-		if c.TokenSecretID == "" {
-			r.problem("PING_TOKEN_SECRET_ID or ALLOCATOR_TOKEN_SECRET_ID is required")
+	// Without its own URL the Ping Service is found below GameFabric's base
+	// URL, which the refresher needs only then.
+	if c.ServiceURL == "" {
+		if r.optional("GAMEFABRIC_URL") == "" {
+			r.problem("GAMEFABRIC_PING_URL (or GAMEFABRIC_URL, below which GAMEFABRIC_PING_PATH is used) is required")
+		}
+		c.GameFabricURL = r.optionalURL("GAMEFABRIC_URL")
+		if c.PingPath = r.optional("GAMEFABRIC_PING_PATH"); c.PingPath == "" {
+			c.PingPath = "ping"
 		}
 	}
 	if err := r.err(); err != nil {
@@ -137,6 +145,14 @@ func ParseZones(s string) (map[string]string, error) {
 		zones[region] = zone
 	}
 	return zones, nil
+}
+
+// optionalURL is empty when name is unset, else a URL checked like url's.
+func (r *reader) optionalURL(name string) string {
+	if r.optional(name) == "" {
+		return ""
+	}
+	return r.url(name)
 }
 
 func (r *reader) zones(name string) map[string]string {

@@ -48,26 +48,69 @@ func TestParseZones(t *testing.T) {
 }
 
 func TestLoadPingRefresh(t *testing.T) {
-	c, err := LoadPingRefresh(env(map[string]string{
-		"GAMEFABRIC_URL": "https://studio.gamefabric.dev", "ALLOCATOR_TOKEN_SECRET_ID": "alloc-secret",
-		"PING_CACHE_TABLE": "Ping", "ZONES_BY_REGION": "us-west=US_WEST",
-	}))
-	if err != nil || c.TokenSecretID != "alloc-secret" || c.PingURL() != "https://studio.gamefabric.dev/ping" ||
-		c.Period != time.Minute || c.ZonesByRegion["us-west"] != "US_WEST" {
-		t.Fatalf("c = %+v, %v", c, err)
+	base := map[string]string{"PING_TOKEN_SECRET_ID": "ping-secret", "PING_CACHE_TABLE": "Ping"}
+	tests := []struct {
+		name     string
+		env      map[string]string
+		wantURL  string
+		wantErrs []string
+	}{
+		{name: "own Ping Service URL, no GameFabric URL needed",
+			env:     map[string]string{"GAMEFABRIC_PING_URL": "https://ping.example.gamefabric.dev/discovery"},
+			wantURL: "https://ping.example.gamefabric.dev/discovery"},
+		{name: "own URL wins over base URL and path, which are not even checked",
+			env:     map[string]string{"GAMEFABRIC_PING_URL": " https://ping.example/v1 ", "GAMEFABRIC_URL": "not-a-url", "GAMEFABRIC_PING_PATH": "pings"},
+			wantURL: "https://ping.example/v1"},
+		{name: "own URL on loopback may be http", env: map[string]string{"GAMEFABRIC_PING_URL": "http://127.0.0.1:9000/ping"},
+			wantURL: "http://127.0.0.1:9000/ping"},
+		{name: "no own URL: base URL and default path", env: map[string]string{"GAMEFABRIC_URL": "https://studio.gamefabric.dev/"},
+			wantURL: "https://studio.gamefabric.dev/ping"},
+		{name: "no own URL: base URL and path", env: map[string]string{"GAMEFABRIC_URL": "https://x.dev", "GAMEFABRIC_PING_PATH": "/pings/v1"},
+			wantURL: "https://x.dev/pings/v1"},
+		{name: "own URL must be https off loopback", env: map[string]string{"GAMEFABRIC_PING_URL": "http://ping.example/v1"},
+			wantErrs: []string{"GAMEFABRIC_PING_URL must be an https:// URL"}},
+		{name: "own URL must be a URL", env: map[string]string{"GAMEFABRIC_PING_URL": "ping.example"},
+			wantErrs: []string{"GAMEFABRIC_PING_URL must be an absolute http(s) URL"}},
+		{name: "base URL checked when it is used", env: map[string]string{"GAMEFABRIC_URL": "ftp://x"},
+			wantErrs: []string{"GAMEFABRIC_URL must be an absolute http(s) URL"}},
+		{name: "no fallback to the allocator's secret",
+			env:      map[string]string{"GAMEFABRIC_PING_URL": "https://p.dev", "PING_TOKEN_SECRET_ID": "", "ALLOCATOR_TOKEN_SECRET_ID": "alloc-secret"},
+			wantErrs: []string{"PING_TOKEN_SECRET_ID is required"}},
+		{name: "every problem at once",
+			env: map[string]string{"PING_TOKEN_SECRET_ID": "", "PING_CACHE_TABLE": "", "ZONES_BY_REGION": "broken", "PING_REFRESH_SCHEDULE": "cron(* * * * ? *)"},
+			wantErrs: []string{"GAMEFABRIC_PING_URL (or GAMEFABRIC_URL", "PING_TOKEN_SECRET_ID is required", "PING_CACHE_TABLE is required",
+				"ZONES_BY_REGION", "PING_REFRESH_SCHEDULE"}},
 	}
-	c, err = LoadPingRefresh(env(map[string]string{
-		"GAMEFABRIC_URL": "https://x.dev", "ALLOCATOR_TOKEN_SECRET_ID": "alloc", "PING_TOKEN_SECRET_ID": "ping",
-		"GAMEFABRIC_PING_PATH": "/pings/v1", "PING_CACHE_TABLE": "P", "PING_REFRESH_SCHEDULE": "rate(5 minutes)",
-	}))
-	if err != nil || c.TokenSecretID != "ping" || c.PingURL() != "https://x.dev/pings/v1" || c.Period != 5*time.Minute {
-		t.Fatalf("c = %+v, %v", c, err)
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			vars := map[string]string{}
+			for k, v := range base {
+				vars[k] = v
+			}
+			for k, v := range tc.env {
+				vars[k] = v
+			}
+			c, err := LoadPingRefresh(env(vars))
+			if tc.wantErrs == nil {
+				if err != nil || c.PingURL() != tc.wantURL || c.TokenSecretID != "ping-secret" || c.Table != "Ping" || c.Period != time.Minute {
+					t.Fatalf("c = %+v (URL %q), %v; want URL %q", c, c.PingURL(), err, tc.wantURL)
+				}
+				return
+			}
+			for _, want := range tc.wantErrs {
+				if err == nil || !strings.Contains(err.Error(), want) {
+					t.Errorf("err = %v, want it to mention %q", err, want)
+				}
+			}
+			if err != nil && strings.Count(err.Error(), ";")+1 != len(tc.wantErrs) {
+				t.Errorf("err = %v, want exactly %d problems", err, len(tc.wantErrs))
+			}
+		})
 	}
-	_, err = LoadPingRefresh(env(map[string]string{"ZONES_BY_REGION": "broken", "PING_REFRESH_SCHEDULE": "cron(* * * * ? *)"}))
-	for _, want := range []string{"GAMEFABRIC_URL is required", "PING_CACHE_TABLE is required", "ZONES_BY_REGION", "PING_REFRESH_SCHEDULE", "PING_TOKEN_SECRET_ID or ALLOCATOR_TOKEN_SECRET_ID"} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("err = %v, want it to mention %q", err, want)
-		}
+	c, err := LoadPingRefresh(env(map[string]string{"GAMEFABRIC_PING_URL": "https://p.dev", "PING_TOKEN_SECRET_ID": "s", "PING_CACHE_TABLE": "P",
+		"ZONES_BY_REGION": "us-west=US_WEST", "PING_REFRESH_SCHEDULE": "rate(5 minutes)"}))
+	if err != nil || c.ZonesByRegion["us-west"] != "US_WEST" || c.Period != 5*time.Minute {
+		t.Fatalf("c = %+v, %v", c, err)
 	}
 }
 

@@ -85,6 +85,10 @@ type Error struct {
 	// could not be made), so it cannot have allocated anything.
 	Unsent bool
 	Err    error // the underlying error, if any
+	// Service names who answered in Error(); empty is the allocator. The
+	// Ping Service is another service with other tokens, and its 401 must
+	// not read like the allocator's.
+	Service string
 }
 
 // MayHaveAllocated reports whether the allocator may have handed out a
@@ -102,10 +106,14 @@ func (e *Error) MayHaveAllocated() bool {
 }
 
 func (e *Error) Error() string {
-	if e.Status != 0 {
-		return fmt.Sprintf("allocator answered %d: %s", e.Status, e.Message)
+	who := e.Service
+	if who == "" {
+		who = "allocator"
 	}
-	return fmt.Sprintf("allocator %s: %s", e.Kind, e.Message)
+	if e.Status != 0 {
+		return fmt.Sprintf("%s answered %d: %s", who, e.Status, e.Message)
+	}
+	return fmt.Sprintf("%s %s: %s", who, e.Kind, e.Message)
 }
 
 func (e *Error) Unwrap() error { return e.Err }

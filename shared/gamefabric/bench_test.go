@@ -46,7 +46,7 @@ func BenchmarkDecodePing(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(int64(len(raw)))
 	for b.Loop() {
-		if got, err := DecodePing(raw); err != nil || len(got) != 8 {
+		if got, err := DecodePing(raw); err != nil || len(got.Regions) != 8 || got.Report.Problems() {
 			b.Fatal(got, err)
 		}
 	}

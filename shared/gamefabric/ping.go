@@ -1,21 +1,29 @@
 package gamefabric
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"net/http"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
+	"unicode"
 )
 
-// GameFabric's ping-discovery schema is not public. This file alone knows
-// our canonical shape, so adapting to the real one is a change here only:
+// The Ping Service's answer schema is not public. This file alone knows
+// the shape we read, so adapting to the real one is a change here only:
 //
 //	{"regions": {"us-west": [{"address": "203.0.113.10", "port": 7600, "protocol": "udp"}]}}
+//
+// Because the real answer may be richer, decoding is tolerant: unknown
+// fields are ignored at every level, a protocol other than udp/tcp is
+// passed through, and an unusable target or region is dropped and counted
+// instead of failing the whole answer. Only an answer we cannot read at
+// all (see DecodePing) is an error, so the refresher keeps its last good
+// cache.
 
 // PingTarget is one address a client can ping to measure latency to a region.
 type PingTarget struct {
@@ -24,83 +32,212 @@ type PingTarget struct {
 	Protocol string `json:"protocol"`
 }
 
-const pingShape = `{"regions": {"<region>": [{"address": "<ip or host>", "port": <1-65535>, "protocol": "udp"|"tcp" (optional, default udp)}]}}`
+// Bounds on what one answer may put into the cache. One region is one
+// DynamoDB item: 64 targets of at most ~300 bytes each keep it near 20 KB,
+// far below the 400 KB limit, and 256 such regions keep GET /v1/regions
+// (~5 MB at worst) below Lambda's 6 MB response limit.
+const (
+	MaxPingRegions    = 256
+	MaxPingTargets    = 64 // per region
+	MaxPingRegionName = 64 // as for a requested region (shared/allocation)
+	MaxPingProtocol   = 16
+)
 
-// DecodePing reads a ping-discovery body strictly; anything but the
-// canonical shape is an error that says what was expected.
-func DecodePing(raw []byte) (map[string][]PingTarget, error) {
+// pingRegionName is what a caller may request as a region (see
+// shared/allocation's regionPattern): a region listed under any other name
+// could never be allocated in.
+var pingRegionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
+
+// Ping is a decoded answer: the usable targets per region (lowercased)
+// and what was left out.
+type Ping struct {
+	// Regions holds every region with a usable name, up to MaxPingRegions.
+	// A region none of whose targets was usable has an empty list: it is
+	// known, but has nothing to ping.
+	Regions map[string][]PingTarget
+	Report  PingReport
+}
+
+// PingReport counts what an answer held that we could not use. It is
+// logged and returned by every refresh, so an answer in a shape we do not
+// fully understand shows up there instead of silently emptying regions.
+type PingReport struct {
+	// TargetsDropped: no usable address, port or protocol.
+	TargetsDropped int `json:"targetsDropped"`
+	// TargetsOverLimit: usable, but beyond MaxPingTargets in their region.
+	TargetsOverLimit int `json:"targetsOverLimit"`
+	// RegionsOmitted: listed, but without a usable target.
+	RegionsOmitted int `json:"regionsOmitted"`
+	// RegionsSkipped: a name no caller could request (empty, too long,
+	// other characters), or targets that are not a list.
+	RegionsSkipped int `json:"regionsSkipped"`
+	// RegionsOverLimit: after the first MaxPingRegions in name order.
+	RegionsOverLimit int `json:"regionsOverLimit"`
+	// RegionsMerged: names equal to another one but for case; their
+	// targets were merged.
+	RegionsMerged int `json:"regionsMerged"`
+	// FirstProblem describes the first target or region left out.
+	FirstProblem string `json:"firstProblem,omitempty"`
+}
+
+// Problems reports whether anything was left out for being unusable or
+// over a limit (not merely a region without servers).
+func (r PingReport) Problems() bool {
+	return r.TargetsDropped+r.TargetsOverLimit+r.RegionsSkipped+r.RegionsOverLimit > 0
+}
+
+func (r *PingReport) note(format string, args ...any) {
+	if r.FirstProblem == "" {
+		r.FirstProblem = Clip(fmt.Sprintf(format, args...), MaxErrorText)
+	}
+}
+
+const pingShape = `{"regions": {"<region>": [{"address": "<ip or host>", "port": <1-65535>, "protocol": "<optional, default udp>"}]}}`
+
+// DecodePing reads a Ping Service answer. It fails when the body is too
+// large, is not JSON or has no "regions" object, and when not one target
+// is usable although some were left out as unusable: that is a shape we
+// do not understand, not an installation without servers, and must not
+// empty the cache or mark every region as having no ping targets.
+func DecodePing(raw []byte) (Ping, error) {
 	if len(raw) > MaxResponseBytes {
-		return nil, pingError("ping response exceeds %d bytes", MaxResponseBytes)
+		return Ping{}, pingError("ping response exceeds %d bytes", MaxResponseBytes)
 	}
 	var doc struct {
-		Regions map[string][]PingTarget `json:"regions"`
+		Regions json.RawMessage `json:"regions"`
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&doc); err != nil {
-		return nil, pingError("ping response does not parse (%s)", strings.TrimPrefix(err.Error(), "json: "))
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return Ping{}, pingError("ping response does not parse (%s)", strings.TrimPrefix(err.Error(), "json: "))
 	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return nil, pingError("ping response has data after the JSON object")
+	var listed map[string]json.RawMessage
+	if len(doc.Regions) == 0 || json.Unmarshal(doc.Regions, &listed) != nil || listed == nil {
+		return Ping{}, pingError("ping response has no \"regions\" object")
 	}
-	if doc.Regions == nil {
-		return nil, pingError("ping response has no \"regions\" object")
-	}
-	out := make(map[string][]PingTarget, len(doc.Regions))
-	names := make([]string, 0, len(doc.Regions))
-	for name := range doc.Regions {
+	names := make([]string, 0, len(listed))
+	for name := range listed {
 		names = append(names, name)
 	}
+	// Sorted, so which regions are merged, and which are over the limit,
+	// does not depend on map order.
 	sort.Strings(names)
+	p := Ping{Regions: map[string][]PingTarget{}}
 	for _, name := range names {
 		region := strings.ToLower(strings.TrimSpace(name))
-		if region == "" {
-			return nil, pingError("ping response has an empty region name")
+		if len(region) > MaxPingRegionName || !pingRegionName.MatchString(region) {
+			p.Report.RegionsSkipped++
+			p.Report.note("region %q: not a region name a caller could request", Clip(name, MaxPingRegionName))
+			continue
 		}
-		if _, dup := out[region]; dup {
-			return nil, pingError("ping response lists region %q twice", region)
+		prev, merged := p.Regions[region]
+		if !merged && len(p.Regions) == MaxPingRegions {
+			p.Report.RegionsOverLimit++
+			p.Report.note("region %q: more than %d regions", region, MaxPingRegions)
+			continue
 		}
-		targets := make([]PingTarget, 0, len(doc.Regions[name]))
-		for i, t := range doc.Regions[name] {
-			t.Address, t.Protocol = strings.TrimSpace(t.Address), strings.ToLower(strings.TrimSpace(t.Protocol))
-			if t.Protocol == "" {
-				t.Protocol = "udp"
-			}
-			switch {
-			case t.Address == "" || len(t.Address) > 255 || strings.ContainsAny(t.Address, " /"):
-				return nil, pingError("region %q target %d: address must be an IP or host name", region, i)
-			case t.Port < 1 || t.Port > 65535:
-				return nil, pingError("region %q target %d: port must be 1-65535", region, i)
-			case t.Protocol != "udp" && t.Protocol != "tcp":
-				return nil, pingError("region %q target %d: protocol must be udp or tcp", region, i)
-			}
-			targets = append(targets, t)
+		var list []json.RawMessage
+		if json.Unmarshal(listed[name], &list) != nil {
+			p.Report.RegionsSkipped++
+			p.Report.note("region %q: targets are not a list", region)
+			continue
 		}
-		out[region] = targets
+		if merged {
+			p.Report.RegionsMerged++
+		}
+		p.Regions[region] = decodeTargets(region, list, prev, &p.Report)
 	}
-	return out, nil
+	usable := 0
+	for _, targets := range p.Regions {
+		if len(targets) == 0 {
+			p.Report.RegionsOmitted++
+		}
+		usable += len(targets)
+	}
+	if usable == 0 && p.Report.TargetsDropped+p.Report.RegionsSkipped > 0 {
+		return Ping{}, pingError("not one listed ping target is usable (first problem: %s)", p.Report.FirstProblem)
+	}
+	return p, nil
 }
+
+// decodeTargets appends region's usable targets from list to into,
+// skipping duplicates.
+func decodeTargets(region string, list []json.RawMessage, into []PingTarget, report *PingReport) []PingTarget {
+	if into == nil {
+		into = []PingTarget{}
+	}
+	for i, item := range list {
+		t, problem := decodeTarget(item)
+		switch {
+		case problem != "":
+			report.TargetsDropped++
+			report.note("region %q target %d: %s", region, i, problem)
+		case slices.Contains(into, t):
+		case len(into) == MaxPingTargets:
+			report.TargetsOverLimit++
+			report.note("region %q: more than %d targets", region, MaxPingTargets)
+		default:
+			into = append(into, t)
+		}
+	}
+	return into
+}
+
+// decodeTarget reads one target, or says why it is not usable.
+func decodeTarget(raw json.RawMessage) (PingTarget, string) {
+	var doc struct {
+		Address  string `json:"address"`
+		Port     *int   `json:"port"`
+		Protocol string `json:"protocol"`
+	}
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return PingTarget{}, "not an object with a string address, an integer port and a string protocol"
+	}
+	t := PingTarget{Address: strings.TrimSpace(doc.Address), Protocol: strings.ToLower(strings.TrimSpace(doc.Protocol))}
+	if t.Protocol == "" {
+		t.Protocol = "udp"
+	}
+	switch {
+	case t.Address == "" || len(t.Address) > MaxAddressLen || strings.ContainsFunc(t.Address, unusable):
+		return PingTarget{}, "address must be an IP or host name"
+	case doc.Port == nil || *doc.Port < 1 || *doc.Port > 65535:
+		return PingTarget{}, "port must be 1-65535"
+	case len(t.Protocol) > MaxPingProtocol || strings.ContainsFunc(t.Protocol, unusable):
+		return PingTarget{}, fmt.Sprintf("protocol must be a word of at most %d bytes", MaxPingProtocol)
+	}
+	t.Port = *doc.Port
+	return t, ""
+}
+
+// unusable runes in an address or protocol: whitespace, control
+// characters, and the slash of a URL or CIDR rather than a host.
+func unusable(r rune) bool { return r == '/' || unicode.IsSpace(r) || unicode.IsControl(r) }
 
 func pingError(format string, args ...any) *Error {
 	return &Error{Kind: KindDecode, Message: fmt.Sprintf(format, args...) + "; expected " + pingShape}
 }
 
-// PingClient fetches ping targets from GameFabric's ping discovery.
+// PingClient fetches ping targets from a GameFabric Ping Service.
 type PingClient struct {
 	http Doer
 	url  string
 }
 
-// NewPingClient calls url (the full ping URL) through doer.
+// NewPingClient calls url (the Ping Service's full URL) through doer.
 func NewPingClient(doer Doer, url string) *PingClient {
 	return &PingClient{http: doer, url: url}
 }
 
 // Fetch returns the ping targets per region. Errors are *Error.
-func (c *PingClient) Fetch(ctx context.Context, token string) (map[string][]PingTarget, error) {
+func (c *PingClient) Fetch(ctx context.Context, token string) (Ping, error) {
 	raw, err := call(ctx, c.http, http.MethodGet, c.url, token, nil)
-	if err != nil {
-		return nil, err
+	if err == nil {
+		var p Ping
+		if p, err = DecodePing(raw); err == nil {
+			return p, nil
+		}
 	}
-	return DecodePing(raw)
+	var e *Error
+	if errors.As(err, &e) {
+		e.Service = "ping service"
+	}
+	return Ping{}, err
 }

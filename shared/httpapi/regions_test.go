@@ -113,3 +113,18 @@ func TestRegionsShowHealth(t *testing.T) {
 		}
 	}
 }
+
+// TestRegionsPassProtocolsThrough: the Ping Service may offer protocols
+// other than udp and tcp; clients get each target's protocol as cached.
+func TestRegionsPassProtocolsThrough(t *testing.T) {
+	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	cache := fakeCache{entries: []pingcache.Entry{{Region: "us-west", RefreshedAt: now, ExpiresAt: now.Add(time.Minute),
+		Targets: []gamefabric.PingTarget{{Address: "203.0.113.10", Port: 443, Protocol: "quic"}, {Address: "203.0.113.10", Port: 7600, Protocol: "udp"}}}}}
+	h := NewHandler(RegionsRoutes(cache, nil, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
+	want := `"pingTargets":[{"address":"203.0.113.10","port":443,"protocol":"quic"},{"address":"203.0.113.10","port":7600,"protocol":"udp"}]`
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), want) {
+		t.Fatalf("GET /v1/regions = %d %s, want %s", rec.Code, rec.Body, want)
+	}
+}

@@ -35,12 +35,12 @@ type Store interface {
 	Replace(ctx context.Context, entries []Entry) (removed int, err error)
 }
 
-// Source is GameFabric's ping discovery.
+// Source is GameFabric's Ping Service.
 type Source interface {
-	Fetch(ctx context.Context, token string) (map[string][]gamefabric.PingTarget, error)
+	Fetch(ctx context.Context, token string) (gamefabric.Ping, error)
 }
 
-// Tokens supplies the ping-discovery bearer token.
+// Tokens supplies the Ping Service's bearer token.
 type Tokens interface {
 	Token(ctx context.Context) (string, error)
 	Refresh(ctx context.Context, stale string) (string, error)
@@ -48,13 +48,14 @@ type Tokens interface {
 
 // Select turns an upstream answer into cache entries, sorted by region.
 // With a zone map only mapped regions are kept; without one, all are (with
-// no zone). Entries live for three refresh periods, so one or two failed
+// no zone). A region without targets is omitted: clients have nothing to
+// ping there. Entries live for three refresh periods, so one or two failed
 // refreshes do not empty the cache but a stopped refresher does.
 func Select(regions map[string][]gamefabric.PingTarget, zones map[string]string, now time.Time, period time.Duration) []Entry {
 	entries := make([]Entry, 0, len(regions))
 	for region, targets := range regions {
 		zone, mapped := zones[region]
-		if len(zones) > 0 && !mapped {
+		if len(targets) == 0 || len(zones) > 0 && !mapped {
 			continue
 		}
 		entries = append(entries, Entry{Region: region, Zone: zone, Targets: targets, RefreshedAt: now, ExpiresAt: now.Add(3 * period)})
@@ -91,10 +92,14 @@ type Refresher struct {
 }
 
 // Summary is what one refresh did; it is the scheduled Lambda's result.
+// Upstream counts the regions of the answer with a usable name (those
+// without a usable target included); the embedded report, flattened into
+// the same JSON object, counts what the answer held that we left out.
 type Summary struct {
 	Upstream int      `json:"upstreamRegions"`
 	Stored   []string `json:"storedRegions"`
 	Removed  int      `json:"removedRegions"`
+	gamefabric.PingReport
 }
 
 // Refresh fetches and stores. On any upstream or decoding failure it returns
@@ -102,36 +107,44 @@ type Summary struct {
 // it and clients keep the last good targets until they expire.
 func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
 	log := logging.FromContext(ctx)
-	regions, err := r.fetch(ctx)
+	answer, err := r.fetch(ctx)
 	if err != nil {
-		return Summary{}, fmt.Errorf("fetch ping targets: %w", err)
+		return Summary{}, fmt.Errorf("fetch ping targets from the Ping Service: %w", err)
 	}
+	regions := answer.Regions
 	now := time.Now
 	if r.Now != nil {
 		now = r.Now
 	}
 	entries := Select(regions, r.Zones, now().UTC(), r.Period)
-	s := Summary{Upstream: len(regions), Stored: make([]string, 0, len(entries))}
+	s := Summary{Upstream: len(regions), Stored: make([]string, 0, len(entries)), PingReport: answer.Report}
 	for _, e := range entries {
 		s.Stored = append(s.Stored, e.Region)
+	}
+	if s.Problems() {
+		// Counts and the first problem only: the answer may be large, and
+		// the token never appears in either.
+		log.Warn("the Ping Service's answer held targets or regions we left out", report(s.PingReport)...)
 	}
 	if len(entries) == 0 {
 		// A valid empty answer means no region has servers: clients must not
 		// keep pinging regions that cannot host a game.
-		log.Warn("ping discovery returned no usable regions; clearing the cache", "upstreamRegions", len(regions))
+		log.Warn("the Ping Service returned no usable regions; clearing the cache", "upstreamRegions", len(regions))
 	}
 	if s.Removed, err = r.Store.Replace(ctx, entries); err != nil {
 		return s, fmt.Errorf("store ping targets: %w", err)
 	}
 	if r.Health != nil {
-		// The regions we expect: the zone map's, or else what GameFabric listed.
+		// The regions we expect: the zone map's, or else what GameFabric
+		// listed, those without targets included (they are cached nowhere,
+		// but must still count as having no ping targets).
 		var live, known []string
 		for _, e := range entries {
-			if len(e.Targets) > 0 {
-				live = append(live, e.Region)
-			}
+			live = append(live, e.Region)
+		}
+		for region := range regions {
 			if len(r.Zones) == 0 {
-				known = append(known, e.Region)
+				known = append(known, region)
 			}
 		}
 		for region := range r.Zones {
@@ -141,25 +154,32 @@ func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
 			log.Warn("recording region health from ping targets failed", "error", err)
 		}
 	}
-	log.Info("ping cache refreshed", "upstreamRegions", s.Upstream, "storedRegions", s.Stored, "removedRegions", s.Removed)
+	log.Info("ping cache refreshed", append([]any{"upstreamRegions", s.Upstream, "storedRegions", s.Stored, "removedRegions", s.Removed},
+		report(s.PingReport)...)...)
 	return s, nil
 }
 
-// fetch asks GameFabric, re-reading the token once on a 401 (rotation).
-func (r *Refresher) fetch(ctx context.Context) (map[string][]gamefabric.PingTarget, error) {
+// report is a PingReport as log attributes.
+func report(p gamefabric.PingReport) []any {
+	return []any{"targetsDropped", p.TargetsDropped, "targetsOverLimit", p.TargetsOverLimit, "regionsOmitted", p.RegionsOmitted,
+		"regionsSkipped", p.RegionsSkipped, "regionsOverLimit", p.RegionsOverLimit, "regionsMerged", p.RegionsMerged, "firstProblem", p.FirstProblem}
+}
+
+// fetch asks the Ping Service, re-reading the token once on a 401 (rotation).
+func (r *Refresher) fetch(ctx context.Context) (gamefabric.Ping, error) {
 	token, err := r.Tokens.Token(ctx)
 	if err != nil {
-		return nil, err
+		return gamefabric.Ping{}, err
 	}
-	regions, err := r.Source.Fetch(ctx, token)
+	answer, err := r.Source.Fetch(ctx, token)
 	var gf *gamefabric.Error
 	if errors.As(err, &gf) && gf.Status == 401 {
 		if token, err = r.Tokens.Refresh(ctx, token); err != nil {
-			return nil, err
+			return gamefabric.Ping{}, err
 		}
-		regions, err = r.Source.Fetch(ctx, token)
+		answer, err = r.Source.Fetch(ctx, token)
 	}
-	return regions, err
+	return answer, err
 }
 
 // Handler is the Lambda handler for the EventBridge schedule: one refresh

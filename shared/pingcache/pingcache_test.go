@@ -1,13 +1,20 @@
 package pingcache
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"log/slog"
 	"reflect"
+	"sort"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
 var (
@@ -24,14 +31,14 @@ func regionsOf(entries []Entry) []string {
 }
 
 func TestSelect(t *testing.T) {
-	upstream := map[string][]gamefabric.PingTarget{"us-west": target, "eu-central-1": target, "ap-south": target}
+	upstream := map[string][]gamefabric.PingTarget{"us-west": target, "eu-central-1": target, "ap-south": target, "sa-east": {}}
 	tests := []struct {
 		name  string
 		zones map[string]string
 		want  []string
 	}{
-		{"mapped only", map[string]string{"us-west": "US_WEST", "eu-central-1": "EU_CENTRAL", "sa-east": "SA"}, []string{"eu-central-1/EU_CENTRAL", "us-west/US_WEST"}},
-		{"no map keeps all", nil, []string{"ap-south/", "eu-central-1/", "us-west/"}},
+		{"mapped only, without targets omitted", map[string]string{"us-west": "US_WEST", "eu-central-1": "EU_CENTRAL", "sa-east": "SA"}, []string{"eu-central-1/EU_CENTRAL", "us-west/US_WEST"}},
+		{"no map keeps all with targets", nil, []string{"ap-south/", "eu-central-1/", "us-west/"}},
 		{"map matching nothing", map[string]string{"mars": "MARS"}, []string{}},
 	}
 	for _, tc := range tests {
@@ -70,18 +77,19 @@ type fakeSource struct {
 	answers []error
 	calls   []string
 	regions map[string][]gamefabric.PingTarget
+	report  gamefabric.PingReport
 }
 
-func (f *fakeSource) Fetch(_ context.Context, token string) (map[string][]gamefabric.PingTarget, error) {
+func (f *fakeSource) Fetch(_ context.Context, token string) (gamefabric.Ping, error) {
 	f.calls = append(f.calls, token)
 	if len(f.answers) > 0 {
 		err := f.answers[0]
 		f.answers = f.answers[1:]
 		if err != nil {
-			return nil, err
+			return gamefabric.Ping{}, err
 		}
 	}
-	return f.regions, nil
+	return gamefabric.Ping{Regions: f.regions, Report: f.report}, nil
 }
 
 type tokens struct{ current string }
@@ -128,6 +136,58 @@ func TestRefresh(t *testing.T) {
 			}
 			if tc.wantErr && !errors.Is(err, tc.answers[len(tc.answers)-1]) {
 				t.Fatalf("err %v does not wrap the upstream error", err)
+			}
+		})
+	}
+}
+
+type healthCalls struct{ live, known []string }
+
+func (h *healthCalls) RecordPing(_ context.Context, live, known []string, _ time.Time) error {
+	h.live, h.known = live, known
+	return nil
+}
+
+// TestRefreshReportsWhatWasLeftOut: the decoder's counts reach the summary
+// and the log (never the token), a region without targets is not cached
+// but still known to region health, and a clean answer warns about nothing.
+func TestRefreshReportsWhatWasLeftOut(t *testing.T) {
+	dropped := gamefabric.PingReport{TargetsDropped: 2, RegionsOmitted: 1, FirstProblem: `region "sa-east" target 0: port must be 1-65535`}
+	tests := []struct {
+		name      string
+		zones     map[string]string
+		report    gamefabric.PingReport
+		wantKnown []string
+		wantWarn  bool
+	}{
+		{"dropped targets, no zone map", nil, dropped, []string{"sa-east", "us-west"}, true},
+		{"dropped targets, zone map", map[string]string{"us-west": "US_WEST", "eu": "EU"}, dropped, []string{"eu", "us-west"}, true},
+		{"region without servers only", nil, gamefabric.PingReport{RegionsOmitted: 1}, []string{"sa-east", "us-west"}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			ctx := logging.WithLogger(context.Background(), logging.New(&logs, slog.LevelInfo))
+			store, health := &memStore{}, &healthCalls{}
+			src := &fakeSource{regions: map[string][]gamefabric.PingTarget{"us-west": target, "sa-east": {}}, report: tc.report}
+			r := &Refresher{Source: src, Tokens: &tokens{current: "secret-token"}, Store: store, Zones: tc.zones,
+				Period: time.Minute, Now: func() time.Time { return t0 }, Health: health}
+			s, err := r.Refresh(ctx)
+			if err != nil || s.Upstream != 2 || !reflect.DeepEqual(s.Stored, []string{"us-west"}) || s.PingReport != tc.report {
+				t.Fatalf("summary = %+v, %v", s, err)
+			}
+			sort.Strings(health.known)
+			if !reflect.DeepEqual(health.live, []string{"us-west"}) || !reflect.DeepEqual(health.known, tc.wantKnown) {
+				t.Fatalf("health live %v known %v, want [us-west] and %v", health.live, health.known, tc.wantKnown)
+			}
+			out := logs.String()
+			if strings.Contains(out, "secret-token") || !strings.Contains(out, fmt.Sprintf(`"targetsDropped":%d`, tc.report.TargetsDropped)) ||
+				!strings.Contains(out, fmt.Sprintf(`"regionsOmitted":%d`, tc.report.RegionsOmitted)) || strings.Contains(out, `"level":"WARN"`) != tc.wantWarn {
+				t.Fatalf("logs (want a warning: %v):\n%s", tc.wantWarn, out)
+			}
+			body, _ := json.Marshal(s)
+			if !strings.Contains(string(body), `"upstreamRegions":2,`) || !strings.Contains(string(body), fmt.Sprintf(`"targetsDropped":%d,`, tc.report.TargetsDropped)) {
+				t.Fatalf("the Lambda result %s does not flatten the report", body)
 			}
 		})
 	}

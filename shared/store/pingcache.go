@@ -90,12 +90,7 @@ func (s *PingCache) Replace(ctx context.Context, entries []pingcache.Entry) (int
 	var writes []types.WriteRequest
 	for _, e := range entries {
 		keep[e.Region] = true
-		it := pingItem{Region: e.Region, Zone: e.Zone, RefreshedAt: formatTime(e.RefreshedAt), ExpiresAt: e.ExpiresAt.Unix(),
-			Targets: make([]pingTargetAV, 0, len(e.Targets))}
-		for _, t := range e.Targets {
-			it.Targets = append(it.Targets, pingTargetAV{Address: t.Address, Port: t.Port, Protocol: t.Protocol})
-		}
-		av, err := attributevalue.MarshalMap(it)
+		av, err := encodePingItem(e)
 		if err != nil {
 			return 0, fmt.Errorf("encode region %s: %w", e.Region, err)
 		}
@@ -115,6 +110,17 @@ func (s *PingCache) Replace(ctx context.Context, entries []pingcache.Entry) (int
 		}
 	}
 	return removed, nil
+}
+
+// encodePingItem is one region's item. gamefabric.DecodePing bounds what
+// goes into it (TestPingItemStaysSmall).
+func encodePingItem(e pingcache.Entry) (map[string]types.AttributeValue, error) {
+	it := pingItem{Region: e.Region, Zone: e.Zone, RefreshedAt: formatTime(e.RefreshedAt), ExpiresAt: e.ExpiresAt.Unix(),
+		Targets: make([]pingTargetAV, 0, len(e.Targets))}
+	for _, t := range e.Targets {
+		it.Targets = append(it.Targets, pingTargetAV{Address: t.Address, Port: t.Port, Protocol: t.Protocol})
+	}
+	return attributevalue.MarshalMap(it)
 }
 
 func (s *PingCache) batch(ctx context.Context, writes []types.WriteRequest) error {

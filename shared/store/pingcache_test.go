@@ -2,6 +2,7 @@ package store
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -9,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 )
 
@@ -71,5 +73,23 @@ func TestReplaceRetriesUnprocessedItems(t *testing.T) {
 		if !tc.wantErr && db.written != tc.regions {
 			t.Errorf("%s: wrote %d of %d", tc.name, db.written, tc.regions)
 		}
+	}
+}
+
+// TestPingItemStaysSmall: the largest region item the ping decoder lets
+// through stays far below DynamoDB's 400 KB item limit.
+func TestPingItemStaysSmall(t *testing.T) {
+	e := pingcache.Entry{Region: strings.Repeat("r", gamefabric.MaxPingRegionName), Zone: strings.Repeat("Z", 64),
+		RefreshedAt: time.Now(), ExpiresAt: time.Now()}
+	for i := range gamefabric.MaxPingTargets {
+		e.Targets = append(e.Targets, gamefabric.PingTarget{Address: fmt.Sprintf("%0*d", gamefabric.MaxAddressLen, i), Port: 65535,
+			Protocol: strings.Repeat("p", gamefabric.MaxPingProtocol)})
+	}
+	av, err := encodePingItem(e)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if size := ItemSize(av); size > 32<<10 {
+		t.Fatalf("largest ping item is %d bytes, want at most 32 KB", size)
 	}
 }

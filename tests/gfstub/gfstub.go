@@ -7,9 +7,12 @@
 // Besides the documented answers, a scripted answer may fail the way real
 // networks do: a 200 cut short by a connection reset, or one whose body
 // never finishes.
-// Ping (GET {PingPath}, same bearer tokens) answers our canonical shape,
-// {"regions": {"<region>": [{"address", "port", "protocol"}]}}, or a
-// scripted failure.
+// Ping plays a GameFabric Ping Service: its own bearer tokens (at first
+// the allocator's, as in a single-token installation; SetPingTokens gives
+// it a list of its own), served both at {PingPath} below the allocator's
+// URL and on a listener of its own (PingURL). It answers our canonical
+// shape, {"regions": {"<region>": [{"address", "port", "protocol"}]}}, a
+// raw body, or a scripted failure.
 package gfstub
 
 import (
@@ -73,10 +76,16 @@ type Server struct {
 	calls    []Call
 	nextPort int
 
+	pingTokens  []string
 	pingRegions map[string][]PingTarget
+	pingBody    string
 	pingFailure *Response
 	pingCalls   int
+	pingService *httptest.Server
 }
+
+// PingServicePath is where the stand-in's own Ping Service listener answers.
+const PingServicePath = "/v1/ping-discovery"
 
 // PingTarget is one ping server of a region.
 type PingTarget struct {
@@ -86,16 +95,30 @@ type PingTarget struct {
 }
 
 // New starts the stand-in on loopback. validTokens are the allocator's
-// current tokens (GameFabric accepts any of its listed tokens).
+// current tokens (GameFabric accepts any of its listed tokens); the Ping
+// Service starts with a copy of them.
 func New(validTokens ...string) *Server {
 	s := &Server{Path: "/allocator/test/allocate", PingPath: "/ping", tokens: validTokens,
 		script: map[string][]Response{}, sticky: map[string]Response{}, nextPort: 7000,
-		pingRegions: map[string][]PingTarget{}}
+		pingTokens: append([]string(nil), validTokens...), pingRegions: map[string][]PingTarget{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+s.Path, s.allocate)
 	mux.HandleFunc("GET "+s.PingPath, s.ping)
 	s.Server = httptest.NewServer(mux)
+	ping := http.NewServeMux()
+	ping.HandleFunc("GET "+PingServicePath, s.ping)
+	s.pingService = httptest.NewServer(ping)
 	return s
+}
+
+// PingURL is the Ping Service's own full URL (GAMEFABRIC_PING_URL): another
+// host:port than the allocator's.
+func (s *Server) PingURL() string { return s.pingService.URL + PingServicePath }
+
+// Close stops both listeners.
+func (s *Server) Close() {
+	s.pingService.Close()
+	s.Server.Close()
 }
 
 // URL of the allocate endpoint's base (GAMEFABRIC_URL) and path.
@@ -116,7 +139,8 @@ func (s *Server) Always(region string, r Response) {
 	s.sticky[region] = r
 }
 
-// SetTokens replaces the valid tokens (a rotation).
+// SetTokens replaces the allocator's valid tokens (a rotation); the Ping
+// Service's are SetPingTokens'.
 func (s *Server) SetTokens(tokens ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -153,7 +177,7 @@ func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
 		Attributes map[string]string `json:"attributes"`
 		Payload    map[string]any    `json:"payload"`
 	}
-	if !s.validToken(token) {
+	if !s.validToken(token, false) {
 		s.record(Call{Token: token, Answered: http.StatusUnauthorized})
 		writeError(w, http.StatusUnauthorized, "invalid token")
 		return
@@ -187,10 +211,16 @@ func (s *Server) record(c Call) int {
 	return len(s.calls) - 1
 }
 
-func (s *Server) validToken(token string) bool {
+// validToken reports whether token is one of the allocator's valid
+// tokens, or with ping one of the Ping Service's.
+func (s *Server) validToken(token string, ping bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, t := range s.tokens {
+	valid := s.tokens
+	if ping {
+		valid = s.pingTokens
+	}
+	for _, t := range valid {
 		if t != "" && t == token {
 			return true
 		}
@@ -300,15 +330,32 @@ func writeError(w http.ResponseWriter, status int, msg string) {
 	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
 }
 
-// SetPingRegions sets what ping discovery answers and clears any failure.
+// SetPingTokens replaces the Ping Service's valid tokens, which are then
+// its own: the allocator's no longer work there.
+func (s *Server) SetPingTokens(tokens ...string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pingTokens = tokens
+}
+
+// SetPingRegions sets what the Ping Service answers and clears any raw
+// body or failure.
 func (s *Server) SetPingRegions(regions map[string][]PingTarget) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pingRegions, s.pingFailure = regions, nil
+	s.pingRegions, s.pingBody, s.pingFailure = regions, "", nil
 }
 
-// FailPing makes ping discovery answer r (a status and error or a raw body)
-// until SetPingRegions is called.
+// SetPingBody makes the Ping Service answer 200 with raw, verbatim, until
+// SetPingRegions is called: an answer in a shape other than ours.
+func (s *Server) SetPingBody(raw string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.pingBody, s.pingFailure = raw, nil
+}
+
+// FailPing makes the Ping Service answer r (a status and error or a raw
+// body) until SetPingRegions or SetPingBody is called.
 func (s *Server) FailPing(r Response) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -324,18 +371,21 @@ func (s *Server) PingCalls() int {
 
 func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
 	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !s.validToken(token) {
+	if !s.validToken(token, true) {
 		writeError(w, http.StatusUnauthorized, "invalid token")
 		return
 	}
 	s.mu.Lock()
 	s.pingCalls++
-	failure, regions := s.pingFailure, s.pingRegions
+	failure, regions, body := s.pingFailure, s.pingRegions, s.pingBody
 	s.mu.Unlock()
-	if failure != nil {
-		s.answer(w, r, *failure, nil)
-		return
-	}
 	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]any{"regions": regions})
+	switch {
+	case failure != nil:
+		s.answer(w, r, *failure, nil)
+	case body != "":
+		_, _ = w.Write([]byte(body))
+	default:
+		_ = json.NewEncoder(w).Encode(map[string]any{"regions": regions})
+	}
 }
