@@ -58,8 +58,7 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	for k, v := range map[string]string{
 		"GameFabricUrl":          o.StandIn.BaseURL(),
 		"GameFabricAllocatePath": o.StandIn.AllocatePath(),
-		"GameFabricPingPath":     strings.TrimPrefix(o.StandIn.PingPath, "/"),
-		"GameFabricPingUrl":      o.StandIn.BaseURL() + o.StandIn.PingPath,
+		"GameFabricPingUrl":      o.StandIn.PingURL(),
 		"FallbackRegion":         RegionFallback,
 		"ZonesByRegion":          RegionOK + "=US_WEST," + RegionFallback + "=EU_CENTRAL," + RegionDown + "=US_EAST",
 		// Nothing links back (the stand-in's servers do not exist): keep the
