@@ -102,7 +102,7 @@ func (r *ColdStartReport) AllMeetGoal() bool {
 
 // ColdStart builds every function of template.yaml and the hello-world
 // baseline for this machine with the Lambda build flags, starts DynamoDB
-// Local, moto and the GameFabric emulator, and then cold-starts each binary
+// Local, moto and the emulated GameFabric, and then cold-starts each binary
 // Starts times (after one discarded warm-up round), round-robin, one
 // process at a time.
 func ColdStart(ctx context.Context, o ColdStartOptions) (*ColdStartReport, error) {
@@ -127,7 +127,7 @@ func ColdStart(ctx context.Context, o ColdStartOptions) (*ColdStartReport, error
 		return nil, err
 	}
 
-	progress(o.Log, "coldstart: built in %s; starting DynamoDB Local, moto and the GameFabric emulator", time.Since(began).Round(100*time.Millisecond))
+	progress(o.Log, "coldstart: built in %s; starting DynamoDB Local, moto and the emulated GameFabric", time.Since(began).Round(100*time.Millisecond))
 	compStart := time.Now()
 	compCtx, cancel := context.WithTimeout(ctx, coldComponentTimeout)
 	fx, err := startColdFixture(compCtx, o.Root, o.Starts+1)

@@ -51,9 +51,10 @@ func startColdFixture(ctx context.Context, root string, servers int) (*coldFixtu
 
 func (fx *coldFixture) close() { _ = fx.c.Close() }
 
-// registerServers registers n game servers through the emulator's registry
-// API, as GameFabric's sidecar would. They have no callback, so allocating
-// one dials nothing; each realistic Allocate start takes one.
+// registerServers registers n game servers through the emulated
+// Allocator's registry API, as GameFabric's sidecar would. They have no
+// callback, so allocating one dials nothing; each realistic Allocate start
+// takes one.
 func (fx *coldFixture) registerServers(ctx context.Context, n int) error {
 	// Through the Allocator serving coldRegion, as its game servers would.
 	allocator, regionString := fx.c.AllocatorFor(coldRegion)
@@ -73,12 +74,12 @@ func (fx *coldFixture) registerServers(ctx context.Context, n int) error {
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
 		if err != nil {
-			return fmt.Errorf("coldstart: registering a game server with the emulator: %w", err)
+			return fmt.Errorf("coldstart: registering a game server with the emulated Allocator: %w", err)
 		}
 		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
 		resp.Body.Close()
 		if resp.StatusCode != http.StatusCreated {
-			return fmt.Errorf("coldstart: registering a game server: emulator answered %s: %s", resp.Status, msg)
+			return fmt.Errorf("coldstart: registering a game server: the emulated Allocator answered %s: %s", resp.Status, msg)
 		}
 	}
 	return nil

@@ -58,7 +58,7 @@ func (r *ColdStartReport) Markdown() string {
 	fmt.Fprintf(&b, "Lambda runs arm64, which this machine cannot execute, so the binaries are built for %s with the same flags as `make build` "+
 		"(`CGO_ENABLED=0 -trimpath -tags lambda.norpc -ldflags='-s -w'`). Absolute times differ from Lambda's; the ratio is the figure that carries over. "+
 		"Each function gets its template.yaml environment pointed at DynamoDB Local (tables created from template.yaml), "+
-		"moto (Secrets Manager, holding the allocator token secret) and the GameFabric emulator, all on loopback. "+
+		"moto (Secrets Manager, holding the token secrets) and the emulated GameFabric Allocators and Ping Service, all on loopback. "+
 		"1-minute load average during the measured starts: %s.\n\n", r.Platform, r.Load)
 
 	fmt.Fprintf(&b, "| Function | Median ms | p90 ms | Min ms | Max ms | Init median ms | Init × hello | × hello | Goal ≤ %.1f× | Realistic first request: median ms (× hello) |\n", r.GoalRatio)

@@ -55,9 +55,10 @@ func (r *Report) methodMD(b *strings.Builder) {
 		"`{address, ip, ports, token, payload}`), answering `%s` and `%s` with a server after a fixed **%s** and `%s` with `503` at once. "+
 		"It is the only stand-in; everything else is real.\n", RegionOK, RegionFallback, o.Delay, RegionDown)
 	fmt.Fprintf(b, "- **Local stack**: `make dev`'s stack (`local/stack`) — DynamoDB Local with the tables from `template.yaml`, moto holding the "+
-		"allocator token secret, every function's real `bootstrap` behind the local HTTP API at the template's routes, %d sandboxes per function "+
-		"(`local/dev.yaml`'s `api.concurrency`), the scheduled functions on their schedules — with the allocator pointed at the stand-in through "+
-		"the template parameters `GameFabricUrl`/`GameFabricAllocatePath` (no change to `local/stack`), `FallbackRegion=%s`, no game servers, "+
+		"token secrets, every function's real `bootstrap` behind the local HTTP API at the template's routes, %d sandboxes per function "+
+		"(`local/dev.yaml`'s `api.concurrency`), the scheduled functions on their schedules — with GameFabric pointed at the stand-in through "+
+		"the template parameters `GameFabricUrl`/`GameFabricAllocatePath`/`GameFabricPingUrl` (one Allocator that lists no Region, so `Allocators` "+
+		"stays empty and every region is asked there), `FallbackRegion=%s`, no game servers, "+
 		"`LinkTimeout=1h` (nothing links back, so the sweep must not mark the stand-in's servers) and `RegionFailureThreshold=1000000` "+
 		"(so that every fallback request pays its primary attempt instead of the breaker skipping it after three).\n", o.Pool, RegionFallback)
 	fmt.Fprintf(b, "- **Overhead**: %d warm-up pairs, then %d pairs, alternating: one fresh `POST /v1/allocations` (new `gameInstanceId`) "+
@@ -258,7 +259,7 @@ func (r *Report) throughputMD(b *strings.Builder) {
 		"30–40 ms per allocation that is tens of thousands of allocations/s), and an on-demand table starts at 4,000 write units/s " +
 		"(about 1,300 fresh allocations/s at 3 units each) and doubles from the previous peak. Game instances are distinct partition keys and " +
 		"the health index spreads over 16 shards, so no hot key appears. The limits that remain are the HTTP API's account throttle " +
-		"(10,000 requests/s) and, first, GameFabric's own allocator rate limit — the local emulator models one (`qps`/`burst` in `local/dev.yaml`).\n")
+		"(10,000 requests/s) and, first, GameFabric's own allocator rate limit — the local emulator models one per Allocator (`qps`/`burst` in `local/dev.yaml`).\n")
 }
 
 func topGroups(u CPUUsage, n int) string {
