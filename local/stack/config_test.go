@@ -59,7 +59,7 @@ func TestLoadConfigRejectsMistakes(t *testing.T) {
 		"negative qps":               {strings.Replace(ok, "name: b\n", "name: b\n      qps: -1\n", 1), "allocators[1]: qps"},
 		"unknown callbackAuth":       {strings.Replace(ok, "name: b\n", "name: b\n      callbackAuth: basic\n", 1), "callbackAuth"},
 		"region on two allocators":   {strings.Replace(ok, "eu-central-1: x-eu", "us-west: x-eu", 1), "already attached to Allocator a"},
-		"uppercase region name":      {strings.Replace(ok, "us-west: x-us", "US-West: x-us", 1), `"US-West" must be 1-64 lowercase`},
+		"uppercase region name":      {strings.Replace(ok, "us-west: x-us", "US-West: x-us", 1), `"US-West" must be at most 64 lowercase`},
 		"empty region string":        {strings.Replace(ok, "us-west: x-us", `us-west: ""`, 1), "regions.us-west"},
 		"one string for two regions": {strings.Replace(ok, "{us-west: x-us}", "{us-west: x-us, us-east: x-us}", 1), `both map to region string "x-us"`},
 		"unlisted region on a taken string": {strings.Replace(ok, "us-west: x-us", "us-west: eu-west", 1) +

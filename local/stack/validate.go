@@ -8,13 +8,12 @@ import (
 	"sort"
 	"strings"
 	"unicode"
+
+	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // allocatorName is what can stand in a URL path segment and a secret name.
 var allocatorName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,30}$`)
-
-// regionNameShape is shared/config's rule for GAMEFABRIC_ALLOCATORS keys.
-var regionNameShape = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]{0,63}$`)
 
 // validate names every problem at once, so one edit fixes dev.yaml.
 func (c Config) validate() error {
@@ -64,8 +63,8 @@ func (c Config) validate() error {
 			s := a.Regions[region]
 			// The shape GAMEFABRIC_ALLOCATORS accepts for region names
 			// (callers' names are lowercased).
-			if !regionNameShape.MatchString(region) {
-				bad("%s.regions: Region name %q must be 1-64 lowercase letters, digits and . _ -", at, region)
+			if !regionname.Valid(region) {
+				bad("%s.regions: Region name %q must be %s", at, region, regionname.Rule)
 			}
 			if other, ok := servedBy[region]; ok {
 				bad("%s.regions: Region %s is already attached to Allocator %s (a Region references one Allocator)", at, region, other)

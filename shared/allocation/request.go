@@ -11,6 +11,8 @@ import (
 	"io"
 	"regexp"
 	"strings"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Request is the body of POST /v1/allocations.
@@ -34,7 +36,6 @@ type Request struct {
 const (
 	MaxBodyBytes          = 64 << 10
 	maxGameInstanceID     = 128
-	maxRegion             = 64
 	maxGameServerVersion  = 256
 	maxServerArgs         = 8 << 10
 	minPartnerGameToken   = 32 // characters; a minted one has 43 (256 bits)
@@ -49,7 +50,6 @@ const (
 
 var (
 	gameInstanceIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
-	regionPattern         = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 	labelValuePattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 	// tokenPattern is RFC 6750's b64token: what a Bearer header may carry.
 	tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`)
@@ -152,7 +152,7 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 
 	desired := strings.ToLower(strings.TrimSpace(req.DesiredRegion))
 	if !validRegion(desired) {
-		add("desiredRegion must be at most %d characters of lowercase letters, digits and . _ -", maxRegion)
+		add("desiredRegion must be %s", region.Rule)
 	}
 	sel, problems2 := d.selectRegions(req, desired)
 	problems = append(problems, problems2...)

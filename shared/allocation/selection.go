@@ -7,10 +7,12 @@ import (
 	"fmt"
 	"math"
 	"sort"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 func validRegion(r string) bool {
-	return len(r) <= maxRegion && (r == "" || regionPattern.MatchString(r))
+	return r == "" || region.Valid(r)
 }
 
 type selection struct {
@@ -28,7 +30,7 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 	for _, r := range req.PreferredRegions {
 		r = normalizeRegion(r)
 		if r == "" || !validRegion(r) {
-			add("preferredRegions entries must be region names of at most %d lowercase letters, digits and . _ -", maxRegion)
+			add("preferredRegions entries must be region names: %s", region.Rule)
 			break
 		}
 		preferred = append(preferred, r)

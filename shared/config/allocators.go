@@ -4,10 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Allocator is the GameFabric Allocator that serves one of our regions: a
@@ -28,28 +29,23 @@ type Allocator struct {
 const (
 	maxAllocators        = 64
 	maxAllocatorRegion   = 255
-	maxRegionNameLength  = 64
 	allocatorsProblemCap = 10
 )
-
-// regionName is the shape of our region names, as callers may send them
-// (after lowercasing); a key of any other shape could never be requested.
-var regionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 // AllocatorFor is the Allocator serving region (a lowercased region name):
 // its GAMEFABRIC_ALLOCATORS entry, or else the default one (GAMEFABRIC_URL +
 // GAMEFABRIC_ALLOCATE_PATH with ALLOCATOR_TOKEN_SECRET_ID) asked for region
 // under our own name. Entries have their defaults filled in when loaded.
-func (c Allocate) AllocatorFor(region string) Allocator {
-	if a, ok := c.Allocators[region]; ok {
+func (c Allocate) AllocatorFor(ours string) Allocator {
+	if a, ok := c.Allocators[ours]; ok {
 		return a
 	}
-	return Allocator{URL: c.AllocateURL(), Region: region, TokenSecretID: c.TokenSecretID}
+	return Allocator{URL: c.AllocateURL(), Region: ours, TokenSecretID: c.TokenSecretID}
 }
 
 // allocators reads GAMEFABRIC_ALLOCATORS: a JSON object mapping our region
 // names (case-insensitive) to {url, region, tokenSecretId}. Every bad entry
-// is named; unknown fields are errors, since a misspelt "tokenSecretID"
+// is named; unknown fields are errors, since a misspelt "tokenSecret"
 // would otherwise silently send the wrong token.
 func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]Allocator {
 	raw := r.optional(name)
@@ -73,19 +69,20 @@ func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]A
 	out := make(map[string]Allocator, len(doc))
 	var problems []string
 	for _, key := range keys {
-		region := strings.ToLower(strings.TrimSpace(key))
-		a, bad := parseAllocator(doc[key], region, defaultSecret)
+		ours := region.Normalize(key)
+		a, bad := parseAllocator(doc[key], ours, defaultSecret)
 		switch {
-		case region == "" || len(region) > maxRegionNameLength || !regionName.MatchString(region):
-			bad = append(bad, fmt.Sprintf("the region name must be at most %d lowercase letters, digits and . _ -", maxRegionNameLength))
-		case out[region] != (Allocator{}):
+		case !region.Valid(ours):
+			// A key of any other shape could never be requested.
+			bad = append(bad, "the region name must be "+region.Rule)
+		case out[ours] != (Allocator{}):
 			bad = append(bad, "the region is listed twice (names are case-insensitive)")
 		}
 		if len(bad) > 0 {
 			problems = append(problems, fmt.Sprintf("%s[%q]: %s", name, key, strings.Join(bad, ", ")))
 			continue
 		}
-		out[region] = a
+		out[ours] = a
 	}
 	problems = append(problems, oneSecretPerURL(name, out, defaultURL, defaultSecret)...)
 	if len(problems) > allocatorsProblemCap {
@@ -109,8 +106,8 @@ func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defa
 		secrets[url][secret] = append(secrets[url][secret], region)
 	}
 	add(defaultURL, defaultSecret, "(the default Allocator)")
-	for region, a := range entries {
-		add(a.URL, a.TokenSecretID, region)
+	for ours, a := range entries {
+		add(a.URL, a.TokenSecretID, ours)
 	}
 	var problems []string
 	for url, bySecret := range secrets {
@@ -131,7 +128,7 @@ func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defa
 
 // parseAllocator reads one entry and fills in its defaults; it returns
 // every problem with it.
-func parseAllocator(raw json.RawMessage, region, defaultSecret string) (Allocator, []string) {
+func parseAllocator(raw json.RawMessage, ours, defaultSecret string) (Allocator, []string) {
 	var a Allocator
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -147,7 +144,7 @@ func parseAllocator(raw json.RawMessage, region, defaultSecret string) (Allocato
 	}
 	switch {
 	case a.Region == "":
-		a.Region = region
+		a.Region = ours
 	case len(a.Region) > maxAllocatorRegion || strings.TrimSpace(a.Region) != a.Region || strings.IndexFunc(a.Region, unicode.IsControl) >= 0:
 		bad = append(bad, fmt.Sprintf("region must be the Allocator's region string: at most %d bytes, no surrounding spaces or control characters", maxAllocatorRegion))
 	}

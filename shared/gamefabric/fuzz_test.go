@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 func FuzzDecodeAllocation(f *testing.F) {
@@ -60,7 +62,7 @@ func FuzzDecodePing(f *testing.F) {
 		}
 		usable, empty := 0, 0
 		for region, targets := range got.Regions {
-			if len(region) > MaxPingRegionName || !pingRegionName.MatchString(region) || len(targets) > MaxPingTargets {
+			if !regionname.Valid(region) || len(targets) > MaxPingTargets {
 				t.Fatalf("accepted region %q with %d targets from %q", region, len(targets), raw)
 			}
 			if len(targets) == 0 {

@@ -6,11 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"regexp"
 	"slices"
 	"sort"
 	"strings"
 	"unicode"
+
+	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // The Ping Service's answer schema is not public. This file alone knows
@@ -37,16 +38,10 @@ type PingTarget struct {
 // far below the 400 KB limit, and 256 such regions keep GET /v1/regions
 // (~5 MB at worst) below Lambda's 6 MB response limit.
 const (
-	MaxPingRegions    = 256
-	MaxPingTargets    = 64 // per region
-	MaxPingRegionName = 64 // as for a requested region (shared/allocation)
-	MaxPingProtocol   = 16
+	MaxPingRegions  = 256
+	MaxPingTargets  = 64 // per region
+	MaxPingProtocol = 16
 )
-
-// pingRegionName is what a caller may request as a region (see
-// shared/allocation's regionPattern): a region listed under any other name
-// could never be allocated in.
-var pingRegionName = regexp.MustCompile(`^[a-z0-9][a-z0-9._-]*$`)
 
 // Ping is a decoded answer: the usable targets per region (lowercased)
 // and what was left out.
@@ -122,10 +117,12 @@ func DecodePing(raw []byte) (Ping, error) {
 	sort.Strings(names)
 	p := Ping{Regions: map[string][]PingTarget{}}
 	for _, name := range names {
-		region := strings.ToLower(strings.TrimSpace(name))
-		if len(region) > MaxPingRegionName || !pingRegionName.MatchString(region) {
+		// A region listed under a name no caller could request could never
+		// be allocated in.
+		region := regionname.Normalize(name)
+		if !regionname.Valid(region) {
 			p.Report.RegionsSkipped++
-			p.Report.note("region %q: not a region name a caller could request", Clip(name, MaxPingRegionName))
+			p.Report.note("region %q: not a region name a caller could request", Clip(name, regionname.MaxName))
 			continue
 		}
 		prev, merged := p.Regions[region]

@@ -9,6 +9,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 type targets = map[string][]PingTarget
@@ -60,7 +62,7 @@ func TestDecodePing(t *testing.T) {
 			want: targets{"r": {udp("a", 1)}}},
 
 		// Region names: unusable ones skipped, case duplicates merged.
-		{name: "empty and odd region names skipped", body: `{"regions":{"":[{"address":"a","port":1}]," ":[],"us west":[],"a/b":[],"` + strings.Repeat("r", MaxPingRegionName+1) + `":[],"ok":[{"address":"a","port":1}]}}`,
+		{name: "empty and odd region names skipped", body: `{"regions":{"":[{"address":"a","port":1}]," ":[],"us west":[],"a/b":[],"` + strings.Repeat("r", regionname.MaxName+1) + `":[],"ok":[{"address":"a","port":1}]}}`,
 			want: targets{"ok": {udp("a", 1)}}, wantReport: PingReport{RegionsSkipped: 5, FirstProblem: `region "": not a region name`}},
 		{name: "targets not a list skipped", body: `{"regions":{"r":{"targets":[]},"s":[{"address":"a","port":1}]}}`,
 			want: targets{"s": {udp("a", 1)}}, wantReport: PingReport{RegionsSkipped: 1, FirstProblem: `region "r": targets are not a list`}},

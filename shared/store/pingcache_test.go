@@ -12,6 +12,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // throttlingDB answers every BatchWriteItem by leaving its first item
@@ -79,7 +80,7 @@ func TestReplaceRetriesUnprocessedItems(t *testing.T) {
 // TestPingItemStaysSmall: the largest region item the ping decoder lets
 // through stays far below DynamoDB's 400 KB item limit.
 func TestPingItemStaysSmall(t *testing.T) {
-	e := pingcache.Entry{Region: strings.Repeat("r", gamefabric.MaxPingRegionName), Zone: strings.Repeat("Z", 64),
+	e := pingcache.Entry{Region: strings.Repeat("r", region.MaxName), Zone: strings.Repeat("Z", 64),
 		RefreshedAt: time.Now(), ExpiresAt: time.Now()}
 	for i := range gamefabric.MaxPingTargets {
 		e.Targets = append(e.Targets, gamefabric.PingTarget{Address: fmt.Sprintf("%0*d", gamefabric.MaxAddressLen, i), Port: 65535,
