@@ -12,7 +12,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 func TestAllocateReplayAndGet(t *testing.T) {

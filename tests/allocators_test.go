@@ -21,7 +21,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // twoAllocators is a deployment with two GameFabric installations' worth

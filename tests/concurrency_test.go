@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // Fifty backends (or fifty retries) ask for the same game instance at once:

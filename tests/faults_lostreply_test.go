@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // The writes whose replies the proxy loses, by what their requests say.

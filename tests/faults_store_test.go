@@ -19,7 +19,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // The fault matrix for our own dependencies: Secrets Manager (moto) and

@@ -19,7 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // upstreamFault is one row of the upstream fault matrix: what GameFabric

@@ -30,7 +30,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 var seq atomic.Int64

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // A primary that does not answer in time may still have allocated a server

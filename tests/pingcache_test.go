@@ -21,7 +21,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 var pingRegions = map[string][]gfstub.PingTarget{

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 func reasons(r response) []string {

@@ -51,7 +51,7 @@ func (r *Report) machineMD(b *strings.Builder) {
 func (r *Report) methodMD(b *strings.Builder) {
 	o := r.Options
 	b.WriteString("\n## Method\n\n")
-	fmt.Fprintf(b, "- **GameFabric stand-in**: `tests/gfstub` (the documented allocate protocol: bearer token, `{region, attributes, payload}`, "+
+	fmt.Fprintf(b, "- **GameFabric stand-in**: `local/gfstub` (the documented allocate protocol: bearer token, `{region, attributes, payload}`, "+
 		"`{address, ip, ports, token, payload}`), answering `%s` and `%s` with a server after a fixed **%s** and `%s` with `503` at once. "+
 		"It is the only stand-in; everything else is real.\n", RegionOK, RegionFallback, o.Delay, RegionDown)
 	fmt.Fprintf(b, "- **Local stack**: `make dev`'s stack (`local/stack`) — DynamoDB Local with the tables from `template.yaml`, moto holding the "+

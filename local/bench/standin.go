@@ -7,7 +7,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
-	"github.com/gamefabric-alloc/allocsvc/tests/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // The regions the stand-in is scripted for. They are chosen so that one
@@ -27,7 +27,7 @@ const (
 	standInToken     = "bench-allocator-token"
 )
 
-// StandIn is GameFabric's allocator played by tests/gfstub, which follows
+// StandIn is GameFabric's allocator played by local/gfstub, which follows
 // the documented protocol, with a fixed delay per successful answer.
 type StandIn struct {
 	*gfstub.Server
