@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 )
 
 func TestAllocateReplayAndGet(t *testing.T) {
@@ -44,7 +44,7 @@ func TestAllocateReplayAndGet(t *testing.T) {
 
 	// Only the token's hash is stored, and no token leaves in a response.
 	item := e.rawItem(t, "gi-1")
-	if str(item, "partnerGameTokenHash") != allocation.HashToken(minted) {
+	if str(item, "partnerGameTokenHash") != gameinstance.HashToken(minted) {
 		t.Fatalf("stored hash %q is not the minted token's", str(item, "partnerGameTokenHash"))
 	}
 	for _, v := range []string{first.Raw} {
@@ -186,8 +186,8 @@ func TestClaimInFlightAndExpiredLease(t *testing.T) {
 	ctx := context.Background()
 	claim := func(id string, lease time.Duration) {
 		now := time.Now()
-		rec := allocation.Record{GameInstanceID: id, State: allocation.StateAllocating, ClaimID: "dead-lambda",
-			Fingerprint: allocation.Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: now.Add(lease),
+		rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "dead-lambda",
+			Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: now.Add(lease),
 			CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
 		if err := e.store.Claim(ctx, rec, now); err != nil {
 			t.Fatal(err)

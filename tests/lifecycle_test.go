@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 func tokenFor(id string) string { return "partner-token-for-" + id + "-0123456789" }
@@ -52,7 +52,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if next, _ := e.lifecycle.Policy.Review(rec, rec.UpdatedAt.Add(time.Hour)); next.State != allocation.StateUnhealthy {
+			if next, _ := e.lifecycle.Policy.Review(rec, rec.UpdatedAt.Add(time.Hour)); next.State != gameinstance.StateUnhealthy {
 				t.Fatal("setup: not due")
 			}
 			clk.Set(clk.Now().Add(time.Hour))
@@ -66,8 +66,8 @@ func TestLifecycleStateMachine(t *testing.T) {
 		},
 		"Allocating": func(id string) {
 			now := clk.Now()
-			if err := e.store.Claim(context.Background(), allocation.Record{GameInstanceID: id, State: allocation.StateAllocating,
-				ClaimID: "c", PartnerGameTokenHash: allocation.HashToken(tokenFor(id)), LeaseExpiresAt: now.Add(time.Minute),
+			if err := e.store.Claim(context.Background(), gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating,
+				ClaimID: "c", PartnerGameTokenHash: gameinstance.HashToken(tokenFor(id)), LeaseExpiresAt: now.Add(time.Minute),
 				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}, now); err != nil {
 				t.Fatal(err)
 			}

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -142,14 +142,14 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 // with a known link-back token: the claim, then the outcome.
 func allocated(ctx context.Context, records *store.GameInstances, id, token string) error {
 	now := time.Now()
-	rec := allocation.Record{GameInstanceID: id, State: allocation.StateAllocating, ClaimID: "bench-" + id,
-		PartnerGameTokenHash: allocation.HashToken(token), Fingerprint: allocation.Fingerprint{DesiredRegion: RegionOK},
+	rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "bench-" + id,
+		PartnerGameTokenHash: gameinstance.HashToken(token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
 		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
 	if err := records.Claim(ctx, rec, now); err != nil {
 		return fmt.Errorf("set up %s: %w", id, err)
 	}
-	rec.State, rec.Region = allocation.StateAllocated, RegionOK
-	rec.Server = &allocation.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
+	rec.State, rec.Region = gameinstance.StateAllocated, RegionOK
+	rec.Server = &gameinstance.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
 	if _, err := records.Finish(ctx, rec); err != nil {
 		return fmt.Errorf("set up %s: %w", id, err)
 	}

@@ -15,7 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
@@ -87,17 +87,17 @@ func Seed(ctx context.Context, db DB, table, prefix string, n int, policy lifecy
 
 // dueRecord is an allocation an hour old whose server never linked, or
 // linked and stopped heartbeating, so Policy.Review marks it at now.
-func dueRecord(id string, linked bool, p lifecycle.Policy, now time.Time) allocation.Record {
+func dueRecord(id string, linked bool, p lifecycle.Policy, now time.Time) gameinstance.Record {
 	at := now.Add(-time.Hour)
-	rec := allocation.Record{GameInstanceID: id, State: allocation.StateAllocated, Region: "us-west", Version: 2,
-		Fingerprint: allocation.Fingerprint{DesiredRegion: "us-west", GameServerVersion: "prag::sample-game-armada-set"},
+	rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocated, Region: "us-west", Version: 2,
+		Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west", GameServerVersion: "prag::sample-game-armada-set"},
 		Environment: "prag", ArmadaSet: "sample-game-armada-set", ClaimID: "claim-" + id,
-		PartnerGameTokenHash: allocation.HashToken("token-" + id), LeaseExpiresAt: at.Add(time.Minute),
-		Server:    &allocation.Server{Address: "10.0.0.7:7777", IP: "10.0.0.7", Ports: map[string]int{"game": 7777}},
+		PartnerGameTokenHash: gameinstance.HashToken("token-" + id), LeaseExpiresAt: at.Add(time.Minute),
+		Server:    &gameinstance.Server{Address: "10.0.0.7:7777", IP: "10.0.0.7", Ports: map[string]int{"game": 7777}},
 		CreatedAt: at, UpdatedAt: at, HealthDeadline: at.Add(p.LinkTimeout)}
 	if linked {
-		rec.State, rec.Version, rec.LinkedAt = allocation.StateLinked, 4, at.Add(5*time.Second)
-		rec.LinkInfo = &allocation.LinkInfo{Address: "10.0.0.7:7777", Ports: map[string]int{"game": 7777}}
+		rec.State, rec.Version, rec.LinkedAt = gameinstance.StateLinked, 4, at.Add(5*time.Second)
+		rec.LinkInfo = &gameinstance.LinkInfo{Address: "10.0.0.7:7777", Ports: map[string]int{"game": 7777}}
 		rec.LastHeartbeatAt = at.Add(time.Minute)
 		rec.UpdatedAt = rec.LastHeartbeatAt
 		rec.HealthDeadline = rec.LastHeartbeatAt.Add(p.Period * time.Duration(p.FailureThreshold))

@@ -9,7 +9,7 @@ import (
 	"gopkg.in/yaml.v3"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 )
 
@@ -43,13 +43,13 @@ func TestSeededRecordsAreDueAndMarked(t *testing.T) {
 	for _, tc := range []struct {
 		linked bool
 		reason string
-	}{{false, allocation.ReasonLinkTimeout}, {true, allocation.ReasonMissedHeartbeats}} {
+	}{{false, gameinstance.ReasonLinkTimeout}, {true, gameinstance.ReasonMissedHeartbeats}} {
 		rec := dueRecord("gi", tc.linked, p, now)
 		if rec.HealthDeadline.After(now) {
 			t.Errorf("linked=%v: index deadline %s is after %s", tc.linked, rec.HealthDeadline, now)
 		}
 		next, changed := p.Review(rec, now)
-		if !changed || next.State != allocation.StateUnhealthy || next.UnhealthyReason != tc.reason {
+		if !changed || next.State != gameinstance.StateUnhealthy || next.UnhealthyReason != tc.reason {
 			t.Errorf("linked=%v: Review = %s/%s, want Unhealthy/%s", tc.linked, next.State, next.UnhealthyReason, tc.reason)
 		}
 		// The index entry is exactly where Review puts the deadline: no

@@ -6,12 +6,13 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
 // planRun is what trying the plan's regions produced.
 type planRun struct {
-	attempts []Attempt
+	attempts []attempt
 	// alloc is the allocation, made in region by plan step step with
 	// partnerToken; nil when every attempt failed.
 	alloc        *gamefabric.Allocation
@@ -103,8 +104,8 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, creds *crede
 // whether it is not: the breaker skips its region, its Allocator already
 // rate-limited this allocation (in region limitedIn), or its Allocator's
 // token could not be read (tokenErr).
-func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (Attempt, bool) {
-	a := Attempt{Region: step.Region, Reason: step.Reason}
+func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (attempt, bool) {
+	a := attempt{Attempt: gameinstance.Attempt{Region: step.Region, Reason: step.Reason}}
 	switch {
 	case !v.Try:
 		a.Reason, a.outcome = step.Reason+"; skipped: "+v.Reason, outcomeSkipped
@@ -115,7 +116,7 @@ func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (Attem
 		a.Error = gamefabric.Clip("not tried: the Allocator's token could not be read: "+tokenErr.Error(), gamefabric.MaxErrorText)
 		a.outcome = outcomeNoToken
 	default:
-		return Attempt{}, false
+		return attempt{}, false
 	}
 	return a, true
 }
@@ -175,7 +176,7 @@ func (s *Service) observe(ctx context.Context, b budget, run planRun) {
 // about it, and neither does "no matching server" (404, 409): that is one
 // armada set's shortage, which must not close the region to the others.
 // Nor does a region not asked at all (skipped, or no token to ask with).
-func regionFault(a Attempt) bool {
+func regionFault(a attempt) bool {
 	switch a.Status {
 	case 400, 401, 403, 404, 409, 429:
 		return false
@@ -187,26 +188,26 @@ func regionFault(a Attempt) bool {
 // once on 401 (the fresh token replaces it in creds for the regions after)
 // and retrying 429s within the retry policy. It returns the allocation (nil
 // on failure) and the attempts made.
-func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []Attempt) {
+func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []attempt) {
 	log := logging.FromContext(ctx)
 	req := gamefabric.AllocateRequest{
 		Region:     up.Region,
 		Attributes: map[string]string{"env": spec.Environment, "armadaset": spec.ArmadaSet},
 		Payload:    payload,
 	}
-	var attempts []Attempt
+	var attempts []attempt
 	refreshed := false
 	for retries429 := 0; ; {
 		token := creds.token[up.ID]
 		remaining := time.Until(deadline)
 		if remaining < minAttempt {
-			return nil, append(attempts, Attempt{Region: region, Error: "not tried: the allocation's time budget is spent", outcome: outcomeSkipped})
+			return nil, append(attempts, attempt{Attempt: gameinstance.Attempt{Region: region, Error: "not tried: the allocation's time budget is spent"}, outcome: outcomeSkipped})
 		}
 		actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, remaining))
 		start := time.Now()
 		alloc, err := up.Allocator.Allocate(actx, token, req)
 		cancel()
-		a := Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), outcome: outcomeOK, Status: 200}
+		a := attempt{Attempt: gameinstance.Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), Status: 200}, outcome: outcomeOK}
 		if up.Region != region {
 			a.AllocatorRegion = up.Region
 		}
@@ -248,7 +249,7 @@ func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream
 }
 
 // failed fills a in from the call's error, scrubbed of credentials.
-func (a *Attempt) failed(err error, scrub func(string) string) {
+func (a *attempt) failed(err error, scrub func(string) string) {
 	a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, scrub(err.Error()), ""
 	a.SuspectedOrphan = true // an error we cannot read proves nothing was allocated
 	var gf *gamefabric.Error

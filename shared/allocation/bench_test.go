@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Realistic inputs: what a backend sends for one match.
@@ -180,6 +181,6 @@ func BenchmarkRedact(b *testing.B) {
 func BenchmarkHashToken(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
-		HashToken("Jm0a3vZkq2l8Qf6Yt1uR4xWcN7bH5sD9eK0gP2iL3oA")
+		gameinstance.HashToken("Jm0a3vZkq2l8Qf6Yt1uR4xWcN7bH5sD9eK0gP2iL3oA")
 	}
 }

@@ -1,6 +1,9 @@
 package allocation
 
-import "github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+import (
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+)
 
 // What one outcome keeps of GameFabric's words. Each error text and body is
 // already bounded by the gamefabric client; these bound them in all, so the
@@ -16,26 +19,26 @@ const (
 // earlier attempts lose their bodies first, then their error texts are
 // clipped; the last attempt, which decided the outcome, keeps its details
 // unless that is still not enough.
-func boundAttempts(attempts []Attempt) []Attempt {
-	out := append([]Attempt(nil), attempts...)
+func boundAttempts(attempts []gameinstance.Attempt) []gameinstance.Attempt {
+	out := append([]gameinstance.Attempt(nil), attempts...)
 	total := 0
 	for _, a := range out {
 		total += len(a.Error) + len(a.Body)
 	}
-	shrink := func(a *Attempt) {
+	shrink := func(a *gameinstance.Attempt) {
 		if total > maxAttemptDetail {
 			total -= len(a.Body)
 			a.Body = ""
 		}
 	}
-	clipError := func(a *Attempt) {
+	clipError := func(a *gameinstance.Attempt) {
 		if total > maxAttemptDetail {
 			clipped := gamefabric.Clip(a.Error, clippedError)
 			total -= len(a.Error) - len(clipped)
 			a.Error = clipped
 		}
 	}
-	for _, step := range []func(*Attempt){shrink, clipError} {
+	for _, step := range []func(*gameinstance.Attempt){shrink, clipError} {
 		for i := 0; i < len(out)-1; i++ {
 			step(&out[i])
 		}
@@ -48,8 +51,8 @@ func boundAttempts(attempts []Attempt) []Attempt {
 }
 
 // withoutDetails keeps only where each attempt went and what it got.
-func withoutDetails(attempts []Attempt) []Attempt {
-	out := append([]Attempt(nil), attempts...)
+func withoutDetails(attempts []gameinstance.Attempt) []gameinstance.Attempt {
+	out := append([]gameinstance.Attempt(nil), attempts...)
 	for i := range out {
 		out[i].Error, out[i].Body = "", ""
 	}

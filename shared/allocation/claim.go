@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -14,18 +15,18 @@ import (
 // allocation (a replay), or an error saying why this call must wait or
 // change. A claim whose reply never arrived is read back: if it was saved,
 // it is ours and the call goes on.
-func (s *Service) claim(ctx context.Context, b budget, rec Record) (*Record, error) {
+func (s *Service) claim(ctx context.Context, b budget, rec gameinstance.Record) (*gameinstance.Record, error) {
 	now := rec.CreatedAt
 	// An expired claim is in doubt until its server had time to link back:
 	// taking it over sooner could allocate a second server.
 	err := s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout))
-	var conflict *ClaimConflictError
+	var conflict *gameinstance.ClaimConflictError
 	switch {
 	case err == nil:
 		return nil, nil
 	case errors.As(err, &conflict):
 		return s.onConflict(rec, now, conflict.Existing)
-	case errors.Is(err, ErrTooLarge):
+	case errors.Is(err, gameinstance.ErrTooLarge):
 		// Cannot happen within the request's limits; nothing was written.
 		return nil, internal("the claim record is too large", err)
 	}
@@ -42,17 +43,17 @@ func (s *Service) claim(ctx context.Context, b budget, rec Record) (*Record, err
 	return nil, unavailable("the allocation store is unavailable; nothing was allocated; retry", err)
 }
 
-func (s *Service) onConflict(rec Record, now time.Time, existing Record) (*Record, error) {
+func (s *Service) onConflict(rec gameinstance.Record, now time.Time, existing gameinstance.Record) (*gameinstance.Record, error) {
 	if existing.Fingerprint != rec.Fingerprint {
-		return nil, &Error{Code: CodeIdempotencyMismatch, Message: fmt.Sprintf(
+		return nil, &gameinstance.Error{Code: gameinstance.CodeIdempotencyMismatch, Message: fmt.Sprintf(
 			"game instance %q was already requested with a different desiredRegion, gameServerVersion or serverArgs", rec.GameInstanceID)}
 	}
-	if existing.State == StateAllocating {
+	if existing.State == gameinstance.StateAllocating {
 		if now.Before(existing.LeaseExpiresAt) {
-			return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: SecondsUntil(existing.LeaseExpiresAt, now),
+			return nil, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: gameinstance.SecondsUntil(existing.LeaseExpiresAt, now),
 				Message: fmt.Sprintf("an allocation for game instance %q is in progress; retry later", rec.GameInstanceID)}
 		}
-		return nil, &Error{Code: CodeAllocationInProgress, RetryAfter: SecondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
+		return nil, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: gameinstance.SecondsUntil(existing.LeaseExpiresAt.Add(s.o.LinkTimeout), now),
 			Message: fmt.Sprintf("an earlier allocation for game instance %q may have succeeded without being recorded; "+
 				"its game server has until LINK_TIMEOUT to link back before a retry allocates afresh", rec.GameInstanceID)}
 	}
@@ -63,11 +64,11 @@ func (s *Service) onConflict(rec Record, now time.Time, existing Record) (*Recor
 // is read back, because it may have been saved with only its reply lost.
 // An outcome too large for DynamoDB (it cannot be, given the bounds on what
 // GameFabric sends, but the store checks) is recorded without its details.
-func (s *Service) record(ctx context.Context, b budget, rec Record) (Record, error) {
+func (s *Service) record(ctx context.Context, b budget, rec gameinstance.Record) (gameinstance.Record, error) {
 	wctx, cancel := detached(ctx, b.record, 0)
 	defer cancel()
 	stored, err := s.o.Store.Finish(wctx, rec)
-	if errors.Is(err, ErrTooLarge) {
+	if errors.Is(err, gameinstance.ErrTooLarge) {
 		logging.FromContext(ctx).Warn("outcome too large to record; recording it without attempt details",
 			"gameInstanceId", rec.GameInstanceID, "attempts", len(rec.Attempts))
 		rec.Attempts = withoutDetails(rec.Attempts)
@@ -76,8 +77,8 @@ func (s *Service) record(ctx context.Context, b budget, rec Record) (Record, err
 	switch {
 	case err == nil:
 		return stored, nil
-	case errors.Is(err, ErrClaimLost):
-		return Record{}, s.claimLost(ctx, rec, err)
+	case errors.Is(err, gameinstance.ErrClaimLost):
+		return gameinstance.Record{}, s.claimLost(ctx, rec, err)
 	}
 	rctx, cancel := detached(ctx, b.end, 0)
 	defer cancel()
@@ -87,12 +88,12 @@ func (s *Service) record(ctx context.Context, b budget, rec Record) (Record, err
 	// The operator's record of a server we could not write down; no token.
 	logging.FromContext(ctx).Error("recording allocation outcome failed",
 		"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
-	return Record{}, s.outcomeUnrecorded(rec, err)
+	return gameinstance.Record{}, s.outcomeUnrecorded(rec, err)
 }
 
 // claimLost: another call took the claim over, so this call's outcome is
 // not the instance's. The caller retries and gets the other call's.
-func (s *Service) claimLost(ctx context.Context, rec Record, err error) error {
+func (s *Service) claimLost(ctx context.Context, rec gameinstance.Record, err error) error {
 	logging.FromContext(ctx).Error("allocation claim lost before its outcome was recorded",
 		"gameInstanceId", rec.GameInstanceID, "state", rec.State, "region", rec.Region, "server", rec.Server, "error", err)
 	return unavailable(fmt.Sprintf("another request took over game instance %q while this one was allocating; "+
@@ -104,13 +105,13 @@ func (s *Service) claimLost(ctx context.Context, rec Record, err error) error {
 // link-back adopts it, or the health sweep fails it once the server had
 // time to link; either way a retry never allocates a second server
 // meanwhile.
-func (s *Service) outcomeUnrecorded(rec Record, err error) *Error {
+func (s *Service) outcomeUnrecorded(rec gameinstance.Record, err error) *gameinstance.Error {
 	msg := "every attempt failed but recording that failed; retry with the same gameInstanceId"
-	if rec.State == StateAllocated {
+	if rec.State == gameinstance.StateAllocated {
 		msg = fmt.Sprintf("GameFabric allocated a game server in %s but recording it failed; retry with the same "+
 			"gameInstanceId: the retry returns that server once it links back, and allocates afresh only if it never does", rec.Region)
 	}
 	e := unavailable(msg, err)
-	e.RetryAfter = SecondsUntil(rec.LeaseExpiresAt, s.o.Now())
+	e.RetryAfter = gameinstance.SecondsUntil(rec.LeaseExpiresAt, s.o.Now())
 	return e
 }

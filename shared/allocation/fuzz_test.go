@@ -4,6 +4,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // The request decoder and validator must never panic, and must answer
@@ -21,12 +23,12 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeRequest(body)
 		if err != nil {
-			assertCode(t, err, CodeInvalidRequest)
+			assertCode(t, err, gameinstance.CodeInvalidRequest)
 			return
 		}
 		spec, err := d.Resolve(req)
 		if err != nil {
-			assertCode(t, err, CodeInvalidRequest)
+			assertCode(t, err, gameinstance.CodeInvalidRequest)
 			return
 		}
 		if len(spec.Plan) == 0 || len(spec.Plan) > 3 || spec.Environment == "" || spec.ArmadaSet == "" {
@@ -50,9 +52,9 @@ func FuzzParseVersion(f *testing.F) {
 	})
 }
 
-func assertCode(t *testing.T, err error, want Code) {
+func assertCode(t *testing.T, err error, want gameinstance.Code) {
 	t.Helper()
-	var e *Error
+	var e *gameinstance.Error
 	if !errors.As(err, &e) || e.Code != want || e.Message == "" {
 		t.Fatalf("err = %v, want %s with a message", err, want)
 	}

@@ -1,8 +1,10 @@
 package allocation
 
+import "github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+
 // Outcome is what the metrics port hears of one finished allocation.
 type Outcome struct {
-	Record           Record
+	Record           gameinstance.Record
 	SkippedUnhealthy int
 	// SuspectedOrphans has one region per attempt that may have left a
 	// server allocated upstream.
@@ -26,6 +28,6 @@ func (o Outcome) RegionLabel(region string) string {
 	return OtherRegion
 }
 
-func (run planRun) metrics(rec Record) Outcome {
+func (run planRun) metrics(rec gameinstance.Record) Outcome {
 	return Outcome{Record: rec, SkippedUnhealthy: run.skipped, SuspectedOrphans: run.orphans, Known: run.known}
 }

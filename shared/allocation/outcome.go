@@ -6,7 +6,25 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
+
+// attempt is one upstream call as the plan sees it: what is recorded, and
+// how it counts for the fallback and error-code decisions.
+type attempt struct {
+	gameinstance.Attempt
+	outcome    outcome
+	retryAfter time.Duration // the allocator's Retry-After
+}
+
+// recorded is what the record keeps of attempts.
+func recorded(attempts []attempt) []gameinstance.Attempt {
+	out := make([]gameinstance.Attempt, len(attempts))
+	for i, a := range attempts {
+		out[i] = a.Attempt
+	}
+	return out
+}
 
 // outcome classifies one attempt for the fallback and error-code decisions.
 type outcome int
@@ -54,7 +72,7 @@ func classifyError(err error) outcome {
 // rate-limited, since asking again later may reach a server; UPSTREAM_TIMEOUT
 // when the others timed out (or nothing could be tried in time);
 // ALLOCATION_FAILED otherwise.
-func failureCode(attempts []Attempt) Code {
+func failureCode(attempts []attempt) gameinstance.Code {
 	last := map[string]outcome{}
 	var order []string
 	for _, a := range attempts {
@@ -83,23 +101,23 @@ func failureCode(attempts []Attempt) Code {
 	}
 	switch {
 	case tried == 0:
-		return CodeUpstreamTimeout
+		return gameinstance.CodeUpstreamTimeout
 	case capacity == tried:
-		return CodeNoCapacity
+		return gameinstance.CodeNoCapacity
 	case timeouts == 0 && capacity+limited == tried:
-		return CodeRateLimited
+		return gameinstance.CodeRateLimited
 	case timeouts > 0 && timeouts+capacity+limited == tried:
-		return CodeUpstreamTimeout
+		return gameinstance.CodeUpstreamTimeout
 	default:
-		return CodeAllocationFailed
+		return gameinstance.CodeAllocationFailed
 	}
 }
 
 // failureOf is the error a Failed outcome answers, with the Retry-After
 // its code carries.
-func failureOf(rec Record) *Error {
-	return &Error{Code: rec.Failure.Code, Message: rec.Failure.Message, Attempts: rec.Attempts,
-		RetryAfter: retryAfterFor(rec.Failure.Code, rec.Attempts)}
+func failureOf(rec gameinstance.Record, attempts []attempt) *gameinstance.Error {
+	return &gameinstance.Error{Code: rec.Failure.Code, Message: rec.Failure.Message, Attempts: rec.Attempts,
+		RetryAfter: retryAfterFor(rec.Failure.Code, attempts)}
 }
 
 // How long a caller should wait before retrying the same gameInstanceId
@@ -112,28 +130,28 @@ const (
 	maxRetryAfter             = time.Minute
 )
 
-func retryAfterFor(code Code, attempts []Attempt) time.Duration {
+func retryAfterFor(code gameinstance.Code, attempts []attempt) time.Duration {
 	var wait time.Duration
 	switch code {
-	case CodeNoCapacity:
+	case gameinstance.CodeNoCapacity:
 		wait = noCapacityRetryAfter
 		if upstream := longestRetryAfter(attempts); upstream > 0 {
 			wait = upstream
 		}
-	case CodeRateLimited:
+	case gameinstance.CodeRateLimited:
 		wait = rateLimitedRetryAfter
 		if upstream := longestRetryAfter(attempts); upstream > 0 {
 			wait = upstream
 		}
-	case CodeUpstreamTimeout:
+	case gameinstance.CodeUpstreamTimeout:
 		wait = upstreamTimeoutRetryAfter
 	default:
 		return 0
 	}
-	return min(wholeSeconds(wait), maxRetryAfter)
+	return min(gameinstance.WholeSeconds(wait), maxRetryAfter)
 }
 
-func longestRetryAfter(attempts []Attempt) time.Duration {
+func longestRetryAfter(attempts []attempt) time.Duration {
 	var longest time.Duration
 	for _, a := range attempts {
 		longest = max(longest, a.retryAfter)
@@ -141,13 +159,13 @@ func longestRetryAfter(attempts []Attempt) time.Duration {
 	return longest
 }
 
-func failureMessage(code Code) string {
+func failureMessage(code gameinstance.Code) string {
 	switch code {
-	case CodeNoCapacity:
+	case gameinstance.CodeNoCapacity:
 		return "no game server available in any region tried"
-	case CodeRateLimited:
+	case gameinstance.CodeRateLimited:
 		return "GameFabric's Allocators rate-limited this allocation; retry after Retry-After"
-	case CodeUpstreamTimeout:
+	case gameinstance.CodeUpstreamTimeout:
 		return "GameFabric did not answer in time"
 	default:
 		return "GameFabric rejected or failed every allocation attempt"

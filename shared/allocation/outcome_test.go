@@ -6,18 +6,19 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 func TestFailureCode(t *testing.T) {
 	// a: one attempt per region; same: attempts in one region.
-	a := func(o ...outcome) []Attempt {
-		var out []Attempt
+	a := func(o ...outcome) []attempt {
+		var out []attempt
 		for i, x := range o {
-			out = append(out, Attempt{Region: string(rune('a' + i)), outcome: x})
+			out = append(out, attempt{Attempt: gameinstance.Attempt{Region: string(rune('a' + i))}, outcome: x})
 		}
 		return out
 	}
-	same := func(o ...outcome) []Attempt {
+	same := func(o ...outcome) []attempt {
 		out := a(o...)
 		for i := range out {
 			out[i].Region = "a"
@@ -26,26 +27,26 @@ func TestFailureCode(t *testing.T) {
 	}
 	tests := []struct {
 		name     string
-		attempts []Attempt
-		want     Code
+		attempts []attempt
+		want     gameinstance.Code
 	}{
-		{"all capacity", a(outcomeCapacity, outcomeCapacity), CodeNoCapacity},
-		{"capacity then timeout", a(outcomeCapacity, outcomeTimeout), CodeUpstreamTimeout},
-		{"timeout only", a(outcomeTimeout), CodeUpstreamTimeout},
-		{"timeout then no time for fallback", a(outcomeTimeout, outcomeSkipped), CodeUpstreamTimeout},
-		{"nothing tried", a(outcomeSkipped), CodeUpstreamTimeout},
-		{"server error then capacity", a(outcomeFailed, outcomeCapacity), CodeAllocationFailed},
-		{"timeout then server error", a(outcomeTimeout, outcomeFailed), CodeAllocationFailed},
-		{"capacity then skipped", a(outcomeCapacity, outcomeSkipped), CodeNoCapacity},
-		{"rate-limited", a(outcomeRateLimited), CodeRateLimited},
-		{"rate-limited, then skipped for it", a(outcomeRateLimited, outcomeRateLimitSkipped), CodeRateLimited},
-		{"rate-limited and no capacity", a(outcomeCapacity, outcomeRateLimited), CodeRateLimited},
-		{"rate-limited and a timeout", a(outcomeRateLimited, outcomeTimeout), CodeUpstreamTimeout},
-		{"rate-limited and a server error", a(outcomeRateLimited, outcomeFailed), CodeAllocationFailed},
-		{"no token for one Allocator, no capacity on the other", a(outcomeNoToken, outcomeCapacity), CodeAllocationFailed},
-		{"429 retried into 503", same(outcomeRateLimited, outcomeCapacity), CodeNoCapacity},
-		{"401 cured, then 503", same(outcomeFailed, outcomeCapacity), CodeNoCapacity},
-		{"429 and then no time to retry", same(outcomeRateLimited, outcomeSkipped), CodeRateLimited},
+		{"all capacity", a(outcomeCapacity, outcomeCapacity), gameinstance.CodeNoCapacity},
+		{"capacity then timeout", a(outcomeCapacity, outcomeTimeout), gameinstance.CodeUpstreamTimeout},
+		{"timeout only", a(outcomeTimeout), gameinstance.CodeUpstreamTimeout},
+		{"timeout then no time for fallback", a(outcomeTimeout, outcomeSkipped), gameinstance.CodeUpstreamTimeout},
+		{"nothing tried", a(outcomeSkipped), gameinstance.CodeUpstreamTimeout},
+		{"server error then capacity", a(outcomeFailed, outcomeCapacity), gameinstance.CodeAllocationFailed},
+		{"timeout then server error", a(outcomeTimeout, outcomeFailed), gameinstance.CodeAllocationFailed},
+		{"capacity then skipped", a(outcomeCapacity, outcomeSkipped), gameinstance.CodeNoCapacity},
+		{"rate-limited", a(outcomeRateLimited), gameinstance.CodeRateLimited},
+		{"rate-limited, then skipped for it", a(outcomeRateLimited, outcomeRateLimitSkipped), gameinstance.CodeRateLimited},
+		{"rate-limited and no capacity", a(outcomeCapacity, outcomeRateLimited), gameinstance.CodeRateLimited},
+		{"rate-limited and a timeout", a(outcomeRateLimited, outcomeTimeout), gameinstance.CodeUpstreamTimeout},
+		{"rate-limited and a server error", a(outcomeRateLimited, outcomeFailed), gameinstance.CodeAllocationFailed},
+		{"no token for one Allocator, no capacity on the other", a(outcomeNoToken, outcomeCapacity), gameinstance.CodeAllocationFailed},
+		{"429 retried into 503", same(outcomeRateLimited, outcomeCapacity), gameinstance.CodeNoCapacity},
+		{"401 cured, then 503", same(outcomeFailed, outcomeCapacity), gameinstance.CodeNoCapacity},
+		{"429 and then no time to retry", same(outcomeRateLimited, outcomeSkipped), gameinstance.CodeRateLimited},
 	}
 	for _, tc := range tests {
 		if got := failureCode(tc.attempts); got != tc.want {

@@ -2,7 +2,6 @@ package allocation
 
 import (
 	"crypto/rand"
-	"crypto/sha256"
 	"encoding/base64"
 	"strings"
 )
@@ -14,12 +13,6 @@ type Payload struct {
 	PartnerSocialToken   string `json:"PartnerSocialToken"`
 	PragmaBackendAddress string `json:"pragmaBackendAddress"`
 	ServerArgs           string `json:"ServerArgs"`
-}
-
-// HashToken is how a partner game token is stored: base64url SHA-256.
-func HashToken(token string) string {
-	sum := sha256.Sum256([]byte(token))
-	return base64.RawURLEncoding.EncodeToString(sum[:])
 }
 
 // mintToken returns 256 random bits, base64url.

@@ -12,6 +12,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
@@ -35,7 +36,6 @@ type Request struct {
 // and reject garbage early with a message that names the field.
 const (
 	MaxBodyBytes          = 64 << 10
-	maxGameInstanceID     = 128
 	maxGameServerVersion  = 256
 	maxServerArgs         = 8 << 10
 	minPartnerGameToken   = 32 // characters; a minted one has 43 (256 bits)
@@ -49,8 +49,7 @@ const (
 )
 
 var (
-	gameInstanceIDPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
-	labelValuePattern     = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+	labelValuePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 	// tokenPattern is RFC 6750's b64token: what a Bearer header may carry.
 	tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`)
 )
@@ -87,14 +86,6 @@ func describeJSONError(err error) string {
 	return strings.TrimPrefix(err.Error(), "json: ")
 }
 
-// ValidateGameInstanceID checks an id taken from a path.
-func ValidateGameInstanceID(id string) error {
-	if id == "" || len(id) > maxGameInstanceID || !gameInstanceIDPattern.MatchString(id) {
-		return invalid("gameInstanceId must be 1-%d characters of letters, digits and . _ : -", maxGameInstanceID)
-	}
-	return nil
-}
-
 // Defaults are the configured fallbacks (the plugin's fallback* settings)
 // and region-selection limits.
 type Defaults struct {
@@ -119,20 +110,10 @@ type Spec struct {
 	Environment    string
 	ArmadaSet      string
 	// Fingerprint identifies the request for idempotency checks.
-	Fingerprint Fingerprint
+	Fingerprint gameinstance.Fingerprint
 	// PartnerGameToken is empty when the caller gave none (one is minted).
 	PartnerGameToken   string
 	PartnerSocialToken string
-}
-
-// Fingerprint is what must match for a replay to count as the same request.
-type Fingerprint struct {
-	DesiredRegion     string
-	GameServerVersion string
-	ServerArgs        string
-	// RegionInputs digests preferredRegions, playerLatencies and
-	// maxPlayerLatencyMs; empty when none is given, as in older records.
-	RegionInputs string
 }
 
 // Resolve validates req and applies the version and region rules. Every
@@ -141,13 +122,8 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
-	switch id := req.GameInstanceID; {
-	case id == "":
-		add("gameInstanceId is required")
-	case len(id) > maxGameInstanceID:
-		add("gameInstanceId must be at most %d characters", maxGameInstanceID)
-	case !gameInstanceIDPattern.MatchString(id):
-		add("gameInstanceId may only contain letters, digits and . _ : -")
+	if p := gameinstance.IDProblem(req.GameInstanceID); p != "" {
+		add("%s", p)
 	}
 
 	desired := strings.ToLower(strings.TrimSpace(req.DesiredRegion))
@@ -190,7 +166,7 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 		LatencyRelaxed: sel.relaxed,
 		Environment:    env,
 		ArmadaSet:      set,
-		Fingerprint: Fingerprint{
+		Fingerprint: gameinstance.Fingerprint{
 			DesiredRegion:     desired,
 			GameServerVersion: version,
 			ServerArgs:        req.ServerArgs,

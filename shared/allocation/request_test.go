@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 func TestDecodeRequest(t *testing.T) {
@@ -42,8 +44,8 @@ func TestDecodeRequest(t *testing.T) {
 
 func assertInvalid(t *testing.T, err error, contains string) {
 	t.Helper()
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidRequest {
+	var e *gameinstance.Error
+	if !errors.As(err, &e) || e.Code != gameinstance.CodeInvalidRequest {
 		t.Fatalf("err = %v, want INVALID_REQUEST", err)
 	}
 	if !strings.Contains(e.Message, contains) {
@@ -97,7 +99,7 @@ func TestResolve(t *testing.T) {
 		{name: "region normalised, fallback appended",
 			req: Request{GameInstanceID: "gi-1", DesiredRegion: "  US-West ", GameServerVersion: "dev::arena", ServerArgs: "-map=x"},
 			want: Spec{GameInstanceID: "gi-1", Plan: []PlanStep{{"us-west", "requested"}, {"eu-central-1", "fallback"}}, Environment: "dev", ArmadaSet: "arena",
-				Fingerprint: Fingerprint{DesiredRegion: "us-west", GameServerVersion: "dev::arena", ServerArgs: "-map=x"}}},
+				Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west", GameServerVersion: "dev::arena", ServerArgs: "-map=x"}}},
 		{name: "defaults only",
 			req:  Request{GameInstanceID: "a.b:c_d-e"},
 			want: Spec{GameInstanceID: "a.b:c_d-e", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet"}},

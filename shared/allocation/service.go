@@ -4,11 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
@@ -20,12 +20,12 @@ type Store interface {
 	// record that is neither Failed nor an Allocating claim whose lease
 	// expired before takeoverBefore; then it returns *ClaimConflictError
 	// holding that record.
-	Claim(ctx context.Context, rec Record, takeoverBefore time.Time) error
+	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error
 	// Finish writes the outcome if rec.ClaimID still holds the claim
 	// (ErrClaimLost otherwise) and returns the stored record.
-	Finish(ctx context.Context, rec Record) (Record, error)
+	Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error)
 	// Get returns the record or ErrNotFound.
-	Get(ctx context.Context, gameInstanceID string) (Record, error)
+	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
 }
 
 // Allocator is GameFabric's allocate endpoint.
@@ -127,21 +127,21 @@ func NewService(o Options) *Service {
 
 // Result is a successful allocation; Created is false for a replay.
 type Result struct {
-	Record  Record
+	Record  gameinstance.Record
 	Created bool
 }
 
 // Get returns the record for a game instance.
-func (s *Service) Get(ctx context.Context, gameInstanceID string) (Record, error) {
-	if err := ValidateGameInstanceID(gameInstanceID); err != nil {
-		return Record{}, err
+func (s *Service) Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error) {
+	if err := gameinstance.ValidateID(gameInstanceID); err != nil {
+		return gameinstance.Record{}, err
 	}
 	rec, err := s.o.Store.Get(ctx, gameInstanceID)
-	if errors.Is(err, ErrNotFound) {
-		return Record{}, &Error{Code: CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", gameInstanceID)}
+	if errors.Is(err, gameinstance.ErrNotFound) {
+		return gameinstance.Record{}, &gameinstance.Error{Code: gameinstance.CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", gameInstanceID)}
 	}
 	if err != nil {
-		return Record{}, unavailable("the allocation store is unavailable; retry", err)
+		return gameinstance.Record{}, unavailable("the allocation store is unavailable; retry", err)
 	}
 	return rec, nil
 }
@@ -180,31 +180,31 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if rec.State == StateFailed {
-		return Result{}, failureOf(rec)
+	if rec.State == gameinstance.StateFailed {
+		return Result{}, failureOf(rec, run.attempts)
 	}
 	return Result{Record: stored, Created: true}, nil
 }
 
 // newClaim is the Allocating record this call will try to claim, and the
 // link-back token of each plan step.
-func (s *Service) newClaim(spec Spec) (Record, []string, error) {
+func (s *Service) newClaim(spec Spec) (gameinstance.Record, []string, error) {
 	partnerTokens, err := s.partnerTokens(spec)
 	if err != nil {
-		return Record{}, nil, internal("mint partner game tokens", err)
+		return gameinstance.Record{}, nil, internal("mint partner game tokens", err)
 	}
 	claimID, err := mintToken(s.o.Random)
 	if err != nil {
-		return Record{}, nil, internal("mint claim id", err)
+		return gameinstance.Record{}, nil, internal("mint claim id", err)
 	}
 	now := s.o.Now()
-	return Record{
+	return gameinstance.Record{
 		GameInstanceID:       spec.GameInstanceID,
-		State:                StateAllocating,
+		State:                gameinstance.StateAllocating,
 		Fingerprint:          spec.Fingerprint,
 		Environment:          spec.Environment,
 		ArmadaSet:            spec.ArmadaSet,
-		PartnerGameTokenHash: HashToken(partnerTokens[0]),
+		PartnerGameTokenHash: gameinstance.HashToken(partnerTokens[0]),
 		CandidateTokenHashes: candidateHashes(spec, partnerTokens),
 		ClaimID:              claimID,
 		LatencyRelaxed:       spec.LatencyRelaxed,
@@ -248,42 +248,33 @@ func candidateHashes(spec Spec, tokens []string) []string {
 	}
 	hashes := make([]string, len(tokens))
 	for i, t := range tokens {
-		hashes[i] = HashToken(t)
+		hashes[i] = gameinstance.HashToken(t)
 	}
 	return hashes
 }
 
 // outcome is rec with the plan's result applied, ready to be recorded.
-func (s *Service) outcome(rec Record, run planRun) Record {
-	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(run.attempts), nil
+func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Record {
+	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(recorded(run.attempts)), nil
 	rec.UpdatedAt = s.o.Now()
 	if run.alloc != nil {
-		rec.State, rec.Region, rec.FallbackUsed = StateAllocated, run.region, run.step > 0
-		rec.Server = &Server{Address: run.alloc.Address, IP: run.alloc.IP, Ports: run.alloc.Ports}
-		rec.PartnerGameTokenHash = HashToken(run.partnerToken)
+		rec.State, rec.Region, rec.FallbackUsed = gameinstance.StateAllocated, run.region, run.step > 0
+		rec.Server = &gameinstance.Server{Address: run.alloc.Address, IP: run.alloc.IP, Ports: run.alloc.Ports}
+		rec.PartnerGameTokenHash = gameinstance.HashToken(run.partnerToken)
 		// A live instance does not expire; the health sweep marks it
 		// Unhealthy if its server never links.
 		rec.ExpiresAt = time.Time{}
 		return rec
 	}
 	code := failureCode(run.attempts)
-	rec.State, rec.Failure = StateFailed, &Failure{Code: code, Message: failureMessage(code)}
+	rec.State, rec.Failure = gameinstance.StateFailed, &gameinstance.Failure{Code: code, Message: failureMessage(code)}
 	rec.ExpiresAt, rec.HealthDeadline = rec.UpdatedAt.Add(s.o.Retention), time.Time{}
 	return rec
 }
 
-func replayOf(rec *Record) Result {
+func replayOf(rec *gameinstance.Record) Result {
 	if rec == nil {
 		return Result{}
 	}
 	return Result{Record: *rec}
-}
-
-// SecondsUntil is a Retry-After until t: whole seconds, rounded up, at least one.
-func SecondsUntil(t, now time.Time) time.Duration { return wholeSeconds(t.Sub(now)) }
-
-// wholeSeconds rounds d up to whole seconds, at least one: Retry-After
-// carries whole seconds, and 0 would invite an immediate retry.
-func wholeSeconds(d time.Duration) time.Duration {
-	return max(time.Duration(math.Ceil(d.Seconds()))*time.Second, time.Second)
 }

@@ -12,51 +12,52 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // memStore is an in-memory Store with the same claim rules as the DynamoDB
 // one; the real store is exercised against DynamoDB Local in tests/.
 type memStore struct {
 	mu      sync.Mutex
-	records map[string]Record
+	records map[string]gameinstance.Record
 	// claimErr and finishErr stand in for DynamoDB being unreachable.
 	claimErr, finishErr error
 }
 
-func (m *memStore) Claim(_ context.Context, rec Record, takeoverBefore time.Time) error {
+func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.claimErr != nil {
 		return m.claimErr
 	}
 	if old, ok := m.records[rec.GameInstanceID]; ok &&
-		old.State != StateFailed && !(old.State == StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
-		return &ClaimConflictError{Existing: old}
+		old.State != gameinstance.StateFailed && !(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
+		return &gameinstance.ClaimConflictError{Existing: old}
 	}
 	m.records[rec.GameInstanceID] = rec
 	return nil
 }
 
-func (m *memStore) Finish(_ context.Context, rec Record) (Record, error) {
+func (m *memStore) Finish(_ context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.finishErr != nil {
-		return Record{}, m.finishErr
+		return gameinstance.Record{}, m.finishErr
 	}
-	if old := m.records[rec.GameInstanceID]; old.ClaimID != rec.ClaimID || old.State != StateAllocating {
-		return Record{}, ErrClaimLost
+	if old := m.records[rec.GameInstanceID]; old.ClaimID != rec.ClaimID || old.State != gameinstance.StateAllocating {
+		return gameinstance.Record{}, gameinstance.ErrClaimLost
 	}
 	m.records[rec.GameInstanceID] = rec
 	return rec, nil
 }
 
-func (m *memStore) Get(_ context.Context, id string) (Record, error) {
+func (m *memStore) Get(_ context.Context, id string) (gameinstance.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if r, ok := m.records[id]; ok {
 		return r, nil
 	}
-	return Record{}, ErrNotFound
+	return gameinstance.Record{}, gameinstance.ErrNotFound
 }
 
 // script answers allocate calls per region from a queue of responses.
@@ -110,7 +111,7 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 		wantCalls    []string
 		wantRegion   string
 		wantFallback bool
-		wantCode     Code
+		wantCode     gameinstance.Code
 		wantTokens   []string
 		// split: us-west and eu are behind different Allocators.
 		split bool
@@ -126,25 +127,25 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 		{name: "429 retried in region before success", queue: map[string][]error{"us-west": {status(429, 0), status(429, time.Millisecond), nil}},
 			wantCalls: []string{"us-west", "us-west", "us-west"}, wantRegion: "us-west"},
 		{name: "429 exhausted skips the same Allocator's fallback", queue: map[string][]error{"us-west": {status(429, 0), status(429, 0), status(429, 0)}, "eu": {nil}},
-			wantCalls: []string{"us-west", "us-west", "us-west"}, wantAttempts: 4, wantCode: CodeRateLimited},
+			wantCalls: []string{"us-west", "us-west", "us-west"}, wantAttempts: 4, wantCode: gameinstance.CodeRateLimited},
 		{name: "429 exhausted then fallback behind another Allocator", split: true, queue: map[string][]error{"us-west": {status(429, 0), status(429, 0), status(429, 0)}, "eu": {nil}},
 			wantCalls: []string{"us-west", "us-west", "us-west", "eu"}, wantRegion: "eu", wantFallback: true},
 		{name: "long Retry-After moves on at once to another Allocator", split: true, queue: map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {nil}},
 			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
 		{name: "rate-limited on one Allocator, no capacity on the other", split: true, queue: map[string][]error{"us-west": {status(429, time.Hour)}, "eu": {status(503, 0)}},
-			wantCalls: []string{"us-west", "eu"}, wantCode: CodeRateLimited},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeRateLimited},
 		{name: "429 retried into 503 is no capacity", queue: map[string][]error{"us-west": {status(429, 0), status(503, 0)}, "eu": {status(404, 0)}},
-			wantCalls: []string{"us-west", "us-west", "eu"}, wantCode: CodeNoCapacity},
+			wantCalls: []string{"us-west", "us-west", "eu"}, wantCode: gameinstance.CodeNoCapacity},
 		{name: "401 refreshes the token once and retries", queue: map[string][]error{"us-west": {status(401, 0), nil}},
 			wantCalls: []string{"us-west", "us-west"}, wantRegion: "us-west", wantTokens: []string{"old", "new"}},
 		{name: "401 twice falls back with the fresh token", queue: map[string][]error{"us-west": {status(401, 0), status(401, 0)}, "eu": {nil}},
 			wantCalls: []string{"us-west", "us-west", "eu"}, wantRegion: "eu", wantFallback: true, wantTokens: []string{"old", "new", "new"}},
 		{name: "no capacity anywhere", queue: map[string][]error{"us-west": {status(404, 0)}, "eu": {status(503, 0)}},
-			wantCalls: []string{"us-west", "eu"}, wantCode: CodeNoCapacity},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeNoCapacity},
 		{name: "timeouts everywhere", queue: map[string][]error{"us-west": {timeout}, "eu": {timeout}},
-			wantCalls: []string{"us-west", "eu"}, wantCode: CodeUpstreamTimeout},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeUpstreamTimeout},
 		{name: "bad gateway", queue: map[string][]error{"us-west": {status(403, 0)}, "eu": {status(502, 0)}},
-			wantCalls: []string{"us-west", "eu"}, wantCode: CodeAllocationFailed},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeAllocationFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -165,11 +166,11 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 			}
 			stored, _ := store.Get(context.Background(), "gi-1")
 			if tc.wantCode != "" {
-				var e *Error
+				var e *gameinstance.Error
 				if !errors.As(err, &e) || e.Code != tc.wantCode || len(e.Attempts) != tc.wantAttempts {
 					t.Fatalf("err = %v, want %s with %d attempts", err, tc.wantCode, tc.wantAttempts)
 				}
-				if stored.State != StateFailed || stored.Failure == nil || stored.Failure.Code != tc.wantCode {
+				if stored.State != gameinstance.StateFailed || stored.Failure == nil || stored.Failure.Code != tc.wantCode {
 					t.Fatalf("stored = %+v, want Failed %s", stored, tc.wantCode)
 				}
 				return
@@ -177,7 +178,7 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 			if err != nil || !res.Created || res.Record.Region != tc.wantRegion || res.Record.FallbackUsed != tc.wantFallback {
 				t.Fatalf("Allocate = %+v, %v; want region %s fallback %v", res, err, tc.wantRegion, tc.wantFallback)
 			}
-			if stored.State != StateAllocated || len(stored.Attempts) != tc.wantAttempts {
+			if stored.State != gameinstance.StateAllocated || len(stored.Attempts) != tc.wantAttempts {
 				t.Fatalf("stored = %+v", stored)
 			}
 		})
@@ -185,7 +186,7 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 }
 
 func newTestService(alloc Allocator) (*Service, *memStore) {
-	store := &memStore{records: map[string]Record{}}
+	store := &memStore{records: map[string]gameinstance.Record{}}
 	svc := NewService(Options{
 		Store: store, Allocator: alloc, Tokens: &tokens{current: "old", next: "new"},
 		Defaults:       Defaults{Region: "eu", Environment: "prag", ArmadaSet: "fleet"},
@@ -212,7 +213,7 @@ func TestAllocatePayloadAndTokens(t *testing.T) {
 		t.Fatalf("attributes = %v", got)
 	}
 	rec, _ := store.Get(context.Background(), "gi-1")
-	if rec.PartnerGameTokenHash != HashToken(p.PartnerGameToken) || strings.Contains(rec.PartnerGameTokenHash, p.PartnerGameToken) {
+	if rec.PartnerGameTokenHash != gameinstance.HashToken(p.PartnerGameToken) || strings.Contains(rec.PartnerGameTokenHash, p.PartnerGameToken) {
 		t.Fatalf("stored hash %q does not match the minted token", rec.PartnerGameTokenHash)
 	}
 }
@@ -226,32 +227,32 @@ func TestAllocateIdempotency(t *testing.T) {
 		t.Fatal(err)
 	}
 	res, err := svc.Allocate(ctx, Request{GameInstanceID: "gi-1", DesiredRegion: " US-WEST", GameServerVersion: "dev::arena"})
-	if err != nil || res.Created || res.Record.State != StateAllocated || len(alloc.calls) != 1 {
+	if err != nil || res.Created || res.Record.State != gameinstance.StateAllocated || len(alloc.calls) != 1 {
 		t.Fatalf("replay = %+v, %v after %d calls; want the stored result", res, err, len(alloc.calls))
 	}
 	req.ServerArgs = "-different"
-	if _, err := svc.Allocate(ctx, req); CodeOf(err) != CodeIdempotencyMismatch {
+	if _, err := svc.Allocate(ctx, req); gameinstance.CodeOf(err) != gameinstance.CodeIdempotencyMismatch {
 		t.Fatalf("mismatch err = %v", err)
 	}
 
 	// An in-flight claim blocks; an expired one can be taken over.
-	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
-		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(30 * time.Second)}
+	store.records["gi-2"] = gameinstance.Record{GameInstanceID: "gi-2", State: gameinstance.StateAllocating, ClaimID: "x",
+		Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(30 * time.Second)}
 	_, err = svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"})
-	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeAllocationInProgress || e.RetryAfter < 29*time.Second {
+	var e *gameinstance.Error
+	if !errors.As(err, &e) || e.Code != gameinstance.CodeAllocationInProgress || e.RetryAfter < 29*time.Second {
 		t.Fatalf("in-flight err = %v, want ALLOCATION_IN_PROGRESS with Retry-After ~30s", err)
 	}
 	// An expired claim is in doubt while a server it allocated could still
 	// link back; only then may it be taken over.
-	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
-		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-time.Second)}
+	store.records["gi-2"] = gameinstance.Record{GameInstanceID: "gi-2", State: gameinstance.StateAllocating, ClaimID: "x",
+		Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-time.Second)}
 	_, err = svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"})
-	if !errors.As(err, &e) || e.Code != CodeAllocationInProgress || e.RetryAfter < svc.o.LinkTimeout-2*time.Second || len(alloc.calls) != 1 {
+	if !errors.As(err, &e) || e.Code != gameinstance.CodeAllocationInProgress || e.RetryAfter < svc.o.LinkTimeout-2*time.Second || len(alloc.calls) != 1 {
 		t.Fatalf("in-doubt err = %v after %d calls, want ALLOCATION_IN_PROGRESS until the link timeout, no call", err, len(alloc.calls))
 	}
-	store.records["gi-2"] = Record{GameInstanceID: "gi-2", State: StateAllocating, ClaimID: "x",
-		Fingerprint: Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-svc.o.LinkTimeout - time.Second)}
+	store.records["gi-2"] = gameinstance.Record{GameInstanceID: "gi-2", State: gameinstance.StateAllocating, ClaimID: "x",
+		Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: time.Now().Add(-svc.o.LinkTimeout - time.Second)}
 	alloc.queue["us-west"] = []error{nil}
 	if res, err := svc.Allocate(ctx, Request{GameInstanceID: "gi-2", DesiredRegion: "us-west"}); err != nil || !res.Created {
 		t.Fatalf("takeover = %+v, %v", res, err)
@@ -273,14 +274,14 @@ func TestAllocateDependencyFailures(t *testing.T) {
 	tests := []struct {
 		name      string
 		setup     func(*Service, *memStore)
-		wantCode  Code
+		wantCode  gameinstance.Code
 		wantCalls int
-		wantState State // "" = no record
+		wantState gameinstance.State // "" = no record
 	}{
-		{"secret missing", func(s *Service, _ *memStore) { setTokens(s, failingTokens{permanentErr{outage}}) }, CodeInternal, 0, ""},
-		{"Secrets Manager down", func(s *Service, _ *memStore) { setTokens(s, failingTokens{outage}) }, CodeUnavailable, 0, ""},
-		{"DynamoDB down at claim", func(_ *Service, m *memStore) { m.claimErr = outage }, CodeUnavailable, 0, ""},
-		{"DynamoDB down after GameFabric allocated", func(_ *Service, m *memStore) { m.finishErr = outage }, CodeUnavailable, 1, StateAllocating},
+		{"secret missing", func(s *Service, _ *memStore) { setTokens(s, failingTokens{permanentErr{outage}}) }, gameinstance.CodeInternal, 0, ""},
+		{"Secrets Manager down", func(s *Service, _ *memStore) { setTokens(s, failingTokens{outage}) }, gameinstance.CodeUnavailable, 0, ""},
+		{"DynamoDB down at claim", func(_ *Service, m *memStore) { m.claimErr = outage }, gameinstance.CodeUnavailable, 0, ""},
+		{"DynamoDB down after GameFabric allocated", func(_ *Service, m *memStore) { m.finishErr = outage }, gameinstance.CodeUnavailable, 1, gameinstance.StateAllocating},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -288,11 +289,11 @@ func TestAllocateDependencyFailures(t *testing.T) {
 			svc, store := newTestService(alloc)
 			tc.setup(svc, store)
 			_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-d", DesiredRegion: "us-west"})
-			var e *Error
+			var e *gameinstance.Error
 			if !errors.As(err, &e) || e.Code != tc.wantCode || len(alloc.calls) != tc.wantCalls {
 				t.Fatalf("err = %v after %d calls, want %s after %d", err, len(alloc.calls), tc.wantCode, tc.wantCalls)
 			}
-			if e.Code == CodeUnavailable && e.RetryAfter < time.Second {
+			if e.Code == gameinstance.CodeUnavailable && e.RetryAfter < time.Second {
 				t.Fatalf("Retry-After = %v, want at least 1s", e.RetryAfter)
 			}
 			if rec, ok := store.records["gi-d"]; ok != (tc.wantState != "") || rec.State != tc.wantState {
@@ -309,7 +310,7 @@ func TestAllocateRedactsEchoedSecrets(t *testing.T) {
 	setTokens(svc, &tokens{current: "supersecret-token", next: "supersecret-token"})
 	echo.Body = `{"error":"token supersecret-token is invalid"}`
 	_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1"})
-	var e *Error
+	var e *gameinstance.Error
 	if !errors.As(err, &e) || len(e.Attempts) != 1 {
 		t.Fatalf("err = %v", err)
 	}
@@ -325,7 +326,7 @@ func TestAllocateRedactsARefreshedToken(t *testing.T) {
 	svc, _ := newTestService(alloc)
 	setTokens(svc, &tokens{current: "rotated-secret-1", next: "rotated-secret-2"})
 	_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1"})
-	var e *Error
+	var e *gameinstance.Error
 	if !errors.As(err, &e) || len(e.Attempts) != 2 {
 		t.Fatalf("err = %v", err)
 	}
@@ -391,9 +392,9 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 				svc.o.Upstreams = splitAllocators{alloc: alloc, tokens: svc.o.Tokens, ids: map[string]string{"eu": "eu-allocator"}}
 			}
 			res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-h", DesiredRegion: "us-west"})
-			var attempts []Attempt
+			var attempts []gameinstance.Attempt
 			if err != nil {
-				var e *Error
+				var e *gameinstance.Error
 				errors.As(err, &e)
 				attempts = e.Attempts
 			} else {
@@ -415,7 +416,7 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 func TestAllocateMintsATokenPerPlanStep(t *testing.T) {
 	alloc := &script{queue: map[string][]error{"us-west": {timeout}, "eu": {nil}}}
 	svc, store := newTestService(alloc)
-	var claimed Record
+	var claimed gameinstance.Record
 	svc.o.Store = claimSpy{store, &claimed}
 	res, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-t", DesiredRegion: "us-west"})
 	if err != nil || len(alloc.partner) != 2 {
@@ -425,10 +426,10 @@ func TestAllocateMintsATokenPerPlanStep(t *testing.T) {
 	if orphan == winner {
 		t.Fatal("both steps were sent the same token")
 	}
-	if res.Record.PartnerGameTokenHash != HashToken(winner) || res.Record.CandidateTokenHashes != nil {
+	if res.Record.PartnerGameTokenHash != gameinstance.HashToken(winner) || res.Record.CandidateTokenHashes != nil {
 		t.Fatalf("recorded hash %q candidates %v, want only the winner's", res.Record.PartnerGameTokenHash, res.Record.CandidateTokenHashes)
 	}
-	if !reflect.DeepEqual(claimed.CandidateTokenHashes, []string{HashToken(orphan), HashToken(winner)}) {
+	if !reflect.DeepEqual(claimed.CandidateTokenHashes, []string{gameinstance.HashToken(orphan), gameinstance.HashToken(winner)}) {
 		t.Fatalf("claim candidates = %v, want both steps' hashes", claimed.CandidateTokenHashes)
 	}
 
@@ -444,10 +445,10 @@ func TestAllocateMintsATokenPerPlanStep(t *testing.T) {
 
 type claimSpy struct {
 	*memStore
-	claimed *Record
+	claimed *gameinstance.Record
 }
 
-func (c claimSpy) Claim(ctx context.Context, rec Record, takeoverBefore time.Time) error {
+func (c claimSpy) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
 	*c.claimed = rec
 	return c.memStore.Claim(ctx, rec, takeoverBefore)
 }

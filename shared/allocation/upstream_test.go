@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // setTokens gives the test service's one Allocator other tokens.
@@ -62,13 +64,13 @@ func TestAllocateWithOneAllocatorsTokenMissing(t *testing.T) {
 		euTokens  Tokens
 		usTokens  Tokens
 		wantCalls []string
-		wantCode  Code
-		wantState State // "" = no record
+		wantCode  gameinstance.Code
+		wantState gameinstance.State // "" = no record
 	}{
-		{"primary's secret missing: the other Allocator serves", nil, failingTokens{permanentErr{outage}}, []string{"eu"}, "", StateAllocated},
-		{"fallback's secret missing, primary has no capacity", failingTokens{permanentErr{outage}}, nil, []string{"us-west"}, CodeAllocationFailed, StateFailed},
-		{"every secret missing", failingTokens{permanentErr{outage}}, failingTokens{permanentErr{outage}}, nil, CodeInternal, ""},
-		{"one missing, one unreachable", failingTokens{permanentErr{outage}}, failingTokens{outage}, nil, CodeUnavailable, ""},
+		{"primary's secret missing: the other Allocator serves", nil, failingTokens{permanentErr{outage}}, []string{"eu"}, "", gameinstance.StateAllocated},
+		{"fallback's secret missing, primary has no capacity", failingTokens{permanentErr{outage}}, nil, []string{"us-west"}, gameinstance.CodeAllocationFailed, gameinstance.StateFailed},
+		{"every secret missing", failingTokens{permanentErr{outage}}, failingTokens{permanentErr{outage}}, nil, gameinstance.CodeInternal, ""},
+		{"one missing, one unreachable", failingTokens{permanentErr{outage}}, failingTokens{outage}, nil, gameinstance.CodeUnavailable, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -86,7 +88,7 @@ func TestAllocateWithOneAllocatorsTokenMissing(t *testing.T) {
 			if !reflect.DeepEqual(alloc.calls, tc.wantCalls) {
 				t.Fatalf("calls = %v, want %v", alloc.calls, tc.wantCalls)
 			}
-			if got := CodeOf(err); err != nil && got != tc.wantCode || err == nil && tc.wantCode != "" {
+			if got := gameinstance.CodeOf(err); err != nil && got != tc.wantCode || err == nil && tc.wantCode != "" {
 				t.Fatalf("err = %v, want %s", err, tc.wantCode)
 			}
 			rec, ok := store.records["gi-t"]
@@ -94,7 +96,7 @@ func TestAllocateWithOneAllocatorsTokenMissing(t *testing.T) {
 				t.Fatalf("left %+v, want state %q", rec, tc.wantState)
 			}
 			attempts := res.Record.Attempts
-			var e *Error
+			var e *gameinstance.Error
 			if errors.As(err, &e) {
 				attempts = e.Attempts
 			}

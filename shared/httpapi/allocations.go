@@ -10,20 +10,21 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
 // Allocations is what the allocation routes need from the domain.
 type Allocations interface {
 	Allocate(ctx context.Context, req allocation.Request) (allocation.Result, error)
-	Get(ctx context.Context, gameInstanceID string) (allocation.Record, error)
+	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
 }
 
 var _ Allocations = (*allocation.Service)(nil)
 
 // Ender ends a game instance on the backend's behalf.
 type Ender interface {
-	EndByBackend(ctx context.Context, gameInstanceID string) (allocation.Record, error)
+	EndByBackend(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
 }
 
 // AllocateRoutes maps each route pattern of the allocate function to its
@@ -61,7 +62,7 @@ func (h allocationHandlers) end(w http.ResponseWriter, r *http.Request) {
 func (h allocationHandlers) create(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, allocation.MaxBodyBytes+1))
 	if err != nil {
-		writeError(w, r, &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "could not read the request body"})
+		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: "could not read the request body"})
 		return
 	}
 	req, err := allocation.DecodeRequest(body)
@@ -95,32 +96,32 @@ func (h allocationHandlers) get(w http.ResponseWriter, r *http.Request) {
 
 // recordView is the public shape of a record: no tokens, hashes or claims.
 type recordView struct {
-	GameInstanceID string              `json:"gameInstanceId"`
-	State          allocation.State    `json:"state"`
-	Region         string              `json:"region,omitempty"`
-	FallbackUsed   bool                `json:"fallbackUsed"`
-	LatencyRelaxed bool                `json:"latencyFilterRelaxed,omitempty"`
-	Server         *allocation.Server  `json:"server,omitempty"`
-	Attempts       []attemptView       `json:"attempts"`
-	Error          *allocation.Failure `json:"error,omitempty"`
-	CreatedAt      string              `json:"createdAt,omitempty"`
-	UpdatedAt      string              `json:"updatedAt,omitempty"`
+	GameInstanceID string                `json:"gameInstanceId"`
+	State          gameinstance.State    `json:"state"`
+	Region         string                `json:"region,omitempty"`
+	FallbackUsed   bool                  `json:"fallbackUsed"`
+	LatencyRelaxed bool                  `json:"latencyFilterRelaxed,omitempty"`
+	Server         *gameinstance.Server  `json:"server,omitempty"`
+	Attempts       []attemptView         `json:"attempts"`
+	Error          *gameinstance.Failure `json:"error,omitempty"`
+	CreatedAt      string                `json:"createdAt,omitempty"`
+	UpdatedAt      string                `json:"updatedAt,omitempty"`
 	lifecycleView
 }
 
 // lifecycleView is what the game server reported and the health sweep found.
 type lifecycleView struct {
-	LinkedAt        string               `json:"linkedAt,omitempty"`
-	LinkedServer    *allocation.LinkInfo `json:"linkedServer,omitempty"`
-	RecoveredByLink bool                 `json:"recoveredByLink,omitempty"`
-	LastHeartbeatAt string               `json:"lastHeartbeatAt,omitempty"`
-	EndedAt         string               `json:"endedAt,omitempty"`
-	EndReason       string               `json:"endReason,omitempty"`
-	UnhealthyAt     string               `json:"unhealthyAt,omitempty"`
-	UnhealthyReason string               `json:"unhealthyReason,omitempty"`
+	LinkedAt        string                 `json:"linkedAt,omitempty"`
+	LinkedServer    *gameinstance.LinkInfo `json:"linkedServer,omitempty"`
+	RecoveredByLink bool                   `json:"recoveredByLink,omitempty"`
+	LastHeartbeatAt string                 `json:"lastHeartbeatAt,omitempty"`
+	EndedAt         string                 `json:"endedAt,omitempty"`
+	EndReason       string                 `json:"endReason,omitempty"`
+	UnhealthyAt     string                 `json:"unhealthyAt,omitempty"`
+	UnhealthyReason string                 `json:"unhealthyReason,omitempty"`
 }
 
-func lifecycleOf(r allocation.Record) lifecycleView {
+func lifecycleOf(r gameinstance.Record) lifecycleView {
 	return lifecycleView{
 		LinkedAt:        formatTime(r.LinkedAt),
 		LinkedServer:    r.LinkInfo,
@@ -144,7 +145,7 @@ type attemptView struct {
 	AllocatorRegion string `json:"allocatorRegion,omitempty"`
 }
 
-func viewOf(r allocation.Record) recordView {
+func viewOf(r gameinstance.Record) recordView {
 	v := recordView{
 		GameInstanceID: r.GameInstanceID,
 		State:          r.State,
@@ -189,11 +190,11 @@ func NewHandler(routes map[string]http.HandlerFunc, log *slog.Logger) http.Handl
 			for _, m := range methods {
 				w.Header().Add("Allow", m)
 			}
-			writeError(w, r, &allocation.Error{Code: codeMethodNotAllowed, Message: fmt.Sprintf("%s is not allowed on %s", r.Method, path)})
+			writeError(w, r, &gameinstance.Error{Code: codeMethodNotAllowed, Message: fmt.Sprintf("%s is not allowed on %s", r.Method, path)})
 		})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeError(w, r, &allocation.Error{Code: allocation.CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
+		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeNotFound, Message: fmt.Sprintf("no route for %s %s", r.Method, r.URL.Path)})
 	})
 	return withLogging(mux, log)
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -26,19 +27,19 @@ func (f *fakeAllocations) Allocate(_ context.Context, req allocation.Request) (a
 	return f.res, f.err
 }
 
-func (f *fakeAllocations) Get(_ context.Context, id string) (allocation.Record, error) {
+func (f *fakeAllocations) Get(_ context.Context, id string) (gameinstance.Record, error) {
 	return f.res.Record, f.err
 }
 
-func (f *fakeAllocations) EndByBackend(_ context.Context, id string) (allocation.Record, error) {
+func (f *fakeAllocations) EndByBackend(_ context.Context, id string) (gameinstance.Record, error) {
 	return f.res.Record, f.err
 }
 
 func TestStatusOf(t *testing.T) {
-	want := map[allocation.Code]int{
-		allocation.CodeInvalidRequest: 400, allocation.CodeAllocationInProgress: 409, allocation.CodeIdempotencyMismatch: 409,
-		allocation.CodeNoCapacity: 503, allocation.CodeRateLimited: 429, allocation.CodeUpstreamTimeout: 504, allocation.CodeAllocationFailed: 502,
-		allocation.CodeNotFound: 404, allocation.CodeInternal: 500, allocation.CodeUnavailable: 503, "SOMETHING_NEW": 500,
+	want := map[gameinstance.Code]int{
+		gameinstance.CodeInvalidRequest: 400, gameinstance.CodeAllocationInProgress: 409, gameinstance.CodeIdempotencyMismatch: 409,
+		gameinstance.CodeNoCapacity: 503, gameinstance.CodeRateLimited: 429, gameinstance.CodeUpstreamTimeout: 504, gameinstance.CodeAllocationFailed: 502,
+		gameinstance.CodeNotFound: 404, gameinstance.CodeInternal: 500, gameinstance.CodeUnavailable: 503, "SOMETHING_NEW": 500,
 	}
 	for code, status := range want {
 		if got := StatusOf(code); got != status {
@@ -66,8 +67,8 @@ func errorCode(doc map[string]any) string {
 }
 
 func TestAllocateRoutes(t *testing.T) {
-	rec := allocation.Record{GameInstanceID: "gi-1", State: allocation.StateAllocated, Region: "us-west",
-		Server:               &allocation.Server{Address: "1.2.3.4:7777", IP: "1.2.3.4", Ports: map[string]int{"game": 7777}},
+	rec := gameinstance.Record{GameInstanceID: "gi-1", State: gameinstance.StateAllocated, Region: "us-west",
+		Server:               &gameinstance.Server{Address: "1.2.3.4:7777", IP: "1.2.3.4", Ports: map[string]int{"game": 7777}},
 		PartnerGameTokenHash: "HASH", ClaimID: "CLAIM", CreatedAt: time.Unix(1, 0)}
 	tests := []struct {
 		name, method, path, body string
@@ -80,14 +81,14 @@ func TestAllocateRoutes(t *testing.T) {
 		{"replayed", "POST", "/v1/allocations", `{"gameInstanceId":"gi-1"}`, &fakeAllocations{res: allocation.Result{Record: rec}}, 200, "", [2]string{}},
 		{"unknown field", "POST", "/v1/allocations", `{"gameInstanceId":"gi-1","x":1}`, &fakeAllocations{}, 400, "INVALID_REQUEST", [2]string{}},
 		{"too large", "POST", "/v1/allocations", `{"serverArgs":"` + strings.Repeat("a", 70000) + `"}`, &fakeAllocations{}, 400, "INVALID_REQUEST", [2]string{}},
-		{"in progress", "POST", "/v1/allocations", `{"gameInstanceId":"gi-1"}`, &fakeAllocations{err: &allocation.Error{Code: allocation.CodeAllocationInProgress, RetryAfter: 7 * time.Second}}, 409, "ALLOCATION_IN_PROGRESS", [2]string{"Retry-After", "7"}},
+		{"in progress", "POST", "/v1/allocations", `{"gameInstanceId":"gi-1"}`, &fakeAllocations{err: &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: 7 * time.Second}}, 409, "ALLOCATION_IN_PROGRESS", [2]string{"Retry-After", "7"}},
 		{"internal hides cause", "POST", "/v1/allocations", `{"gameInstanceId":"gi-1"}`, &fakeAllocations{err: errors.New("dynamo exploded at arn:secret")}, 500, "INTERNAL", [2]string{}},
 		{"get", "GET", "/v1/allocations/gi-1", ``, &fakeAllocations{res: allocation.Result{Record: rec}}, 200, "", [2]string{}},
-		{"get missing", "GET", "/v1/allocations/nope", ``, &fakeAllocations{err: &allocation.Error{Code: allocation.CodeNotFound}}, 404, "NOT_FOUND", [2]string{}},
+		{"get missing", "GET", "/v1/allocations/nope", ``, &fakeAllocations{err: &gameinstance.Error{Code: gameinstance.CodeNotFound}}, 404, "NOT_FOUND", [2]string{}},
 		{"unknown route", "GET", "/v2/things", ``, &fakeAllocations{}, 404, "NOT_FOUND", [2]string{}},
 		{"wrong method", "DELETE", "/v1/allocations", ``, &fakeAllocations{}, 405, "METHOD_NOT_ALLOWED", [2]string{"Allow", "POST"}},
 		{"end", "DELETE", "/v1/allocations/gi-1", ``, &fakeAllocations{res: allocation.Result{Record: rec}}, 200, "", [2]string{}},
-		{"end in wrong state", "DELETE", "/v1/allocations/gi-1", ``, &fakeAllocations{err: &allocation.Error{Code: allocation.CodeInvalidState, State: allocation.StateFailed}}, 409, "INVALID_STATE", [2]string{}},
+		{"end in wrong state", "DELETE", "/v1/allocations/gi-1", ``, &fakeAllocations{err: &gameinstance.Error{Code: gameinstance.CodeInvalidState, State: gameinstance.StateFailed}}, 409, "INVALID_STATE", [2]string{}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

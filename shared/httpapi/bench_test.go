@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Every link-back call (link, heartbeat every 10 s per server, end) parses
@@ -48,10 +48,10 @@ func BenchmarkLinkBody(b *testing.B) {
 // BenchmarkAllocationView renders a created allocation's response body.
 func BenchmarkAllocationView(b *testing.B) {
 	now := time.Date(2026, 11, 22, 4, 31, 17, 480_000_000, time.UTC)
-	rec := allocation.Record{
-		GameInstanceID: "gi-5f1c2a9e-7b4d-4e0a-9c1f-2d3e4f5a6b7c", State: allocation.StateAllocated, Region: "eu-central-1", FallbackUsed: true,
-		Server: &allocation.Server{Address: "203.0.113.10:7777", IP: "203.0.113.10", Ports: map[string]int{"game": 7777}},
-		Attempts: []allocation.Attempt{
+	rec := gameinstance.Record{
+		GameInstanceID: "gi-5f1c2a9e-7b4d-4e0a-9c1f-2d3e4f5a6b7c", State: gameinstance.StateAllocated, Region: "eu-central-1", FallbackUsed: true,
+		Server: &gameinstance.Server{Address: "203.0.113.10:7777", IP: "203.0.113.10", Ports: map[string]int{"game": 7777}},
+		Attempts: []gameinstance.Attempt{
 			{Region: "us-west", Reason: "requested", Status: 503, Error: "allocator answered 503: no servers", Body: `{"error":"no servers"}`, DurationMs: 41},
 			{Region: "eu-central-1", Reason: "fallback", Status: 200, DurationMs: 38},
 		},

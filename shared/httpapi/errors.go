@@ -10,31 +10,31 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
 // statusOf is the one place where error codes become HTTP statuses.
-var statusOf = map[allocation.Code]int{
-	allocation.CodeInvalidRequest:       http.StatusBadRequest,
-	allocation.CodeAllocationInProgress: http.StatusConflict,
-	allocation.CodeIdempotencyMismatch:  http.StatusConflict,
-	allocation.CodeNoCapacity:           http.StatusServiceUnavailable,
-	allocation.CodeRateLimited:          http.StatusTooManyRequests,
-	allocation.CodeUpstreamTimeout:      http.StatusGatewayTimeout,
-	allocation.CodeAllocationFailed:     http.StatusBadGateway,
-	allocation.CodeNotFound:             http.StatusNotFound,
-	allocation.CodeUnauthorized:         http.StatusUnauthorized,
-	allocation.CodeInvalidState:         http.StatusConflict,
-	allocation.CodeInternal:             http.StatusInternalServerError,
-	allocation.CodeUnavailable:          http.StatusServiceUnavailable,
-	codeMethodNotAllowed:                http.StatusMethodNotAllowed,
+var statusOf = map[gameinstance.Code]int{
+	gameinstance.CodeInvalidRequest:       http.StatusBadRequest,
+	gameinstance.CodeAllocationInProgress: http.StatusConflict,
+	gameinstance.CodeIdempotencyMismatch:  http.StatusConflict,
+	gameinstance.CodeNoCapacity:           http.StatusServiceUnavailable,
+	gameinstance.CodeRateLimited:          http.StatusTooManyRequests,
+	gameinstance.CodeUpstreamTimeout:      http.StatusGatewayTimeout,
+	gameinstance.CodeAllocationFailed:     http.StatusBadGateway,
+	gameinstance.CodeNotFound:             http.StatusNotFound,
+	gameinstance.CodeUnauthorized:         http.StatusUnauthorized,
+	gameinstance.CodeInvalidState:         http.StatusConflict,
+	gameinstance.CodeInternal:             http.StatusInternalServerError,
+	gameinstance.CodeUnavailable:          http.StatusServiceUnavailable,
+	codeMethodNotAllowed:                  http.StatusMethodNotAllowed,
 }
 
-const codeMethodNotAllowed allocation.Code = "METHOD_NOT_ALLOWED"
+const codeMethodNotAllowed gameinstance.Code = "METHOD_NOT_ALLOWED"
 
 // StatusOf returns the HTTP status for an error code.
-func StatusOf(code allocation.Code) int {
+func StatusOf(code gameinstance.Code) int {
 	if s, ok := statusOf[code]; ok {
 		return s
 	}
@@ -46,18 +46,18 @@ type errorBody struct {
 }
 
 type errorDetail struct {
-	Code     allocation.Code      `json:"code"`
-	Message  string               `json:"message"`
-	State    allocation.State     `json:"state,omitempty"`
-	Attempts []allocation.Attempt `json:"attempts,omitempty"`
+	Code     gameinstance.Code      `json:"code"`
+	Message  string                 `json:"message"`
+	State    gameinstance.State     `json:"state,omitempty"`
+	Attempts []gameinstance.Attempt `json:"attempts,omitempty"`
 }
 
 // writeError renders err as {"error": {...}}. Internal causes are logged,
 // never sent: the client gets a request id to quote instead.
 func writeError(w http.ResponseWriter, r *http.Request, err error) {
-	var e *allocation.Error
+	var e *gameinstance.Error
 	if !errors.As(err, &e) {
-		e = &allocation.Error{Code: allocation.CodeInternal, Err: err}
+		e = &gameinstance.Error{Code: gameinstance.CodeInternal, Err: err}
 	}
 	status := StatusOf(e.Code)
 	detail := errorDetail{Code: e.Code, Message: e.Message, State: e.State, Attempts: e.Attempts}
@@ -67,7 +67,7 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	} else {
 		log.Info("request rejected", "code", e.Code, "message", e.Message)
 	}
-	if e.Code == allocation.CodeInternal {
+	if e.Code == gameinstance.CodeInternal {
 		detail.Message = "internal error"
 		if lc, ok := lambdacontext.FromContext(r.Context()); ok {
 			detail.Message += "; quote request id " + lc.AwsRequestID

@@ -13,14 +13,14 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // LinkBack is what the game-server routes need from the lifecycle service.
 type LinkBack interface {
-	Link(ctx context.Context, id, token string, info *allocation.LinkInfo) (allocation.Record, error)
-	Heartbeat(ctx context.Context, id, token string) (allocation.Record, error)
-	End(ctx context.Context, id, token, reason string) (allocation.Record, error)
+	Link(ctx context.Context, id, token string, info *gameinstance.LinkInfo) (gameinstance.Record, error)
+	Heartbeat(ctx context.Context, id, token string) (gameinstance.Record, error)
+	End(ctx context.Context, id, token, reason string) (gameinstance.Record, error)
 }
 
 // LinkBackRoutes are the routes game servers call with their PartnerGameToken.
@@ -42,8 +42,8 @@ type linkBackHandlers struct{ svc LinkBack }
 
 // serverView is the answer a game server gets: its instance's state.
 type serverView struct {
-	GameInstanceID string           `json:"gameInstanceId"`
-	State          allocation.State `json:"state"`
+	GameInstanceID string             `json:"gameInstanceId"`
+	State          gameinstance.State `json:"state"`
 	lifecycleView
 }
 
@@ -54,7 +54,7 @@ func BearerToken(header string) (string, error) {
 	scheme, token, ok := strings.Cut(strings.TrimSpace(header), " ")
 	token = strings.TrimSpace(token)
 	if !ok || !strings.EqualFold(scheme, "Bearer") || token == "" || len(token) > 4096 {
-		return "", &allocation.Error{Code: allocation.CodeUnauthorized,
+		return "", &gameinstance.Error{Code: gameinstance.CodeUnauthorized,
 			Message: "send the game instance's PartnerGameToken as Authorization: Bearer <token>"}
 	}
 	return token, nil
@@ -75,10 +75,10 @@ type endBody struct {
 func DecodeOptionalBody(r io.Reader, v any) error {
 	raw, err := io.ReadAll(io.LimitReader(r, maxLinkBackBody+1))
 	if err != nil {
-		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "could not read the request body"}
+		return &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: "could not read the request body"}
 	}
 	if len(raw) > maxLinkBackBody {
-		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: fmt.Sprintf("request body exceeds %d bytes", maxLinkBackBody)}
+		return &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: fmt.Sprintf("request body exceeds %d bytes", maxLinkBackBody)}
 	}
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil
@@ -90,15 +90,15 @@ func DecodeOptionalBody(r io.Reader, v any) error {
 		if err != nil {
 			msg += ": " + strings.TrimPrefix(err.Error(), "json: ")
 		}
-		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: msg}
+		return &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: msg}
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		return &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "request body has data after the JSON object"}
+		return &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: "request body has data after the JSON object"}
 	}
 	return nil
 }
 
-func (b linkBody) info() (*allocation.LinkInfo, error) {
+func (b linkBody) info() (*gameinstance.LinkInfo, error) {
 	var problems []string
 	if len(b.Address) > 255 || (b.Address != "" && !validHostPort(b.Address)) {
 		// A recovering link records this address as the instance's server.
@@ -116,12 +116,12 @@ func (b linkBody) info() (*allocation.LinkInfo, error) {
 		}
 	}
 	if len(problems) > 0 {
-		return nil, &allocation.Error{Code: allocation.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
+		return nil, &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: strings.Join(problems, "; ")}
 	}
 	if b.Address == "" && b.ServerName == "" && len(b.Ports) == 0 {
 		return nil, nil
 	}
-	return &allocation.LinkInfo{Address: b.Address, Ports: b.Ports, ServerName: b.ServerName}, nil
+	return &gameinstance.LinkInfo{Address: b.Address, Ports: b.Ports, ServerName: b.ServerName}, nil
 }
 
 // validHostPort: a host (name, IPv4, or bracketed IPv6) and a port 1-65535.
@@ -135,7 +135,7 @@ func validHostPort(addr string) bool {
 }
 
 // call authenticates the request shape, runs fn and answers the server view.
-func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(id, token string) (allocation.Record, error)) {
+func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, error)) {
 	token, err := BearerToken(r.Header.Get("Authorization"))
 	if err != nil {
 		writeError(w, r, err)
@@ -150,33 +150,33 @@ func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(i
 }
 
 func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
-	h.call(w, r, func(id, token string) (allocation.Record, error) {
+	h.call(w, r, func(id, token string) (gameinstance.Record, error) {
 		var body linkBody
 		if err := DecodeOptionalBody(r.Body, &body); err != nil {
-			return allocation.Record{}, err
+			return gameinstance.Record{}, err
 		}
 		info, err := body.info()
 		if err != nil {
-			return allocation.Record{}, err
+			return gameinstance.Record{}, err
 		}
 		return h.svc.Link(r.Context(), id, token, info)
 	})
 }
 
 func (h linkBackHandlers) heartbeat(w http.ResponseWriter, r *http.Request) {
-	h.call(w, r, func(id, token string) (allocation.Record, error) {
+	h.call(w, r, func(id, token string) (gameinstance.Record, error) {
 		return h.svc.Heartbeat(r.Context(), id, token)
 	})
 }
 
 func (h linkBackHandlers) end(w http.ResponseWriter, r *http.Request) {
-	h.call(w, r, func(id, token string) (allocation.Record, error) {
+	h.call(w, r, func(id, token string) (gameinstance.Record, error) {
 		var body endBody
 		if err := DecodeOptionalBody(r.Body, &body); err != nil {
-			return allocation.Record{}, err
+			return gameinstance.Record{}, err
 		}
 		if len(body.Reason) > 255 {
-			return allocation.Record{}, &allocation.Error{Code: allocation.CodeInvalidRequest, Message: "reason must be at most 255 characters"}
+			return gameinstance.Record{}, &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: "reason must be at most 255 characters"}
 		}
 		return h.svc.End(r.Context(), id, token, body.Reason)
 	})

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -31,22 +31,22 @@ func TestBearerToken(t *testing.T) {
 
 type recordingLinkBack struct {
 	id, token, reason string
-	info              *allocation.LinkInfo
+	info              *gameinstance.LinkInfo
 }
 
-func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *allocation.LinkInfo) (allocation.Record, error) {
+func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *gameinstance.LinkInfo) (gameinstance.Record, error) {
 	f.id, f.token, f.info = id, token, info
-	return allocation.Record{GameInstanceID: id, State: allocation.StateLinked}, nil
+	return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateLinked}, nil
 }
 
-func (f *recordingLinkBack) Heartbeat(_ context.Context, id, token string) (allocation.Record, error) {
+func (f *recordingLinkBack) Heartbeat(_ context.Context, id, token string) (gameinstance.Record, error) {
 	f.id, f.token = id, token
-	return allocation.Record{GameInstanceID: id, State: allocation.StateLinked}, nil
+	return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateLinked}, nil
 }
 
-func (f *recordingLinkBack) End(_ context.Context, id, token, reason string) (allocation.Record, error) {
+func (f *recordingLinkBack) End(_ context.Context, id, token, reason string) (gameinstance.Record, error) {
 	f.id, f.token, f.reason = id, token, reason
-	return allocation.Record{GameInstanceID: id, State: allocation.StateEnded}, nil
+	return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateEnded}, nil
 }
 
 func TestLinkBackRequests(t *testing.T) {

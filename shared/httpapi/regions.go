@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
@@ -65,7 +65,7 @@ type regionView struct {
 func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	entries, err := h.cache.List(r.Context())
 	if err != nil {
-		writeError(w, r, &allocation.Error{Code: allocation.CodeInternal, Err: fmt.Errorf("list ping cache: %w", err)})
+		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: fmt.Errorf("list ping cache: %w", err)})
 		return
 	}
 	health := map[string]regionhealth.Health{}
@@ -92,7 +92,7 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	body, err := json.Marshal(view)
 	if err != nil {
-		writeError(w, r, &allocation.Error{Code: allocation.CodeInternal, Err: err})
+		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: err})
 		return
 	}
 	sum := sha256.Sum256(body)

@@ -11,7 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -21,7 +21,7 @@ import (
 type fakeStore struct {
 	mu       sync.Mutex
 	shards   [][]string // ids per shard, in deadline order
-	recs     map[string]allocation.Record
+	recs     map[string]gameinstance.Record
 	getDelay time.Duration
 	getErr   map[string]error // per id
 	panicOn  map[string]bool
@@ -33,7 +33,7 @@ type fakeStore struct {
 }
 
 func newFakeStore(shards int) *fakeStore {
-	return &fakeStore{shards: make([][]string, shards), recs: map[string]allocation.Record{},
+	return &fakeStore{shards: make([][]string, shards), recs: map[string]gameinstance.Record{},
 		getErr: map[string]error{}, panicOn: map[string]bool{}, conflict: map[string]bool{}, dueErr: map[int]error{}}
 }
 
@@ -44,7 +44,7 @@ func (f *fakeStore) addDue(shard, n int, now time.Time) []string {
 	for i := range n {
 		id := fmt.Sprintf("gi-%02d-%05d", shard, i)
 		at := now.Add(-time.Hour)
-		f.recs[id] = allocation.Record{GameInstanceID: id, State: allocation.StateAllocated, Region: "r1", Version: 1,
+		f.recs[id] = gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocated, Region: "r1", Version: 1,
 			CreatedAt: at, UpdatedAt: at, HealthDeadline: at.Add(DefaultPolicy.LinkTimeout)}
 		f.shards[shard] = append(f.shards[shard], id)
 		ids = append(ids, id)
@@ -83,7 +83,7 @@ func (f *fakeStore) Due(_ context.Context, shard int, now time.Time, limit int, 
 	return ids, "", nil
 }
 
-func (f *fakeStore) Get(ctx context.Context, id string) (allocation.Record, error) {
+func (f *fakeStore) Get(ctx context.Context, id string) (gameinstance.Record, error) {
 	n := f.inFlight.Add(1)
 	defer f.inFlight.Add(-1)
 	for {
@@ -96,7 +96,7 @@ func (f *fakeStore) Get(ctx context.Context, id string) (allocation.Record, erro
 		select {
 		case <-time.After(f.getDelay):
 		case <-ctx.Done():
-			return allocation.Record{}, ctx.Err()
+			return gameinstance.Record{}, ctx.Err()
 		}
 	}
 	f.mu.Lock()
@@ -105,27 +105,27 @@ func (f *fakeStore) Get(ctx context.Context, id string) (allocation.Record, erro
 		panic("a record no code path foresaw")
 	}
 	if err := f.getErr[id]; err != nil {
-		return allocation.Record{}, err
+		return gameinstance.Record{}, err
 	}
 	r, ok := f.recs[id]
 	if !ok {
-		return allocation.Record{}, allocation.ErrNotFound
+		return gameinstance.Record{}, gameinstance.ErrNotFound
 	}
 	return r, nil
 }
 
-func (f *fakeStore) Put(_ context.Context, rec allocation.Record) (allocation.Record, error) {
+func (f *fakeStore) Put(_ context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.conflict[rec.GameInstanceID] || f.recs[rec.GameInstanceID].Version != rec.Version {
-		return allocation.Record{}, allocation.ErrVersionConflict
+		return gameinstance.Record{}, gameinstance.ErrVersionConflict
 	}
 	rec.Version++
 	f.recs[rec.GameInstanceID] = rec
 	return rec, nil
 }
 
-func (f *fakeStore) state(id string) allocation.State {
+func (f *fakeStore) state(id string) gameinstance.State {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.recs[id].State

@@ -10,8 +10,8 @@ import (
 	"net"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Policy holds the health settings.
@@ -34,7 +34,7 @@ var DefaultPolicy = Policy{LinkTimeout: 2 * time.Minute, Period: 30 * time.Secon
 	InitialDelay: 30 * time.Second, Retention: 7 * 24 * time.Hour}
 
 // heartbeatDeadline is when a Linked instance becomes due for the sweep.
-func (p Policy) heartbeatDeadline(rec allocation.Record) time.Time {
+func (p Policy) heartbeatDeadline(rec gameinstance.Record) time.Time {
 	since := rec.LinkedAt.Add(p.InitialDelay)
 	if rec.LastHeartbeatAt.After(since) {
 		since = rec.LastHeartbeatAt
@@ -42,14 +42,14 @@ func (p Policy) heartbeatDeadline(rec allocation.Record) time.Time {
 	return since.Add(p.Period * time.Duration(p.FailureThreshold))
 }
 
-func wrongState(rec allocation.Record, action string) error {
-	if rec.State == allocation.StateAllocating {
+func wrongState(rec gameinstance.Record, action string) error {
+	if rec.State == gameinstance.StateAllocating {
 		// The game server hears of its allocation (the callback) before the
 		// allocate call has recorded it: a moment later the call will work.
-		return &allocation.Error{Code: allocation.CodeAllocationInProgress, State: rec.State, RetryAfter: time.Second,
+		return &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, State: rec.State, RetryAfter: time.Second,
 			Message: fmt.Sprintf("cannot %s game instance %q yet: its allocation is still being recorded; retry", action, rec.GameInstanceID)}
 	}
-	return &allocation.Error{Code: allocation.CodeInvalidState, State: rec.State,
+	return &gameinstance.Error{Code: gameinstance.CodeInvalidState, State: rec.State,
 		Message: fmt.Sprintf("cannot %s game instance %q: it is %s", action, rec.GameInstanceID, rec.State)}
 }
 
@@ -59,31 +59,31 @@ func wrongState(rec allocation.Record, action string) error {
 // can only be the server GameFabric allocated for it, so its link records
 // the allocation. A caller's own token proves nothing of the kind (the
 // caller may use it elsewhere), so such a claim waits for the sweep.
-func (p Policy) Link(rec allocation.Record, now time.Time, info *allocation.LinkInfo) (allocation.Record, bool, error) {
+func (p Policy) Link(rec gameinstance.Record, now time.Time, info *gameinstance.LinkInfo) (gameinstance.Record, bool, error) {
 	switch {
-	case rec.State == allocation.StateLinked:
+	case rec.State == gameinstance.StateLinked:
 		return rec, false, nil
-	case rec.State == allocation.StateAllocated:
-	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt) && len(rec.CandidateTokenHashes) > 0:
+	case rec.State == gameinstance.StateAllocated:
+	case rec.State == gameinstance.StateAllocating && !now.Before(rec.LeaseExpiresAt) && len(rec.CandidateTokenHashes) > 0:
 		rec.RecoveredByLink, rec.Server, rec.ExpiresAt = true, serverOf(info), time.Time{}
-	case rec.State == allocation.StateAllocating && !now.Before(rec.LeaseExpiresAt):
+	case rec.State == gameinstance.StateAllocating && !now.Before(rec.LeaseExpiresAt):
 		resolved := rec.LeaseExpiresAt.Add(p.LinkTimeout)
-		return rec, false, &allocation.Error{Code: allocation.CodeAllocationInProgress, State: rec.State,
-			RetryAfter: allocation.SecondsUntil(resolved, now),
+		return rec, false, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, State: rec.State,
+			RetryAfter: gameinstance.SecondsUntil(resolved, now),
 			Message: fmt.Sprintf("cannot link game instance %q: its allocation's outcome was never recorded, and a partnerGameToken "+
 				"the backend chose cannot prove which server holds it; the health sweep fails the allocation by %s",
 				rec.GameInstanceID, resolved.UTC().Format(time.RFC3339))}
 	default:
 		return rec, false, wrongState(rec, "link")
 	}
-	rec.State, rec.LinkedAt, rec.LinkInfo, rec.UpdatedAt = allocation.StateLinked, now, info, now
+	rec.State, rec.LinkedAt, rec.LinkInfo, rec.UpdatedAt = gameinstance.StateLinked, now, info, now
 	rec.HealthDeadline = p.heartbeatDeadline(rec)
 	return rec, true, nil
 }
 
 // serverOf is what a recovering link says about the server; nil when the
 // server did not report its address.
-func serverOf(info *allocation.LinkInfo) *allocation.Server {
+func serverOf(info *gameinstance.LinkInfo) *gameinstance.Server {
 	if info == nil || info.Address == "" {
 		return nil
 	}
@@ -91,31 +91,31 @@ func serverOf(info *allocation.LinkInfo) *allocation.Server {
 	if host, _, err := net.SplitHostPort(info.Address); err == nil {
 		ip = host
 	}
-	return &allocation.Server{Address: info.Address, IP: ip, Ports: info.Ports}
+	return &gameinstance.Server{Address: info.Address, IP: ip, Ports: info.Ports}
 }
 
 // Heartbeat records a Linked instance's heartbeat. On an Ended or Unhealthy
 // instance it changes nothing (Unhealthy is not revived, as in Agones) and
 // is not an error: the answer tells the server its state.
-func (p Policy) Heartbeat(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+func (p Policy) Heartbeat(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
 	switch rec.State {
-	case allocation.StateLinked:
+	case gameinstance.StateLinked:
 		rec.LastHeartbeatAt, rec.UpdatedAt = now, now
 		rec.HealthDeadline = p.heartbeatDeadline(rec)
 		return rec, true, nil
-	case allocation.StateEnded, allocation.StateUnhealthy:
+	case gameinstance.StateEnded, gameinstance.StateUnhealthy:
 		return rec, false, nil
 	}
 	return rec, false, wrongState(rec, "heartbeat (link first)")
 }
 
 // End: Allocated, Linked or Unhealthy → Ended. Ending twice changes nothing.
-func (p Policy) End(rec allocation.Record, now time.Time, reason string) (allocation.Record, bool, error) {
+func (p Policy) End(rec gameinstance.Record, now time.Time, reason string) (gameinstance.Record, bool, error) {
 	switch rec.State {
-	case allocation.StateEnded:
+	case gameinstance.StateEnded:
 		return rec, false, nil
-	case allocation.StateAllocated, allocation.StateLinked, allocation.StateUnhealthy:
-		rec.State, rec.EndedAt, rec.EndReason, rec.UpdatedAt = allocation.StateEnded, now, reason, now
+	case gameinstance.StateAllocated, gameinstance.StateLinked, gameinstance.StateUnhealthy:
+		rec.State, rec.EndedAt, rec.EndReason, rec.UpdatedAt = gameinstance.StateEnded, now, reason, now
 		rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
 		return rec, true, nil
 	}
@@ -129,13 +129,13 @@ func (p Policy) End(rec allocation.Record, now time.Time, reason string) (alloca
 //   - Allocating whose lease ran out LinkTimeout ago → Failed: its outcome
 //     was never recorded and no server linked back in time, so no server
 //     holds the instance and a retry may allocate afresh.
-func (p Policy) Review(rec allocation.Record, now time.Time) (allocation.Record, bool) {
+func (p Policy) Review(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool) {
 	switch rec.State {
-	case allocation.StateAllocated:
-		return p.markOrMove(rec, now, rec.UpdatedAt.Add(p.LinkTimeout), allocation.ReasonLinkTimeout)
-	case allocation.StateLinked:
-		return p.markOrMove(rec, now, p.heartbeatDeadline(rec), allocation.ReasonMissedHeartbeats)
-	case allocation.StateAllocating:
+	case gameinstance.StateAllocated:
+		return p.markOrMove(rec, now, rec.UpdatedAt.Add(p.LinkTimeout), gameinstance.ReasonLinkTimeout)
+	case gameinstance.StateLinked:
+		return p.markOrMove(rec, now, p.heartbeatDeadline(rec), gameinstance.ReasonMissedHeartbeats)
+	case gameinstance.StateAllocating:
 		if deadline := rec.LeaseExpiresAt.Add(p.LinkTimeout); now.Before(deadline) {
 			return move(rec, deadline)
 		}
@@ -146,16 +146,16 @@ func (p Policy) Review(rec allocation.Record, now time.Time) (allocation.Record,
 
 // markOrMove marks rec Unhealthy at its deadline, or moves an early index
 // entry to it.
-func (p Policy) markOrMove(rec allocation.Record, now, deadline time.Time, reason string) (allocation.Record, bool) {
+func (p Policy) markOrMove(rec gameinstance.Record, now, deadline time.Time, reason string) (gameinstance.Record, bool) {
 	if now.Before(deadline) {
 		return move(rec, deadline)
 	}
-	rec.State, rec.UnhealthyAt, rec.UnhealthyReason, rec.UpdatedAt = allocation.StateUnhealthy, now, reason, now
+	rec.State, rec.UnhealthyAt, rec.UnhealthyReason, rec.UpdatedAt = gameinstance.StateUnhealthy, now, reason, now
 	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
 	return rec, true
 }
 
-func move(rec allocation.Record, deadline time.Time) (allocation.Record, bool) {
+func move(rec gameinstance.Record, deadline time.Time) (gameinstance.Record, bool) {
 	if rec.HealthDeadline.Equal(deadline) {
 		return rec, false
 	}
@@ -163,9 +163,9 @@ func move(rec allocation.Record, deadline time.Time) (allocation.Record, bool) {
 	return rec, true
 }
 
-func (p Policy) outcomeLost(rec allocation.Record, now time.Time) allocation.Record {
-	rec.State, rec.UpdatedAt, rec.CandidateTokenHashes = allocation.StateFailed, now, nil
-	rec.Failure = &allocation.Failure{Code: allocation.CodeAllocationFailed, Message: OutcomeLostMessage}
+func (p Policy) outcomeLost(rec gameinstance.Record, now time.Time) gameinstance.Record {
+	rec.State, rec.UpdatedAt, rec.CandidateTokenHashes = gameinstance.StateFailed, now, nil
+	rec.Failure = &gameinstance.Failure{Code: gameinstance.CodeAllocationFailed, Message: OutcomeLostMessage}
 	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
 	return rec
 }

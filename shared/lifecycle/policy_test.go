@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -13,50 +13,50 @@ var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 func TestTransitions(t *testing.T) {
 	p := DefaultPolicy
 	now := t0.Add(time.Minute)
-	calls := map[string]func(allocation.Record) (allocation.Record, bool, error){
-		"link":      func(r allocation.Record) (allocation.Record, bool, error) { return p.Link(r, now, nil) },
-		"heartbeat": func(r allocation.Record) (allocation.Record, bool, error) { return p.Heartbeat(r, now) },
-		"end":       func(r allocation.Record) (allocation.Record, bool, error) { return p.End(r, now, "done") },
+	calls := map[string]func(gameinstance.Record) (gameinstance.Record, bool, error){
+		"link":      func(r gameinstance.Record) (gameinstance.Record, bool, error) { return p.Link(r, now, nil) },
+		"heartbeat": func(r gameinstance.Record) (gameinstance.Record, bool, error) { return p.Heartbeat(r, now) },
+		"end":       func(r gameinstance.Record) (gameinstance.Record, bool, error) { return p.End(r, now, "done") },
 	}
 	type want struct {
-		state   allocation.State
+		state   gameinstance.State
 		changed bool
 		err     bool
 	}
 	tests := []struct {
-		from allocation.State
+		from gameinstance.State
 		want map[string]want
 	}{
-		{allocation.StateAllocating, map[string]want{"link": {allocation.StateAllocating, false, true}, "heartbeat": {allocation.StateAllocating, false, true}, "end": {allocation.StateAllocating, false, true}}},
-		{allocation.StateFailed, map[string]want{"link": {allocation.StateFailed, false, true}, "heartbeat": {allocation.StateFailed, false, true}, "end": {allocation.StateFailed, false, true}}},
-		{allocation.StateAllocated, map[string]want{"link": {allocation.StateLinked, true, false}, "heartbeat": {allocation.StateAllocated, false, true}, "end": {allocation.StateEnded, true, false}}},
-		{allocation.StateLinked, map[string]want{"link": {allocation.StateLinked, false, false}, "heartbeat": {allocation.StateLinked, true, false}, "end": {allocation.StateEnded, true, false}}},
-		{allocation.StateUnhealthy, map[string]want{"link": {allocation.StateUnhealthy, false, true}, "heartbeat": {allocation.StateUnhealthy, false, false}, "end": {allocation.StateEnded, true, false}}},
-		{allocation.StateEnded, map[string]want{"link": {allocation.StateEnded, false, true}, "heartbeat": {allocation.StateEnded, false, false}, "end": {allocation.StateEnded, false, false}}},
+		{gameinstance.StateAllocating, map[string]want{"link": {gameinstance.StateAllocating, false, true}, "heartbeat": {gameinstance.StateAllocating, false, true}, "end": {gameinstance.StateAllocating, false, true}}},
+		{gameinstance.StateFailed, map[string]want{"link": {gameinstance.StateFailed, false, true}, "heartbeat": {gameinstance.StateFailed, false, true}, "end": {gameinstance.StateFailed, false, true}}},
+		{gameinstance.StateAllocated, map[string]want{"link": {gameinstance.StateLinked, true, false}, "heartbeat": {gameinstance.StateAllocated, false, true}, "end": {gameinstance.StateEnded, true, false}}},
+		{gameinstance.StateLinked, map[string]want{"link": {gameinstance.StateLinked, false, false}, "heartbeat": {gameinstance.StateLinked, true, false}, "end": {gameinstance.StateEnded, true, false}}},
+		{gameinstance.StateUnhealthy, map[string]want{"link": {gameinstance.StateUnhealthy, false, true}, "heartbeat": {gameinstance.StateUnhealthy, false, false}, "end": {gameinstance.StateEnded, true, false}}},
+		{gameinstance.StateEnded, map[string]want{"link": {gameinstance.StateEnded, false, true}, "heartbeat": {gameinstance.StateEnded, false, false}, "end": {gameinstance.StateEnded, false, false}}},
 	}
 	for _, tc := range tests {
 		for call, w := range tc.want {
 			// A live lease: the allocate call is still recording its outcome.
-			rec := allocation.Record{GameInstanceID: "gi", State: tc.from, LinkedAt: t0, UpdatedAt: t0, LeaseExpiresAt: now.Add(time.Second)}
+			rec := gameinstance.Record{GameInstanceID: "gi", State: tc.from, LinkedAt: t0, UpdatedAt: t0, LeaseExpiresAt: now.Add(time.Second)}
 			got, changed, err := calls[call](rec)
 			if got.State != w.state || changed != w.changed || (err != nil) != w.err {
 				t.Errorf("%s on %s = %s changed=%v err=%v; want %s changed=%v err=%v", call, tc.from, got.State, changed, err, w.state, w.changed, w.err)
 			}
 			if err != nil {
 				// Allocating is transient (the outcome is being recorded): retry.
-				wantCode := allocation.CodeInvalidState
-				if tc.from == allocation.StateAllocating {
-					wantCode = allocation.CodeAllocationInProgress
+				wantCode := gameinstance.CodeInvalidState
+				if tc.from == gameinstance.StateAllocating {
+					wantCode = gameinstance.CodeAllocationInProgress
 				}
-				if e, ok := err.(*allocation.Error); !ok || e.Code != wantCode || e.State != tc.from {
+				if e, ok := err.(*gameinstance.Error); !ok || e.Code != wantCode || e.State != tc.from {
 					t.Errorf("%s on %s: err = %#v, want %s naming %s", call, tc.from, err, wantCode, tc.from)
 				}
 			}
-			watched := got.State == allocation.StateLinked || got.State == allocation.StateAllocated
+			watched := got.State == gameinstance.StateLinked || got.State == gameinstance.StateAllocated
 			if changed && watched == got.HealthDeadline.IsZero() {
 				t.Errorf("%s on %s: health deadline %v for state %s", call, tc.from, got.HealthDeadline, got.State)
 			}
-			if changed && got.State == allocation.StateEnded && (!got.ExpiresAt.Equal(now.Add(p.Retention)) || got.EndReason != "done") {
+			if changed && got.State == gameinstance.StateEnded && (!got.ExpiresAt.Equal(now.Add(p.Retention)) || got.EndReason != "done") {
 				t.Errorf("%s on %s: ended record expires %v reason %q", call, tc.from, got.ExpiresAt, got.EndReason)
 			}
 		}
@@ -65,7 +65,7 @@ func TestTransitions(t *testing.T) {
 
 func TestHealthDeadlines(t *testing.T) {
 	p := Policy{LinkTimeout: 2 * time.Minute, Period: 30 * time.Second, FailureThreshold: 3, InitialDelay: 30 * time.Second, Retention: time.Hour}
-	allocated := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocated, UpdatedAt: t0}
+	allocated := gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateAllocated, UpdatedAt: t0}
 	linked, _, _ := p.Link(allocated, t0, nil)
 	if want := t0.Add(30*time.Second + 90*time.Second); !linked.HealthDeadline.Equal(want) {
 		t.Fatalf("deadline after link = %v, want link + initial delay + 3 periods = %v", linked.HealthDeadline, want)
@@ -77,31 +77,31 @@ func TestHealthDeadlines(t *testing.T) {
 	}
 
 	type want struct {
-		state    allocation.State
+		state    gameinstance.State
 		reason   string
 		deadline time.Time // the moved index entry, for unchanged states
 	}
 	indexed := allocated
 	indexed.HealthDeadline = t0.Add(2 * time.Minute)
-	claim := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocating, UpdatedAt: t0, LeaseExpiresAt: t0.Add(time.Minute)}
+	claim := gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateAllocating, UpdatedAt: t0, LeaseExpiresAt: t0.Add(time.Minute)}
 	tests := []struct {
 		name string
-		rec  allocation.Record
+		rec  gameinstance.Record
 		at   time.Time
 		want want // zero: nothing to write
 	}{
-		{"allocated before link timeout: entry moved", allocated, t0.Add(119 * time.Second), want{allocation.StateAllocated, "", t0.Add(2 * time.Minute)}},
+		{"allocated before link timeout: entry moved", allocated, t0.Add(119 * time.Second), want{gameinstance.StateAllocated, "", t0.Add(2 * time.Minute)}},
 		{"allocated before link timeout, entry right", indexed, t0.Add(119 * time.Second), want{}},
-		{"allocated at link timeout", allocated, t0.Add(2 * time.Minute), want{allocation.StateUnhealthy, allocation.ReasonLinkTimeout, time.Time{}}},
+		{"allocated at link timeout", allocated, t0.Add(2 * time.Minute), want{gameinstance.StateUnhealthy, gameinstance.ReasonLinkTimeout, time.Time{}}},
 		{"linked inside initial delay and threshold", linked, t0.Add(119 * time.Second), want{}},
-		{"linked, never heartbeated", linked, t0.Add(2 * time.Minute), want{allocation.StateUnhealthy, allocation.ReasonMissedHeartbeats, time.Time{}}},
+		{"linked, never heartbeated", linked, t0.Add(2 * time.Minute), want{gameinstance.StateUnhealthy, gameinstance.ReasonMissedHeartbeats, time.Time{}}},
 		{"heartbeat keeps it healthy", late, t0.Add(6 * time.Minute), want{}},
-		{"heartbeats stopped", late, t0.Add(5*time.Minute + 90*time.Second), want{allocation.StateUnhealthy, allocation.ReasonMissedHeartbeats, time.Time{}}},
-		{"claim in flight: entry moved past lease + link timeout", claim, t0.Add(30 * time.Second), want{allocation.StateAllocating, "", t0.Add(3 * time.Minute)}},
-		{"claim in doubt: its server may still link", claim, t0.Add(2 * time.Minute), want{allocation.StateAllocating, "", t0.Add(3 * time.Minute)}},
-		{"claim in doubt past link timeout: failed", claim, t0.Add(3 * time.Minute), want{allocation.StateFailed, "", time.Time{}}},
-		{"ended is never marked", allocation.Record{State: allocation.StateEnded, UpdatedAt: t0}, t0.Add(time.Hour), want{}},
-		{"unhealthy is not marked again", allocation.Record{State: allocation.StateUnhealthy, UpdatedAt: t0}, t0.Add(time.Hour), want{}},
+		{"heartbeats stopped", late, t0.Add(5*time.Minute + 90*time.Second), want{gameinstance.StateUnhealthy, gameinstance.ReasonMissedHeartbeats, time.Time{}}},
+		{"claim in flight: entry moved past lease + link timeout", claim, t0.Add(30 * time.Second), want{gameinstance.StateAllocating, "", t0.Add(3 * time.Minute)}},
+		{"claim in doubt: its server may still link", claim, t0.Add(2 * time.Minute), want{gameinstance.StateAllocating, "", t0.Add(3 * time.Minute)}},
+		{"claim in doubt past link timeout: failed", claim, t0.Add(3 * time.Minute), want{gameinstance.StateFailed, "", time.Time{}}},
+		{"ended is never marked", gameinstance.Record{State: gameinstance.StateEnded, UpdatedAt: t0}, t0.Add(time.Hour), want{}},
+		{"unhealthy is not marked again", gameinstance.Record{State: gameinstance.StateUnhealthy, UpdatedAt: t0}, t0.Add(time.Hour), want{}},
 	}
 	for _, tc := range tests {
 		got, changed := p.Review(tc.rec, tc.at)
@@ -115,17 +115,17 @@ func TestHealthDeadlines(t *testing.T) {
 		if got.State != tc.want.state || got.UnhealthyReason != tc.want.reason || !got.HealthDeadline.Equal(tc.want.deadline) {
 			t.Errorf("%s: got %s %q deadline %v, want %+v", tc.name, got.State, got.UnhealthyReason, got.HealthDeadline, tc.want)
 		}
-		final := got.State == allocation.StateUnhealthy || got.State == allocation.StateFailed
+		final := got.State == gameinstance.StateUnhealthy || got.State == gameinstance.StateFailed
 		if final != got.ExpiresAt.Equal(tc.at.Add(time.Hour)) {
 			t.Errorf("%s: %s record expires %v", tc.name, got.State, got.ExpiresAt)
 		}
-		if got.State == allocation.StateFailed && (got.Failure == nil || got.Failure.Code != allocation.CodeAllocationFailed) {
+		if got.State == gameinstance.StateFailed && (got.Failure == nil || got.Failure.Code != gameinstance.CodeAllocationFailed) {
 			t.Errorf("%s: failure %+v", tc.name, got.Failure)
 		}
 	}
 	// A heartbeat after being marked does not revive (Agones semantics).
 	marked, _ := p.Review(linked, t0.Add(time.Hour))
-	if again, changed, err := p.Heartbeat(marked, t0.Add(time.Hour+time.Second)); changed || err != nil || again.State != allocation.StateUnhealthy {
+	if again, changed, err := p.Heartbeat(marked, t0.Add(time.Hour+time.Second)); changed || err != nil || again.State != gameinstance.StateUnhealthy {
 		t.Fatalf("heartbeat on Unhealthy = %s changed=%v err=%v", again.State, changed, err)
 	}
 }
@@ -133,16 +133,16 @@ func TestHealthDeadlines(t *testing.T) {
 // A claim whose outcome was never recorded is adopted by its server's link.
 func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
 	p := DefaultPolicy
-	claim := allocation.Record{GameInstanceID: "gi", State: allocation.StateAllocating, UpdatedAt: t0,
+	claim := gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateAllocating, UpdatedAt: t0,
 		LeaseExpiresAt: t0.Add(time.Minute), ExpiresAt: t0.Add(time.Hour), HealthDeadline: t0.Add(3 * time.Minute),
 		CandidateTokenHashes: []string{"minted-1", "minted-2"}}
-	info := &allocation.LinkInfo{Address: "10.1.2.3:7777", Ports: map[string]int{"game": 7777}}
+	info := &gameinstance.LinkInfo{Address: "10.1.2.3:7777", Ports: map[string]int{"game": 7777}}
 
-	if _, _, err := p.Link(claim, t0.Add(59*time.Second), info); allocation.CodeOf(err) != allocation.CodeAllocationInProgress {
+	if _, _, err := p.Link(claim, t0.Add(59*time.Second), info); gameinstance.CodeOf(err) != gameinstance.CodeAllocationInProgress {
 		t.Fatalf("link inside the lease: err = %v, want ALLOCATION_IN_PROGRESS", err)
 	}
 	got, changed, err := p.Link(claim, t0.Add(time.Minute), info)
-	if err != nil || !changed || got.State != allocation.StateLinked || !got.RecoveredByLink || !got.ExpiresAt.IsZero() {
+	if err != nil || !changed || got.State != gameinstance.StateLinked || !got.RecoveredByLink || !got.ExpiresAt.IsZero() {
 		t.Fatalf("recovering link = %+v changed=%v err=%v", got, changed, err)
 	}
 	if got.Server == nil || got.Server.Address != "10.1.2.3:7777" || got.Server.IP != "10.1.2.3" || got.Server.Ports["game"] != 7777 {
@@ -151,7 +151,7 @@ func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
 	if want := t0.Add(time.Minute + p.InitialDelay + p.Period*time.Duration(p.FailureThreshold)); !got.HealthDeadline.Equal(want) {
 		t.Fatalf("deadline = %v, want %v", got.HealthDeadline, want)
 	}
-	if got, _, _ := p.Link(claim, t0.Add(time.Minute), nil); got.Server != nil || got.State != allocation.StateLinked {
+	if got, _, _ := p.Link(claim, t0.Add(time.Minute), nil); got.Server != nil || got.State != gameinstance.StateLinked {
 		t.Fatalf("link without an address = %+v, want Linked without a server", got)
 	}
 
@@ -159,8 +159,8 @@ func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
 	// nothing: the claim waits for the sweep.
 	claim.CandidateTokenHashes = nil
 	_, changed, err = p.Link(claim, t0.Add(time.Minute), info)
-	var e *allocation.Error
-	if changed || !errors.As(err, &e) || e.Code != allocation.CodeAllocationInProgress || e.RetryAfter != p.LinkTimeout {
+	var e *gameinstance.Error
+	if changed || !errors.As(err, &e) || e.Code != gameinstance.CodeAllocationInProgress || e.RetryAfter != p.LinkTimeout {
 		t.Fatalf("link with a caller's token: changed=%v err=%v, want ALLOCATION_IN_PROGRESS until the sweep resolves it", changed, err)
 	}
 }

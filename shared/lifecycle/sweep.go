@@ -11,7 +11,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -175,15 +175,15 @@ func (s *Service) sweepOne(ctx context.Context, log *slog.Logger, it dueItem, t 
 		t.Failures++
 		log.Error("health sweep: reviewing a game instance failed; a later run retries it", "gameInstanceId", it.id, "error", err)
 	case !written:
-	case rec.State == allocation.StateFailed:
+	case rec.State == gameinstance.StateFailed:
 		t.OutcomesLost++
 		log.Warn("in-doubt allocation failed: no game server linked back", "gameInstanceId", it.id,
 			"leaseExpiresAt", rec.LeaseExpiresAt)
-	case rec.State != allocation.StateUnhealthy:
+	case rec.State != gameinstance.StateUnhealthy:
 		t.Moved++
 	default:
 		t.Marked++
-		if rec.UnhealthyReason == allocation.ReasonLinkTimeout {
+		if rec.UnhealthyReason == gameinstance.ReasonLinkTimeout {
 			t.LinkTimeouts++
 			if s.Regions != nil && rec.Region != "" {
 				s.Regions.LinkTimedOut(ctx, rec.Region)
@@ -199,21 +199,21 @@ func (s *Service) sweepOne(ctx context.Context, log *slog.Logger, it dueItem, t 
 // review applies Policy.Review to one instance. A panic on one record
 // (say, one no code path foresaw) becomes that instance's failure instead of
 // ending the run and starving every instance after it, run after run.
-func (s *Service) review(ctx context.Context, id string) (rec allocation.Record, written bool, err error) {
+func (s *Service) review(ctx context.Context, id string) (rec gameinstance.Record, written bool, err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			rec, written, err = allocation.Record{}, false, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
+			rec, written, err = gameinstance.Record{}, false, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return s.apply(ctx, id, nil, func(rec allocation.Record, now time.Time) (allocation.Record, bool, error) {
+	return s.apply(ctx, id, nil, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
 		next, changed := s.Policy.Review(rec, now)
 		return next, changed, nil
 	})
 }
 
 func isNotFound(err error) bool {
-	var e *allocation.Error
-	return errors.As(err, &e) && e.Code == allocation.CodeNotFound
+	var e *gameinstance.Error
+	return errors.As(err, &e) && e.Code == gameinstance.CodeNotFound
 }
 
 // add sums a worker's tally into s.

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -86,7 +86,7 @@ func TestSweepIsolatesFailingInstances(t *testing.T) {
 		tc.setup(ids[i*7])
 		bad[ids[i*7]] = true
 	}
-	f.getErr[ids[1]] = allocation.ErrNotFound // deleted since the index listed it: not a failure
+	f.getErr[ids[1]] = gameinstance.ErrNotFound // deleted since the index listed it: not a failure
 	logs := &bytes.Buffer{}
 	ctx := logging.WithLogger(context.Background(), logging.New(logs, slog.LevelError))
 	sum, err := fakeService(f, sweepT0.Add(time.Hour)).sweep(ctx, sweepLimits{capacity: 100, workers: 4, minMargin: time.Second})
@@ -105,7 +105,7 @@ func TestSweepIsolatesFailingInstances(t *testing.T) {
 		t.Fatalf("summary = %+v; want %d failures, the rest marked", sum, len(tests))
 	}
 	for _, id := range ids {
-		if want := allocation.StateUnhealthy; id != ids[1] && !bad[id] && f.state(id) != want {
+		if want := gameinstance.StateUnhealthy; id != ids[1] && !bad[id] && f.state(id) != want {
 			t.Errorf("%s is %s, want %s", id, f.state(id), want)
 		}
 	}

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // sweepT0 is minute 0 mod 16 of the epoch, so runs start at shard
@@ -130,7 +130,7 @@ func TestSweepReviewsConcurrentlyAndCountsRaceFree(t *testing.T) {
 		t.Errorf("region heard of %d link timeouts, want 400", regions.n["r1"])
 	}
 	for id := range f.recs {
-		if f.state(id) != allocation.StateUnhealthy {
+		if f.state(id) != gameinstance.StateUnhealthy {
 			t.Fatalf("%s is %s", id, f.state(id))
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 func TestEmitIsEMF(t *testing.T) {
@@ -43,8 +44,8 @@ func TestEmitIsEMF(t *testing.T) {
 func TestAllocationMetrics(t *testing.T) {
 	var buf bytes.Buffer
 	Allocations{EMF: NewEMF(&buf)}.Allocated(allocation.Outcome{
-		Record: allocation.Record{State: allocation.StateAllocated, FallbackUsed: true,
-			Attempts: []allocation.Attempt{{Region: "us-west", Status: 0, DurationMs: 300, SuspectedOrphan: true},
+		Record: gameinstance.Record{State: gameinstance.StateAllocated, FallbackUsed: true,
+			Attempts: []gameinstance.Attempt{{Region: "us-west", Status: 0, DurationMs: 300, SuspectedOrphan: true},
 				{Region: "made-up-by-a-caller", Status: 503, DurationMs: 12}, {Region: "eu", Status: 200, DurationMs: 30}}},
 		SkippedUnhealthy: 1, SuspectedOrphans: []string{"us-west"}, Known: map[string]bool{"us-west": true, "eu": true}})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")

@@ -15,6 +15,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // DynamoDB is the part of the DynamoDB client the store uses.
@@ -42,15 +43,15 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 // Claim takes the game instance if it is new, Failed, or an Allocating claim
 // whose lease expired before takeoverBefore. createdAt survives a retry or
 // takeover.
-func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, takeoverBefore time.Time) error {
+func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
 		return err
 	}
 	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR (#c_state = :c_allocating AND leaseExpiresAt < :c_takeover)")
 	in.ExpressionAttributeNames["#c_state"] = "state"
-	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(allocation.StateFailed)}
-	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
+	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateFailed)}
+	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)}
 	in.ExpressionAttributeValues[":c_takeover"] = &types.AttributeValueMemberN{Value: formatInt(takeoverBefore.UnixMilli())}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
@@ -71,32 +72,32 @@ func (s *GameInstances) Claim(ctx context.Context, rec allocation.Record, takeov
 		// retry failed the condition against it.
 		return nil
 	}
-	return &allocation.ClaimConflictError{Existing: existing}
+	return &gameinstance.ClaimConflictError{Existing: existing}
 }
 
 // conflicting is the record a failed condition met: the ALL_OLD image, or a
 // read when a backend omits it. ErrNotFound when there is none.
-func (s *GameInstances) conflicting(ctx context.Context, id string, ccf *types.ConditionalCheckFailedException) (allocation.Record, error) {
+func (s *GameInstances) conflicting(ctx context.Context, id string, ccf *types.ConditionalCheckFailedException) (gameinstance.Record, error) {
 	if ccf.Item != nil {
 		return decode(ccf.Item)
 	}
 	rec, err := s.Get(ctx, id)
-	if err != nil && !errors.Is(err, allocation.ErrNotFound) {
-		return allocation.Record{}, fmt.Errorf("read the conflicting record: %w", err)
+	if err != nil && !errors.Is(err, gameinstance.ErrNotFound) {
+		return gameinstance.Record{}, fmt.Errorf("read the conflicting record: %w", err)
 	}
 	return rec, err
 }
 
 // Finish writes the outcome only while rec.ClaimID still holds the claim.
-func (s *GameInstances) Finish(ctx context.Context, rec allocation.Record) (allocation.Record, error) {
+func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
-		return allocation.Record{}, err
+		return gameinstance.Record{}, err
 	}
 	in.ConditionExpression = aws.String("claimId = :c_claim AND #c_state = :c_allocating")
 	in.ExpressionAttributeNames["#c_state"] = "state"
 	in.ExpressionAttributeValues[":c_claim"] = &types.AttributeValueMemberS{Value: rec.ClaimID}
-	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(allocation.StateAllocating)}
+	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)}
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
@@ -109,20 +110,20 @@ func (s *GameInstances) Finish(ctx context.Context, rec allocation.Record) (allo
 			// moved on by the game server's link).
 			return stored, nil
 		}
-		return allocation.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, allocation.ErrClaimLost)
+		return gameinstance.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, gameinstance.ErrClaimLost)
 	}
 	if err != nil {
-		return allocation.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, err)
+		return gameinstance.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, err)
 	}
 	return decode(out.Attributes)
 }
 
 // Put writes rec if the stored version is still rec.Version (the version it
 // was read at), and returns the stored record; ErrVersionConflict otherwise.
-func (s *GameInstances) Put(ctx context.Context, rec allocation.Record) (allocation.Record, error) {
+func (s *GameInstances) Put(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
-		return allocation.Record{}, err
+		return gameinstance.Record{}, err
 	}
 	in.ConditionExpression = aws.String("#v = :c_seen")
 	in.ExpressionAttributeValues[":c_seen"] = &types.AttributeValueMemberN{Value: formatInt(rec.Version)}
@@ -141,10 +142,10 @@ func (s *GameInstances) Put(ctx context.Context, rec allocation.Record) (allocat
 			// reply lost, and the SDK's retry failed the version condition.
 			return decode(ccf.Item)
 		}
-		return allocation.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, allocation.ErrVersionConflict)
+		return gameinstance.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, gameinstance.ErrVersionConflict)
 	}
 	if err != nil {
-		return allocation.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, err)
+		return gameinstance.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, err)
 	}
 	return decode(out.Attributes)
 }
@@ -158,24 +159,24 @@ const HealthIndex = "HealthDeadlineIndex"
 
 // Get reads a record with a strongly consistent read: a replay or status
 // check right after an allocation must see it.
-func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (allocation.Record, error) {
+func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
 		Key:            key(gameInstanceID),
 		ConsistentRead: aws.Bool(true),
 	})
 	if err != nil {
-		return allocation.Record{}, fmt.Errorf("get %s: %w", gameInstanceID, err)
+		return gameinstance.Record{}, fmt.Errorf("get %s: %w", gameInstanceID, err)
 	}
 	if out.Item == nil {
-		return allocation.Record{}, allocation.ErrNotFound
+		return gameinstance.Record{}, gameinstance.ErrNotFound
 	}
 	return decode(out.Item)
 }
 
 // update builds an UpdateItem that sets every attribute of rec, clears the
 // optional ones it lacks, and writes the keep attributes only where absent.
-func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb.UpdateItemInput, error) {
+func (s *GameInstances) update(rec gameinstance.Record, keep ...string) (*dynamodb.UpdateItemInput, error) {
 	av, err := Encode(rec)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
@@ -183,7 +184,7 @@ func (s *GameInstances) update(rec allocation.Record, keep ...string) (*dynamodb
 	// DynamoDB would reject the write with a ValidationException that says
 	// nothing a caller can act on; the domain can, by writing less.
 	if size := ItemSize(av); size > MaxItemBytes-itemSizeMargin {
-		return nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, allocation.ErrTooLarge)
+		return nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, gameinstance.ErrTooLarge)
 	}
 	delete(av, "gameInstanceId")
 	delete(av, "version")
@@ -230,10 +231,10 @@ func key(id string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"gameInstanceId": &types.AttributeValueMemberS{Value: id}}
 }
 
-func decode(av map[string]types.AttributeValue) (allocation.Record, error) {
+func decode(av map[string]types.AttributeValue) (gameinstance.Record, error) {
 	var it item
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return allocation.Record{}, fmt.Errorf("decode record: %w", err)
+		return gameinstance.Record{}, fmt.Errorf("decode record: %w", err)
 	}
 	return it.record(), nil
 }

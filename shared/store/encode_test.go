@@ -5,15 +5,14 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 func TestEncodeIsWhatTheStoreReads(t *testing.T) {
 	at := time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
-	rec := allocation.Record{GameInstanceID: "gi-enc", State: allocation.StateLinked, Region: "us-west", Version: 3,
+	rec := gameinstance.Record{GameInstanceID: "gi-enc", State: gameinstance.StateLinked, Region: "us-west", Version: 3,
 		CreatedAt: at, UpdatedAt: at, LinkedAt: at, LastHeartbeatAt: at.Add(time.Minute), HealthDeadline: at.Add(3 * time.Minute),
-		LeaseExpiresAt: at, Server: &allocation.Server{Address: "10.0.0.1:7000", IP: "10.0.0.1", Ports: map[string]int{"game": 7000}}}
+		LeaseExpiresAt: at, Server: &gameinstance.Server{Address: "10.0.0.1:7000", IP: "10.0.0.1", Ports: map[string]int{"game": 7000}}}
 	av, err := Encode(rec)
 	if err != nil {
 		t.Fatal(err)

@@ -6,7 +6,7 @@ import (
 	"hash/fnv"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // item is a record's DynamoDB shape. Times that conditions compare are
@@ -92,7 +92,7 @@ type attemptItem struct {
 	AllocatorRegion string `dynamodbav:"allocatorRegion,omitempty"`
 }
 
-func toItem(r allocation.Record) item {
+func toItem(r gameinstance.Record) item {
 	it := item{
 		GameInstanceID:       r.GameInstanceID,
 		State:                string(r.State),
@@ -142,11 +142,11 @@ func toItem(r allocation.Record) item {
 	return it
 }
 
-func (it item) record() allocation.Record {
-	r := allocation.Record{
+func (it item) record() gameinstance.Record {
+	r := gameinstance.Record{
 		GameInstanceID: it.GameInstanceID,
-		State:          allocation.State(it.State),
-		Fingerprint: allocation.Fingerprint{
+		State:          gameinstance.State(it.State),
+		Fingerprint: gameinstance.Fingerprint{
 			DesiredRegion:     it.DesiredRegion,
 			GameServerVersion: it.GameServerVersion,
 			ServerArgs:        it.ServerArgs,
@@ -179,17 +179,17 @@ func (it item) record() allocation.Record {
 		r.HealthDeadline = time.UnixMilli(it.HealthDeadline).UTC()
 	}
 	if it.LinkInfo != nil {
-		r.LinkInfo = &allocation.LinkInfo{Address: it.LinkInfo.Address, Ports: it.LinkInfo.Ports, ServerName: it.LinkInfo.ServerName}
+		r.LinkInfo = &gameinstance.LinkInfo{Address: it.LinkInfo.Address, Ports: it.LinkInfo.Ports, ServerName: it.LinkInfo.ServerName}
 	}
 	if it.Server != nil {
-		r.Server = &allocation.Server{Address: it.Server.Address, IP: it.Server.IP, Ports: it.Server.Ports}
+		r.Server = &gameinstance.Server{Address: it.Server.Address, IP: it.Server.IP, Ports: it.Server.Ports}
 	}
 	for _, a := range it.Attempts {
-		r.Attempts = append(r.Attempts, allocation.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
+		r.Attempts = append(r.Attempts, gameinstance.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
 	}
 	if it.FailureCode != "" {
-		r.Failure = &allocation.Failure{Code: allocation.Code(it.FailureCode), Message: it.FailureMessage}
+		r.Failure = &gameinstance.Failure{Code: gameinstance.Code(it.FailureCode), Message: it.FailureMessage}
 	}
 	return r
 }

@@ -13,8 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // written reports whether stored is exactly what the write in made, at
@@ -23,7 +22,7 @@ import (
 // the SDK retried it after a lost reply and the retry failed the condition
 // against the write's own result. Attributes written only if absent
 // (createdAt) are not compared.
-func written(rec allocation.Record, stored map[string]types.AttributeValue, version int64) bool {
+func written(rec gameinstance.Record, stored map[string]types.AttributeValue, version int64) bool {
 	if stored == nil {
 		return false
 	}

@@ -10,18 +10,17 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go/middleware"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // written is how a version-conditioned write whose retry failed its
 // condition tells its own saved write from someone else's.
 func TestWritten(t *testing.T) {
 	t0 := time.Date(2026, 11, 23, 12, 0, 0, 123456789, time.UTC)
-	rec := allocation.Record{GameInstanceID: "gi", State: allocation.StateLinked, ClaimID: "c", Version: 4,
+	rec := gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateLinked, ClaimID: "c", Version: 4,
 		LinkedAt: t0, LastHeartbeatAt: t0, CreatedAt: t0.Add(-time.Minute), UpdatedAt: t0, HealthDeadline: t0.Add(90 * time.Second),
-		Server: &allocation.Server{Address: "1.2.3.4:7777", IP: "1.2.3.4", Ports: map[string]int{"game": 7777}}}
-	stored := func(edit func(*allocation.Record), version int64) map[string]types.AttributeValue {
+		Server: &gameinstance.Server{Address: "1.2.3.4:7777", IP: "1.2.3.4", Ports: map[string]int{"game": 7777}}}
+	stored := func(edit func(*gameinstance.Record), version int64) map[string]types.AttributeValue {
 		r := rec
 		if edit != nil {
 			edit(&r)
@@ -39,11 +38,11 @@ func TestWritten(t *testing.T) {
 		want   bool
 	}{
 		{"exactly what was written", stored(nil, 5), true},
-		{"createdAt is only written if absent", stored(func(r *allocation.Record) { r.CreatedAt = t0.Add(-time.Hour) }, 5), true},
+		{"createdAt is only written if absent", stored(func(r *gameinstance.Record) { r.CreatedAt = t0.Add(-time.Hour) }, 5), true},
 		{"another write since", stored(nil, 6), false},
-		{"another heartbeat at another time", stored(func(r *allocation.Record) { r.LastHeartbeatAt = t0.Add(time.Second) }, 5), false},
-		{"an attribute the write removed is there", stored(func(r *allocation.Record) { r.EndReason = "IWON" }, 5), false},
-		{"the server moved", stored(func(r *allocation.Record) { r.Server = &allocation.Server{Address: "1.2.3.4:7778", IP: "1.2.3.4"} }, 5), false},
+		{"another heartbeat at another time", stored(func(r *gameinstance.Record) { r.LastHeartbeatAt = t0.Add(time.Second) }, 5), false},
+		{"an attribute the write removed is there", stored(func(r *gameinstance.Record) { r.EndReason = "IWON" }, 5), false},
+		{"the server moved", stored(func(r *gameinstance.Record) { r.Server = &gameinstance.Server{Address: "1.2.3.4:7778", IP: "1.2.3.4"} }, 5), false},
 		{"nothing stored", nil, false},
 	}
 	for _, tc := range tests {
@@ -55,11 +54,11 @@ func TestWritten(t *testing.T) {
 
 func TestUpdateRefusesAnItemDynamoDBWouldReject(t *testing.T) {
 	s := NewGameInstances(nil, "T")
-	big := allocation.Record{GameInstanceID: "gi", Fingerprint: allocation.Fingerprint{ServerArgs: strings.Repeat("x", MaxItemBytes)}}
-	if _, err := s.update(big); !errors.Is(err, allocation.ErrTooLarge) {
+	big := gameinstance.Record{GameInstanceID: "gi", Fingerprint: gameinstance.Fingerprint{ServerArgs: strings.Repeat("x", MaxItemBytes)}}
+	if _, err := s.update(big); !errors.Is(err, gameinstance.ErrTooLarge) {
 		t.Fatalf("update = %v, want ErrTooLarge", err)
 	}
-	if _, err := s.update(allocation.Record{GameInstanceID: "gi"}); err != nil {
+	if _, err := s.update(gameinstance.Record{GameInstanceID: "gi"}); err != nil {
 		t.Fatalf("a small record: %v", err)
 	}
 }

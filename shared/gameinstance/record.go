@@ -1,4 +1,7 @@
-package allocation
+// Package gameinstance is the kernel every part of the service shares: a
+// game instance's record and states, the public error codes, and how its
+// link-back token is hashed. It depends on nothing else of ours.
+package gameinstance
 
 import (
 	"errors"
@@ -58,8 +61,6 @@ type Attempt struct {
 	// AllocatorRegion is the region string sent to the Allocator, when it
 	// is not the region's own name (GAMEFABRIC_ALLOCATORS).
 	AllocatorRegion string `json:"allocatorRegion,omitempty"`
-	outcome         outcome
-	retryAfter      time.Duration // the allocator's Retry-After
 }
 
 // Failure is why a Failed record failed.
@@ -163,4 +164,14 @@ func (r Record) FinishedBy(claimID string, outcome State) bool {
 		return outcome == StateAllocated
 	}
 	return false
+}
+
+// Fingerprint is what must match for a replay to count as the same request.
+type Fingerprint struct {
+	DesiredRegion     string
+	GameServerVersion string
+	ServerArgs        string
+	// RegionInputs digests preferredRegions, playerLatencies and
+	// maxPlayerLatencyMs; empty when none is given, as in older records.
+	RegionInputs string
 }
