@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
@@ -77,7 +78,7 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 	ranked, relaxed := RankRegions(req.PlayerLatencies, latencyCap)
 	maxRegions := d.MaxAttempts
 	if maxRegions <= 0 {
-		maxRegions = 3
+		maxRegions = defaults.MaxAllocationAttempts
 	}
 	sel := selection{plan: BuildPlan(preferred, ranked, d.Region, maxRegions), relaxed: relaxed && len(preferred) == 0}
 	if len(sel.plan) == 0 {

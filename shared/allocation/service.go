@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
@@ -77,7 +77,7 @@ type Options struct {
 	Retention      time.Duration // 7 days
 	LinkTimeout    time.Duration // 2m
 	// Budget bounds one allocation from the invocation's start: attempts,
-	// backoff, token refreshes and both writes (config.DefaultAllocationBudget).
+	// backoff, token refreshes and both writes (defaults.AllocationBudget).
 	Budget  time.Duration
 	Retry   *RetryPolicy // DefaultRetryPolicy
 	Now     func() time.Time
@@ -93,19 +93,19 @@ type Service struct{ o Options }
 // NewService fills in defaults.
 func NewService(o Options) *Service {
 	if o.AttemptTimeout <= 0 {
-		o.AttemptTimeout = config.DefaultAttemptTimeout
+		o.AttemptTimeout = defaults.AttemptTimeout
 	}
 	if o.Lease <= 0 {
-		o.Lease = config.DefaultAllocationLease
+		o.Lease = defaults.AllocationLease
 	}
 	if o.Retention <= 0 {
-		o.Retention = config.DefaultRecordRetention
+		o.Retention = defaults.RecordRetention
 	}
 	if o.LinkTimeout <= 0 {
-		o.LinkTimeout = config.DefaultLinkTimeout
+		o.LinkTimeout = defaults.LinkTimeout
 	}
 	if o.Budget <= 0 {
-		o.Budget = config.DefaultAllocationBudget
+		o.Budget = defaults.AllocationBudget
 	}
 	if o.Retry == nil {
 		o.Retry = &DefaultRetryPolicy

@@ -11,6 +11,8 @@ import (
 	"net/url"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // Allocate is the allocate function's configuration.
@@ -47,18 +49,9 @@ func (c Allocate) AllocateURL() string {
 	return strings.TrimRight(c.GameFabricURL, "/") + "/" + strings.TrimLeft(c.AllocatePath, "/")
 }
 
-// Defaults for the optional settings.
+// Limits on the settings (their defaults are in shared/defaults).
 const (
-	DefaultAttemptTimeout  = 10 * time.Second
-	DefaultAllocationLease = 60 * time.Second
-	DefaultTokenCacheTTL   = 5 * time.Minute
-	DefaultRecordRetention = 7 * 24 * time.Hour
-	// DefaultMaxAllocationAttempts: regions tried per allocation.
-	DefaultMaxAllocationAttempts = 3
-	MaxAllocationAttempts        = 10
-	// DefaultAllocationBudget leaves API Gateway's 30 s integration timeout
-	// 5 s for the cold start and the gateway's hop.
-	DefaultAllocationBudget = 25 * time.Second
+	MaxAllocationAttempts = 10
 	// MinAllocationBudget leaves time to try a region after the 3.5 s the
 	// allocation keeps for recording its outcome; MaxAllocationBudget is
 	// the most that can fit inside the gateway's 30 s at all.
@@ -78,13 +71,13 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		FallbackEnvironment:   r.optional("FALLBACK_ENVIRONMENT"),
 		FallbackArmadaSet:     r.optional("FALLBACK_ARMADA_SET"),
 		GameInstancesTable:    r.required("GAME_INSTANCES_TABLE"),
-		AttemptTimeout:        r.duration("ALLOCATE_ATTEMPT_TIMEOUT", DefaultAttemptTimeout),
-		AllocationLease:       r.duration("ALLOCATION_LEASE", DefaultAllocationLease),
-		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
-		RecordRetention:       r.duration("RECORD_RETENTION", DefaultRecordRetention),
-		LinkTimeout:           r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
-		AllocationBudget:      r.duration("ALLOCATION_BUDGET", DefaultAllocationBudget),
-		MaxAllocationAttempts: r.positiveInt("MAX_ALLOCATION_ATTEMPTS", DefaultMaxAllocationAttempts),
+		AttemptTimeout:        r.duration("ALLOCATE_ATTEMPT_TIMEOUT", defaults.AttemptTimeout),
+		AllocationLease:       r.duration("ALLOCATION_LEASE", defaults.AllocationLease),
+		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),
+		RecordRetention:       r.duration("RECORD_RETENTION", defaults.RecordRetention),
+		LinkTimeout:           r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
+		AllocationBudget:      r.duration("ALLOCATION_BUDGET", defaults.AllocationBudget),
+		MaxAllocationAttempts: r.positiveInt("MAX_ALLOCATION_ATTEMPTS", defaults.MaxAllocationAttempts),
 		MaxPlayerLatencyMs:    r.nonNegativeFloat("MAX_PLAYER_LATENCY_MS"),
 		RegionHealth:          r.regionHealth(),
 		LogLevel:              r.level("LOG_LEVEL"),

@@ -4,6 +4,8 @@ import (
 	"log/slog"
 	"strconv"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // Lifecycle is the link-back and health-sweep functions' configuration.
@@ -18,24 +20,16 @@ type Lifecycle struct {
 	LogLevel               slog.Level
 }
 
-// Lifecycle defaults (Agones-style health).
-const (
-	DefaultLinkTimeout            = 2 * time.Minute
-	DefaultHealthPeriod           = 30 * time.Second
-	DefaultHealthFailureThreshold = 3
-	DefaultHealthInitialDelay     = 30 * time.Second
-)
-
 // LoadLifecycle reads the lifecycle configuration.
 func LoadLifecycle(getenv func(string) string) (Lifecycle, error) {
 	r := reader{getenv: getenv}
 	c := Lifecycle{
 		GameInstancesTable:     r.required("GAME_INSTANCES_TABLE"),
-		LinkTimeout:            r.duration("LINK_TIMEOUT", DefaultLinkTimeout),
-		HealthPeriod:           r.duration("HEALTH_PERIOD", DefaultHealthPeriod),
-		HealthFailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", DefaultHealthFailureThreshold),
-		HealthInitialDelay:     r.nonNegativeDuration("HEALTH_INITIAL_DELAY", DefaultHealthInitialDelay),
-		RecordRetention:        r.duration("RECORD_RETENTION", DefaultRecordRetention),
+		LinkTimeout:            r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
+		HealthPeriod:           r.duration("HEALTH_PERIOD", defaults.HealthPeriod),
+		HealthFailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", defaults.HealthFailureThreshold),
+		HealthInitialDelay:     r.nonNegativeDuration("HEALTH_INITIAL_DELAY", defaults.HealthInitialDelay),
+		RecordRetention:        r.duration("RECORD_RETENTION", defaults.RecordRetention),
 		RegionHealth:           r.regionHealth(),
 		LogLevel:               r.level("LOG_LEVEL"),
 	}

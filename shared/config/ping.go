@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // PingRefresh is the ping-cache refresher's configuration.
@@ -44,9 +46,6 @@ type Regions struct {
 	LogLevel     slog.Level
 }
 
-// DefaultPingSchedule is the refresh schedule when none is configured.
-const DefaultPingSchedule = "rate(1 minute)"
-
 // LoadPingRefresh reads the refresher's configuration.
 func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 	r := reader{getenv: getenv}
@@ -56,7 +55,7 @@ func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 		ZonesByRegion: r.zones("ZONES_BY_REGION"),
 		Table:         r.required("PING_CACHE_TABLE"),
 		Period:        r.schedule("PING_REFRESH_SCHEDULE"),
-		TokenCacheTTL: r.duration("TOKEN_CACHE_TTL", DefaultTokenCacheTTL),
+		TokenCacheTTL: r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),
 		RegionHealth:  r.regionHealth(),
 		LogLevel:      r.level("LOG_LEVEL"),
 	}
@@ -68,7 +67,7 @@ func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 		}
 		c.GameFabricURL = r.optionalURL("GAMEFABRIC_URL")
 		if c.PingPath = r.optional("GAMEFABRIC_PING_PATH"); c.PingPath == "" {
-			c.PingPath = "ping"
+			c.PingPath = defaults.PingPath
 		}
 	}
 	if err := r.err(); err != nil {
@@ -116,7 +115,7 @@ func ParseRate(expr string) (time.Duration, error) {
 func (r *reader) schedule(name string) time.Duration {
 	v := r.optional(name)
 	if v == "" {
-		v = DefaultPingSchedule
+		v = defaults.PingRefreshSchedule
 	}
 	d, err := ParseRate(v)
 	if err != nil {

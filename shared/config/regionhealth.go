@@ -1,6 +1,10 @@
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
+)
 
 // RegionHealth configures the per-region health and circuit breaker.
 // An empty Table disables it (every region is always tried).
@@ -14,8 +18,8 @@ type RegionHealth struct {
 func (r *reader) regionHealth() RegionHealth {
 	return RegionHealth{
 		Table:                r.optional("REGION_HEALTH_TABLE"),
-		FailureThreshold:     r.positiveInt("REGION_FAILURE_THRESHOLD", 3),
-		Cooldown:             r.duration("REGION_COOLDOWN", time.Minute),
-		NoPingUnhealthyAfter: r.duration("REGION_NO_PING_UNHEALTHY_AFTER", 5*time.Minute),
+		FailureThreshold:     r.positiveInt("REGION_FAILURE_THRESHOLD", defaults.RegionFailureThreshold),
+		Cooldown:             r.duration("REGION_COOLDOWN", defaults.RegionCooldown),
+		NoPingUnhealthyAfter: r.duration("REGION_NO_PING_UNHEALTHY_AFTER", defaults.RegionNoPingUnhealthyAfter),
 	}
 }

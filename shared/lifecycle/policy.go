@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -30,8 +31,8 @@ type Policy struct {
 }
 
 // DefaultPolicy matches the documented defaults.
-var DefaultPolicy = Policy{LinkTimeout: 2 * time.Minute, Period: 30 * time.Second, FailureThreshold: 3,
-	InitialDelay: 30 * time.Second, Retention: 7 * 24 * time.Hour}
+var DefaultPolicy = Policy{LinkTimeout: defaults.LinkTimeout, Period: defaults.HealthPeriod, FailureThreshold: defaults.HealthFailureThreshold,
+	InitialDelay: defaults.HealthInitialDelay, Retention: defaults.RecordRetention}
 
 // heartbeatDeadline is when a Linked instance becomes due for the sweep.
 func (p Policy) heartbeatDeadline(rec gameinstance.Record) time.Time {

@@ -3,6 +3,8 @@ package regionhealth
 import (
 	"fmt"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // Policy holds the breaker and staleness settings.
@@ -21,8 +23,8 @@ type Policy struct {
 }
 
 // DefaultPolicy holds the documented defaults.
-var DefaultPolicy = Policy{FailureThreshold: 3, Cooldown: 60 * time.Second,
-	NoPingUnhealthyAfter: 5 * time.Minute, ProbeLease: 30 * time.Second}
+var DefaultPolicy = Policy{FailureThreshold: defaults.RegionFailureThreshold, Cooldown: defaults.RegionCooldown,
+	NoPingUnhealthyAfter: defaults.RegionNoPingUnhealthyAfter, ProbeLease: defaults.RegionProbeLease}
 
 // WithDefaults fills every unset (zero or negative) field from DefaultPolicy.
 func (p Policy) WithDefaults() Policy {

@@ -1,0 +1,44 @@
+// Package defaults is the one place for every setting's default: the
+// configuration reads them, the domain falls back to them, template.yaml's
+// parameter defaults must equal them (local/template's
+// TestTemplateDefaultsAreShared checks that), and the README quotes them.
+package defaults
+
+import "time"
+
+// Allocation.
+const (
+	AttemptTimeout  = 10 * time.Second // ALLOCATE_ATTEMPT_TIMEOUT / AllocateAttemptTimeout
+	AllocationLease = 60 * time.Second // ALLOCATION_LEASE / AllocationLease
+	// AllocationBudget leaves API Gateway's 30 s integration timeout 5 s
+	// for the cold start and the gateway's hop (ALLOCATION_BUDGET).
+	AllocationBudget      = 25 * time.Second
+	TokenCacheTTL         = 5 * time.Minute    // TOKEN_CACHE_TTL / TokenCacheTtl
+	RecordRetention       = 7 * 24 * time.Hour // RECORD_RETENTION / RecordRetention
+	MaxAllocationAttempts = 3                  // MAX_ALLOCATION_ATTEMPTS: regions tried per allocation
+)
+
+// Game-instance health (Agones-style).
+const (
+	LinkTimeout            = 2 * time.Minute  // LINK_TIMEOUT / LinkTimeout
+	HealthPeriod           = 30 * time.Second // HEALTH_PERIOD / HealthPeriod
+	HealthFailureThreshold = 3                // HEALTH_FAILURE_THRESHOLD / HealthFailureThreshold
+	HealthInitialDelay     = 30 * time.Second // HEALTH_INITIAL_DELAY / HealthInitialDelay
+)
+
+// Region health (the breaker).
+const (
+	RegionFailureThreshold     = 3                // REGION_FAILURE_THRESHOLD / RegionFailureThreshold
+	RegionCooldown             = 60 * time.Second // REGION_COOLDOWN / RegionCooldown
+	RegionNoPingUnhealthyAfter = 5 * time.Minute  // REGION_NO_PING_UNHEALTHY_AFTER / RegionNoPingUnhealthyAfter
+	// RegionProbeLease is how long one allocation holds a half-open
+	// region's probe (not configurable).
+	RegionProbeLease = 30 * time.Second
+)
+
+// Ping cache and schedules.
+const (
+	PingPath            = "ping"           // GAMEFABRIC_PING_PATH / GameFabricPingPath
+	PingRefreshSchedule = "rate(1 minute)" // PING_REFRESH_SCHEDULE / PingRefreshSchedule
+	HealthSweepSchedule = "rate(1 minute)" // HealthSweepSchedule
+)
