@@ -12,11 +12,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
@@ -26,7 +24,7 @@ import (
 
 // twoAllocators is a deployment with two GameFabric installations' worth
 // of Allocators, wired as functions/allocate/main.go wires them (config,
-// then allocators.New over moto's Secrets Manager):
+// then app.AllocateRoutes over moto's Secrets Manager):
 //
 //	us (the default, GAMEFABRIC_URL): us-west as "prod-us-west"
 //	eu (GAMEFABRIC_ALLOCATORS):       eu-central-1 as "prod-eu-central", eu-west as "prod-eu-west"
@@ -74,12 +72,9 @@ func newTwoAllocators(t *testing.T, o twoAllocatorsOptions) *twoAllocators {
 	}
 	d.store = store.NewGameInstances(stack.ddb, d.table)
 	d.lifecycle = &lifecycle.Service{Store: d.store, Policy: lifecycle.DefaultPolicy}
-	opts := allocation.OptionsFrom(cfg)
-	opts.Store = d.store
-	opts.Upstreams = allocators.New(cfg, &http.Client{}, stack.sm, nil)
-	opts.Retry = &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second}
-	svc := allocation.NewService(opts)
-	d.api = httptest.NewServer(httpapi.NewHandler(httpapi.AllocateRoutes(svc, d.lifecycle), logging.New(io.Discard, slog.LevelDebug)))
+	// Built by the allocate function's own composition root.
+	clients := app.Clients{DynamoDB: stack.ddb, Secrets: stack.sm, HTTP: &http.Client{}, Metrics: io.Discard}
+	d.api = httptest.NewServer(httpapi.NewHandler(app.AllocateRoutes(cfg, clients), logging.New(io.Discard, slog.LevelDebug)))
 	t.Cleanup(d.api.Close)
 	return d
 }

@@ -16,15 +16,9 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
-	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
-	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
-	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
-	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // functionTimeout is template.yaml's Globals Timeout: the deadline the
@@ -69,19 +63,9 @@ func NewInProcess(s *Stack) (*InProcess, error) {
 		o.APIOptions = append(o.APIOptions, ip.Counter.APIOptions("SecretsManager")...)
 	})
 
-	// From here on this mirrors functions/allocate/main.go.
-	records := store.NewGameInstances(db, cfg.GameInstancesTable)
-	var health allocation.RegionHealth
-	if b := regionhealth.BreakerFor(db, cfg.RegionHealth); b != nil {
-		health = b
-	}
-	opts := allocation.OptionsFrom(cfg)
-	opts.Store, opts.Health = records, health
-	opts.Upstreams = allocators.New(cfg, &http.Client{}, sm, nil)
-	opts.Metrics = metrics.Allocations{EMF: metrics.NewEMF(ip.Logs)}
-	svc := allocation.NewService(opts)
-	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
-	ip.proxy = httpadapter.NewV2(httpapi.NewAllocateHandler(svc, ender, log))
+	// The function's own composition root, with counting clients.
+	clients := app.Clients{DynamoDB: db, Secrets: sm, HTTP: &http.Client{}, Metrics: ip.Logs}
+	ip.proxy = httpadapter.NewV2(app.Allocate(cfg, clients, log))
 	return ip, nil
 }
 

@@ -129,9 +129,6 @@ func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
 	for i := range verdicts {
 		verdicts[i].Try = true
 	}
-	if s.o.Health == nil {
-		return verdicts
-	}
 	regions := make([]string, len(plan))
 	for i, step := range plan {
 		regions[i] = step.Region
@@ -157,7 +154,7 @@ func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
 // observe records the plan's region outcomes after the allocation's own
 // outcome, within what is left of the budget and at most healthTimeout.
 func (s *Service) observe(ctx context.Context, b budget, run planRun) {
-	if s.o.Health == nil || len(run.observed) == 0 {
+	if len(run.observed) == 0 {
 		return
 	}
 	hctx, cancel := detached(ctx, b.end, healthTimeout)

@@ -49,7 +49,8 @@ type Verdict struct {
 }
 
 // RegionHealth is the circuit breaker over regions (PlayFab-style region
-// states); nil tries every region.
+// states). Options without one try every region (regionhealth.Off is the
+// same, for callers that pick one).
 type RegionHealth interface {
 	// Admit decides for each region, in order, whether to try it now.
 	Admit(ctx context.Context, regions []string) []Verdict
@@ -57,10 +58,27 @@ type RegionHealth interface {
 	Observe(ctx context.Context, region string, ok bool)
 }
 
-// Metrics observes finished allocations; nil emits nothing.
+// Metrics observes finished allocations; Options without one emit nothing.
 type Metrics interface {
 	Allocated(o Outcome)
 }
+
+// everyRegion tries every region and records nothing.
+type everyRegion struct{}
+
+func (everyRegion) Admit(_ context.Context, regions []string) []Verdict {
+	out := make([]Verdict, len(regions))
+	for i := range out {
+		out[i].Try = true
+	}
+	return out
+}
+
+func (everyRegion) Observe(context.Context, string, bool) {}
+
+type noMetrics struct{}
+
+func (noMetrics) Allocated(Outcome) {}
 
 // Options configures a Service. Zero durations take the defaults noted.
 type Options struct {
@@ -119,6 +137,12 @@ func NewService(o Options) *Service {
 	if o.Random == nil {
 		o.Random = cryptoRandom
 	}
+	if o.Health == nil {
+		o.Health = everyRegion{}
+	}
+	if o.Metrics == nil {
+		o.Metrics = noMetrics{}
+	}
 	if o.Upstreams == nil {
 		o.Upstreams = oneAllocator{allocator: o.Allocator, tokens: o.Tokens}
 	}
@@ -174,9 +198,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	rec = s.outcome(rec, run)
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)
-	if s.o.Metrics != nil {
-		s.o.Metrics.Allocated(run.metrics(rec))
-	}
+	s.o.Metrics.Allocated(run.metrics(rec))
 	if err != nil {
 		return Result{}, err
 	}

@@ -10,7 +10,6 @@ import (
 	"net"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
@@ -173,9 +172,3 @@ func (p Policy) outcomeLost(rec gameinstance.Record, now time.Time) gameinstance
 
 // OutcomeLostMessage is the failure of an in-doubt claim the sweep ended.
 const OutcomeLostMessage = "the allocation's outcome was never recorded and no game server linked back within LINK_TIMEOUT; retrying allocates afresh"
-
-// PolicyFrom builds the policy from the lifecycle configuration.
-func PolicyFrom(c config.Lifecycle) Policy {
-	return Policy{LinkTimeout: c.LinkTimeout, Period: c.HealthPeriod, FailureThreshold: c.HealthFailureThreshold,
-		InitialDelay: c.HealthInitialDelay, Retention: c.RecordRetention}
-}

@@ -9,8 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -227,12 +225,5 @@ func (s *SweepSummary) add(t SweepSummary) {
 	s.Failures += t.Failures
 	for i, n := range t.ReviewedByShard {
 		s.ReviewedByShard[i] += n
-	}
-}
-
-// SweepHandler is the Lambda handler for the sweep schedule.
-func (s *Service) SweepHandler(log *slog.Logger) func(context.Context, events.EventBridgeEvent) (SweepSummary, error) {
-	return func(ctx context.Context, _ events.EventBridgeEvent) (SweepSummary, error) {
-		return s.Sweep(logging.WithLogger(ctx, log))
 	}
 }

@@ -7,11 +7,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"sort"
 	"time"
-
-	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -180,17 +177,4 @@ func (r *Refresher) fetch(ctx context.Context) (gamefabric.Ping, error) {
 		answer, err = r.Source.Fetch(ctx, token)
 	}
 	return answer, err
-}
-
-// Handler is the Lambda handler for the EventBridge schedule: one refresh
-// per event, logged with the Lambda request id.
-func (r *Refresher) Handler(log *slog.Logger) func(context.Context, events.EventBridgeEvent) (Summary, error) {
-	return func(ctx context.Context, _ events.EventBridgeEvent) (Summary, error) {
-		ctx = logging.WithLogger(ctx, log)
-		s, err := r.Refresh(ctx)
-		if err != nil {
-			logging.FromContext(ctx).Error("ping cache refresh failed; the cache was left as it was", "error", err)
-		}
-		return s, err
-	}
 }

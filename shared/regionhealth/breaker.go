@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
@@ -137,11 +136,6 @@ func copyMap(m map[string]Health) map[string]Health {
 	return out
 }
 
-// PolicyFrom builds the policy from configuration.
-func PolicyFrom(c config.RegionHealth) Policy {
-	return Policy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
-}
-
 // LinkTimedOut records that a server allocated in region never linked: the
 // allocation silently failed there.
 func (b *Breaker) LinkTimedOut(ctx context.Context, region string) {
@@ -149,14 +143,4 @@ func (b *Breaker) LinkTimedOut(ctx context.Context, region string) {
 		logging.FromContext(ctx).Warn("recording a link timeout against the region failed", "region", region, "error", err)
 	}
 	b.forget(region)
-}
-
-// BreakerFor builds the breaker on DynamoDB, or nil when no table is
-// configured (region health disabled).
-func BreakerFor(db DB, c config.RegionHealth) *Breaker {
-	if c.Table == "" {
-		return nil
-	}
-	p := PolicyFrom(c)
-	return &Breaker{Store: NewDynamoStore(db, c.Table, p), Policy: p}
 }
