@@ -47,7 +47,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	// own name, like us-west's servers.
 	us, _ := s.AllocatorFor("ap-south")
 	harness.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(us.Emulator.Servers()) == 7 })
-	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultPolicy)
+	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
 		if err != nil {
@@ -93,7 +93,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 			t.Fatalf("allocation %d: %d %v", i, status, reasons)
 		}
 	}
-	if h := state("ap-south"); h.State == regionhealth.StateUnhealthy || h.ConsecutiveFailures != 0 {
+	if h := state("ap-south"); h.State == regionhealth.RegionUnhealthy || h.ConsecutiveFailures != 0 {
 		t.Fatalf("ap-south = %+v after two 404s, want no failures counted", h)
 	}
 	// ap-south works once...
@@ -129,10 +129,10 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 			t.Fatalf("allocation %d: %d %v", i, status, reasons)
 		}
 	}
-	if h := state("ap-south"); h.State != regionhealth.StateUnhealthy || h.Reason != regionhealth.ReasonAllocationFailures {
+	if h := state("ap-south"); h.State != regionhealth.RegionUnhealthy || h.Reason != regionhealth.BecauseAllocationFailures {
 		t.Fatalf("ap-south = %+v, want Unhealthy after 2 failures", h)
 	}
-	if h := state("us-west"); h.State != regionhealth.StateDeployed {
+	if h := state("us-west"); h.State != regionhealth.RegionDeployed {
 		t.Fatalf("us-west = %+v, want Deployed", h)
 	}
 
@@ -150,7 +150,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	if status != 201 || !strings.HasPrefix(reasons[0], "ap-south:200:preferred #1; half-open probe") {
 		t.Fatalf("probe: %d %v", status, reasons)
 	}
-	if h := state("ap-south"); h.State != regionhealth.StateDeployed || h.ConsecutiveFailures != 0 {
+	if h := state("ap-south"); h.State != regionhealth.RegionDeployed || h.ConsecutiveFailures != 0 {
 		t.Fatalf("ap-south after the probe = %+v, want Deployed", h)
 	}
 }

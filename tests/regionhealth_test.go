@@ -17,7 +17,7 @@ var rhT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
 func newRegionHealth(t *testing.T) *regionhealth.DynamoStore {
 	t.Helper()
-	return regionhealth.NewDynamoStore(stack.ddb, newTables(t)["RegionHealthTable"], regionhealth.DefaultPolicy)
+	return regionhealth.NewDynamoStore(stack.ddb, newTables(t)["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 }
 
 func getHealth(t *testing.T, s *regionhealth.DynamoStore, region string) regionhealth.Health {
@@ -31,7 +31,7 @@ func getHealth(t *testing.T, s *regionhealth.DynamoStore, region string) regionh
 
 func recordFailure(t *testing.T, s *regionhealth.DynamoStore, region string, now time.Time) regionhealth.Health {
 	t.Helper()
-	h, err := s.RecordFailure(context.Background(), region, regionhealth.ReasonAllocationFailures, now)
+	h, err := s.RecordFailure(context.Background(), region, regionhealth.BecauseAllocationFailures, now)
 	if err != nil {
 		t.Fatalf("record failure %s: %v", region, err)
 	}
@@ -68,8 +68,8 @@ func TestRegionHealthGetUnknownRegions(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string]regionhealth.Health{
-		"us-west":      {Region: "us-west", State: regionhealth.StateInitialized},
-		"eu-central-1": {Region: "eu-central-1", State: regionhealth.StateInitialized},
+		"us-west":      {Region: "us-west", State: regionhealth.RegionInitialized},
+		"eu-central-1": {Region: "eu-central-1", State: regionhealth.RegionInitialized},
 	}
 	if len(got) != len(want) {
 		t.Fatalf("Get = %+v, want %+v", got, want)
@@ -79,7 +79,7 @@ func TestRegionHealthGetUnknownRegions(t *testing.T) {
 			t.Errorf("%s = %+v, want %+v", r, got[r], w)
 		}
 	}
-	if d, _ := regionhealth.DefaultPolicy.Decide(got["us-west"], rhT0); d != regionhealth.Try {
+	if d, _ := regionhealth.DefaultBreakerPolicy.Decide(got["us-west"], rhT0); d != regionhealth.Try {
 		t.Errorf("Decide(unknown) = %v, want Try", d)
 	}
 	if all, err := s.List(context.Background()); err != nil || len(all) != 0 {
@@ -92,7 +92,7 @@ func TestRegionHealthSuccessKeepsSince(t *testing.T) {
 	recordSuccess(t, s, "us-west", rhT0)
 	recordSuccess(t, s, "us-west", rhT0.Add(time.Minute))
 	h := getHealth(t, s, "us-west")
-	if h.State != regionhealth.StateDeployed || !h.Since.Equal(rhT0) || !h.LastSuccessAt.Equal(rhT0.Add(time.Minute)) ||
+	if h.State != regionhealth.RegionDeployed || !h.Since.Equal(rhT0) || !h.LastSuccessAt.Equal(rhT0.Add(time.Minute)) ||
 		!h.FirstSeenAt.Equal(rhT0) || h.ConsecutiveFailures != 0 {
 		t.Errorf("after two successes: %+v; want Deployed since the first, last success the second", h)
 	}
@@ -102,16 +102,16 @@ func TestRegionHealthSuccessKeepsSince(t *testing.T) {
 // the third consecutive failure opens the breaker; a success in between
 // resets the count.
 func TestRegionHealthFailureThreshold(t *testing.T) {
-	p := regionhealth.DefaultPolicy
+	p := regionhealth.DefaultBreakerPolicy
 	tests := []struct {
 		name      string
 		deployed  bool // a success before the failures
 		reason    string
-		wantState regionhealth.State // after two failures
+		wantState regionhealth.RegionState // after two failures
 	}{
-		{"Initialized", false, regionhealth.ReasonAllocationFailures, regionhealth.StateInitialized},
-		{"Deployed", true, regionhealth.ReasonAllocationFailures, regionhealth.StateDeployed},
-		{"link timeouts", true, regionhealth.ReasonLinkTimeouts, regionhealth.StateDeployed},
+		{"Initialized", false, regionhealth.BecauseAllocationFailures, regionhealth.RegionInitialized},
+		{"Deployed", true, regionhealth.BecauseAllocationFailures, regionhealth.RegionDeployed},
+		{"link timeouts", true, regionhealth.BecauseLinkTimeouts, regionhealth.RegionDeployed},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -137,7 +137,7 @@ func TestRegionHealthFailureThreshold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := regionhealth.Health{Region: "r", State: regionhealth.StateUnhealthy, Since: third, ConsecutiveFailures: 3,
+			want := regionhealth.Health{Region: "r", State: regionhealth.RegionUnhealthy, Since: third, ConsecutiveFailures: 3,
 				OpenUntil: third.Add(p.Cooldown), FirstSeenAt: h.FirstSeenAt, LastSuccessAt: h.LastSuccessAt, Reason: tt.reason}
 			if h != want {
 				t.Fatalf("third failure:\n got %+v\nwant %+v", h, want)
@@ -157,7 +157,7 @@ func TestRegionHealthFailureThreshold(t *testing.T) {
 		recordFailure(t, s, "r", rhT0.Add(time.Second))
 		recordSuccess(t, s, "r", rhT0.Add(2*time.Second))
 		h := recordFailure(t, s, "r", rhT0.Add(3*time.Second))
-		if h.State != regionhealth.StateDeployed || h.ConsecutiveFailures != 1 {
+		if h.State != regionhealth.RegionDeployed || h.ConsecutiveFailures != 1 {
 			t.Errorf("after fail, fail, success, fail: %+v; want Deployed with 1 failure", h)
 		}
 	})
@@ -177,7 +177,7 @@ func TestRegionHealthConcurrentFailures(t *testing.T) {
 		// A distinct time per caller shows whose write set Since.
 		nows[i] = rhT0.Add(time.Second + time.Duration(i)*time.Millisecond)
 		wg.Go(func() {
-			results[i], errs[i] = s.RecordFailure(context.Background(), "us-west", regionhealth.ReasonAllocationFailures, nows[i])
+			results[i], errs[i] = s.RecordFailure(context.Background(), "us-west", regionhealth.BecauseAllocationFailures, nows[i])
 		})
 	}
 	wg.Wait()
@@ -186,7 +186,7 @@ func TestRegionHealthConcurrentFailures(t *testing.T) {
 		if errs[i] != nil {
 			t.Fatalf("caller %d: %v", i, errs[i])
 		}
-		if results[i].State == regionhealth.StateUnhealthy && results[i].Since.Equal(nows[i]) {
+		if results[i].State == regionhealth.RegionUnhealthy && results[i].Since.Equal(nows[i]) {
 			if opened >= 0 {
 				t.Errorf("callers %d and %d both opened the breaker", opened, i)
 			}
@@ -200,7 +200,7 @@ func TestRegionHealthConcurrentFailures(t *testing.T) {
 	if h.ConsecutiveFailures != n {
 		t.Errorf("consecutiveFailures = %d, want %d", h.ConsecutiveFailures, n)
 	}
-	if h.State != regionhealth.StateUnhealthy || !h.Since.Equal(nows[opened]) || !h.OpenUntil.Equal(nows[opened].Add(regionhealth.DefaultPolicy.Cooldown)) {
+	if h.State != regionhealth.RegionUnhealthy || !h.Since.Equal(nows[opened]) || !h.OpenUntil.Equal(nows[opened].Add(regionhealth.DefaultBreakerPolicy.Cooldown)) {
 		t.Errorf("stored %+v; want Unhealthy since %s (caller %d), open for one cooldown", h, nows[opened], opened)
 	}
 }
@@ -209,17 +209,17 @@ func TestRegionHealthConcurrentFailures(t *testing.T) {
 func openBreaker(t *testing.T, s *regionhealth.DynamoStore, region string) time.Time {
 	t.Helper()
 	var h regionhealth.Health
-	for range regionhealth.DefaultPolicy.FailureThreshold {
+	for range regionhealth.DefaultBreakerPolicy.FailureThreshold {
 		h = recordFailure(t, s, region, rhT0)
 	}
-	if h.State != regionhealth.StateUnhealthy {
+	if h.State != regionhealth.RegionUnhealthy {
 		t.Fatalf("breaker did not open: %+v", h)
 	}
 	return h.OpenUntil
 }
 
 func TestRegionHealthProbe(t *testing.T) {
-	p := regionhealth.DefaultPolicy
+	p := regionhealth.DefaultBreakerPolicy
 	s := newRegionHealth(t)
 
 	t.Run("one of concurrent claims wins, only after the cooldown", func(t *testing.T) {
@@ -273,7 +273,7 @@ func TestRegionHealthProbe(t *testing.T) {
 		}
 		recordSuccess(t, s, "recovers", cooldownEnd.Add(time.Second))
 		h := getHealth(t, s, "recovers")
-		want := regionhealth.Health{Region: "recovers", State: regionhealth.StateDeployed, Since: cooldownEnd.Add(time.Second),
+		want := regionhealth.Health{Region: "recovers", State: regionhealth.RegionDeployed, Since: cooldownEnd.Add(time.Second),
 			LastSuccessAt: cooldownEnd.Add(time.Second), FirstSeenAt: rhT0}
 		if h != want {
 			t.Errorf("after the probe's success:\n got %+v\nwant %+v", h, want)
@@ -290,8 +290,8 @@ func TestRegionHealthProbe(t *testing.T) {
 		}
 		failedAt := cooldownEnd.Add(5 * time.Second)
 		h := recordFailure(t, s, "still-down", failedAt)
-		want := regionhealth.Health{Region: "still-down", State: regionhealth.StateUnhealthy, Since: rhT0, ConsecutiveFailures: 4,
-			OpenUntil: failedAt.Add(p.Cooldown), FirstSeenAt: rhT0, Reason: regionhealth.ReasonAllocationFailures}
+		want := regionhealth.Health{Region: "still-down", State: regionhealth.RegionUnhealthy, Since: rhT0, ConsecutiveFailures: 4,
+			OpenUntil: failedAt.Add(p.Cooldown), FirstSeenAt: rhT0, Reason: regionhealth.BecauseAllocationFailures}
 		if h != want {
 			t.Fatalf("after the failed probe:\n got %+v\nwant %+v", h, want)
 		}
@@ -308,7 +308,7 @@ func TestRegionHealthProbe(t *testing.T) {
 }
 
 func TestRegionHealthPing(t *testing.T) {
-	p := regionhealth.DefaultPolicy // NoPingUnhealthyAfter 5m
+	p := regionhealth.DefaultBreakerPolicy // NoPingUnhealthyAfter 5m
 	type ping struct {
 		at          time.Duration // after rhT0
 		withTargets bool
@@ -317,25 +317,25 @@ func TestRegionHealthPing(t *testing.T) {
 		name       string
 		before     func(t *testing.T, s *regionhealth.DynamoStore) // at rhT0
 		pings      []ping
-		wantState  regionhealth.State
+		wantState  regionhealth.RegionState
 		wantReason string
 	}{
 		{"targets: Initialized becomes Deployed", nil,
-			[]ping{{0, true}}, regionhealth.StateDeployed, ""},
+			[]ping{{0, true}}, regionhealth.RegionDeployed, ""},
 		{"no targets for less than the limit", nil,
-			[]ping{{0, true}, {4 * time.Minute, false}, {5 * time.Minute, false}}, regionhealth.StateDeployed, ""},
+			[]ping{{0, true}, {4 * time.Minute, false}, {5 * time.Minute, false}}, regionhealth.RegionDeployed, ""},
 		{"no targets for longer than the limit", nil,
-			[]ping{{0, true}, {4 * time.Minute, false}, {6 * time.Minute, false}}, regionhealth.StateUnhealthy, regionhealth.ReasonNoPingTargets},
+			[]ping{{0, true}, {4 * time.Minute, false}, {6 * time.Minute, false}}, regionhealth.RegionUnhealthy, regionhealth.BecauseNoPingTargets},
 		{"never any targets: counted from the first record", nil,
-			[]ping{{0, false}, {3 * time.Minute, false}, {6 * time.Minute, false}}, regionhealth.StateUnhealthy, regionhealth.ReasonNoPingTargets},
+			[]ping{{0, false}, {3 * time.Minute, false}, {6 * time.Minute, false}}, regionhealth.RegionUnhealthy, regionhealth.BecauseNoPingTargets},
 		{"never any targets, not long enough", nil,
-			[]ping{{0, false}, {4 * time.Minute, false}}, regionhealth.StateInitialized, ""},
+			[]ping{{0, false}, {4 * time.Minute, false}}, regionhealth.RegionInitialized, ""},
 		{"targets come back", nil,
-			[]ping{{0, false}, {6 * time.Minute, false}, {7 * time.Minute, true}}, regionhealth.StateDeployed, ""},
+			[]ping{{0, false}, {6 * time.Minute, false}, {7 * time.Minute, true}}, regionhealth.RegionDeployed, ""},
 		{"a recent success keeps it Deployed", func(t *testing.T, s *regionhealth.DynamoStore) { recordSuccess(t, s, "r", rhT0.Add(3*time.Minute)) },
-			[]ping{{0, true}, {6 * time.Minute, false}}, regionhealth.StateDeployed, ""},
+			[]ping{{0, true}, {6 * time.Minute, false}}, regionhealth.RegionDeployed, ""},
 		{"targets do not close a breaker opened by failures", func(t *testing.T, s *regionhealth.DynamoStore) { openBreaker(t, s, "r") },
-			[]ping{{time.Second, true}}, regionhealth.StateUnhealthy, regionhealth.ReasonAllocationFailures},
+			[]ping{{time.Second, true}}, regionhealth.RegionUnhealthy, regionhealth.BecauseAllocationFailures},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -357,11 +357,11 @@ func TestRegionHealthPing(t *testing.T) {
 				t.Fatalf("got %+v, want %s %q", h, tt.wantState, tt.wantReason)
 			}
 			switch {
-			case tt.wantReason == regionhealth.ReasonNoPingTargets:
+			case tt.wantReason == regionhealth.BecauseNoPingTargets:
 				if !h.Since.Equal(last) || !h.OpenUntil.Equal(last.Add(p.Cooldown)) || h.ConsecutiveFailures != 0 {
 					t.Errorf("got %+v; want Unhealthy since the last ping, open one cooldown, no failures counted", h)
 				}
-			case tt.wantState == regionhealth.StateDeployed:
+			case tt.wantState == regionhealth.RegionDeployed:
 				if !h.OpenUntil.IsZero() || !h.ProbeUntil.IsZero() {
 					t.Errorf("Deployed with breaker fields left: %+v", h)
 				}
@@ -379,11 +379,11 @@ func TestRegionHealthList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := map[string]regionhealth.State{}
+	got := map[string]regionhealth.RegionState{}
 	for _, h := range all {
 		got[h.Region] = h.State
 	}
-	want := map[string]regionhealth.State{"a": regionhealth.StateDeployed, "b": regionhealth.StateInitialized, "c": regionhealth.StateInitialized}
+	want := map[string]regionhealth.RegionState{"a": regionhealth.RegionDeployed, "b": regionhealth.RegionInitialized, "c": regionhealth.RegionInitialized}
 	if len(got) != len(want) || got["a"] != want["a"] || got["b"] != want["b"] || got["c"] != want["c"] {
 		t.Errorf("List = %v, want %v", got, want)
 	}

@@ -41,7 +41,7 @@ func regionHealth(db regionhealth.DB, c config.RegionHealth) (regionhealth.Regio
 	if c.Table == "" {
 		return regionhealth.Off{}, nil
 	}
-	p := regionhealth.Policy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
+	p := regionhealth.BreakerPolicy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
 	b := &regionhealth.Breaker{Store: regionhealth.NewDynamoStore(db, c.Table, p), Policy: p}
 	return b, b
 }

@@ -83,7 +83,7 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	for _, e := range pingcache.Live(entries, h.now()) {
 		v := regionView{Region: e.Region, Zone: e.Zone, PingTargets: e.Targets, RefreshedAt: formatTime(e.RefreshedAt)}
 		if h.health != nil {
-			v.Health, v.HealthSince = string(regionhealth.StateInitialized), ""
+			v.Health, v.HealthSince = string(regionhealth.RegionInitialized), ""
 			if rh, ok := health[e.Region]; ok && rh.State != "" {
 				v.Health, v.HealthSince = string(rh.State), formatTime(rh.Since)
 			}

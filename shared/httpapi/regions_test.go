@@ -99,7 +99,7 @@ func TestRegionsShowHealth(t *testing.T) {
 		health HealthLister
 		want   string
 	}{
-		{"states and since", fakeHealth{list: []regionhealth.Health{{Region: "us", State: regionhealth.StateUnhealthy, Since: now}}},
+		{"states and since", fakeHealth{list: []regionhealth.Health{{Region: "us", State: regionhealth.RegionUnhealthy, Since: now}}},
 			`"region":"eu","zone":"EU","pingTargets":null,"refreshedAt":"2026-11-22T12:00:00Z","health":"Initialized"},{"region":"us","zone":"US","pingTargets":null,"refreshedAt":"2026-11-22T12:00:00Z","health":"Unhealthy","healthSince":"2026-11-22T12:00:00Z"`},
 		{"health unavailable: targets still served", fakeHealth{err: errors.New("throttled")}, `"health":"Initialized"`},
 		{"health disabled", nil, `"refreshedAt":"2026-11-22T12:00:00Z"}]`},

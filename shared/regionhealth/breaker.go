@@ -15,7 +15,7 @@ import (
 // not pay a health read each; health is advisory, a few seconds stale is fine.
 type Breaker struct {
 	Store    Store
-	Policy   Policy
+	Policy   BreakerPolicy
 	CacheTTL time.Duration // default 5s
 	Now      func() time.Time
 
@@ -76,14 +76,14 @@ func (b *Breaker) Observe(ctx context.Context, region string, ok bool) {
 	b.mu.Unlock()
 	var err error
 	switch {
-	case ok && known && h.State == StateDeployed && h.ConsecutiveFailures == 0:
+	case ok && known && h.State == RegionDeployed && h.ConsecutiveFailures == 0:
 		return
 	case ok:
 		err = b.Store.RecordSuccess(ctx, region, now)
 	default:
 		var got Health
-		got, err = b.Store.RecordFailure(ctx, region, ReasonAllocationFailures, now)
-		if err == nil && got.State == StateUnhealthy && got.Since.Equal(now) {
+		got, err = b.Store.RecordFailure(ctx, region, BecauseAllocationFailures, now)
+		if err == nil && got.State == RegionUnhealthy && got.Since.Equal(now) {
 			logging.FromContext(ctx).Warn("region marked Unhealthy", "region", region, "consecutiveFailures", got.ConsecutiveFailures, "openUntil", got.OpenUntil)
 		}
 	}
@@ -139,7 +139,7 @@ func copyMap(m map[string]Health) map[string]Health {
 // LinkTimedOut records that a server allocated in region never linked: the
 // allocation silently failed there.
 func (b *Breaker) LinkTimedOut(ctx context.Context, region string) {
-	if _, err := b.Store.RecordFailure(ctx, region, ReasonLinkTimeouts, b.now()); err != nil {
+	if _, err := b.Store.RecordFailure(ctx, region, BecauseLinkTimeouts, b.now()); err != nil {
 		logging.FromContext(ctx).Warn("recording a link timeout against the region failed", "region", region, "error", err)
 	}
 	b.forget(region)

@@ -19,7 +19,7 @@ func (f *fakeStore) Get(_ context.Context, regions []string) (map[string]Health,
 	for _, r := range regions {
 		h, ok := f.health[r]
 		if !ok {
-			h = Health{Region: r, State: StateInitialized}
+			h = Health{Region: r, State: RegionInitialized}
 		}
 		out[r] = h
 	}
@@ -44,12 +44,12 @@ func (f *fakeStore) RecordPing(context.Context, []string, []string, time.Time) e
 func TestBreaker(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	store := &fakeStore{health: map[string]Health{
-		"open":      {Region: "open", State: StateUnhealthy, OpenUntil: now.Add(time.Minute)},
-		"halfopen":  {Region: "halfopen", State: StateUnhealthy, OpenUntil: now.Add(-time.Second)},
-		"healthy":   {Region: "healthy", State: StateDeployed, FirstSeenAt: now.Add(-time.Hour)},
-		"recovered": {Region: "recovered", State: StateDeployed, ConsecutiveFailures: 1},
+		"open":      {Region: "open", State: RegionUnhealthy, OpenUntil: now.Add(time.Minute)},
+		"halfopen":  {Region: "halfopen", State: RegionUnhealthy, OpenUntil: now.Add(-time.Second)},
+		"healthy":   {Region: "healthy", State: RegionDeployed, FirstSeenAt: now.Add(-time.Hour)},
+		"recovered": {Region: "recovered", State: RegionDeployed, ConsecutiveFailures: 1},
 	}}
-	b := &Breaker{Store: store, Policy: DefaultPolicy, Now: func() time.Time { return now }}
+	b := &Breaker{Store: store, Policy: DefaultBreakerPolicy, Now: func() time.Time { return now }}
 	ctx := context.Background()
 	regions := []string{"open", "halfopen", "healthy", "new"}
 

@@ -27,7 +27,7 @@ var _ DB = (*dynamodb.Client)(nil)
 type DynamoStore struct {
 	db     DB
 	table  string
-	policy Policy
+	policy BreakerPolicy
 	// Unprocessed BatchGetItem keys are retried this many times, backing off.
 	retries int
 	backoff time.Duration
@@ -36,7 +36,7 @@ type DynamoStore struct {
 var _ Store = (*DynamoStore)(nil)
 
 // NewDynamoStore uses table through db; unset policy fields get defaults.
-func NewDynamoStore(db DB, table string, p Policy) *DynamoStore {
+func NewDynamoStore(db DB, table string, p BreakerPolicy) *DynamoStore {
 	return &DynamoStore{db: db, table: table, policy: p.WithDefaults(), retries: 5, backoff: 50 * time.Millisecond}
 }
 
@@ -49,7 +49,7 @@ func (s *DynamoStore) Get(ctx context.Context, regions []string) (map[string]Hea
 		if _, dup := out[r]; dup {
 			continue // BatchGetItem rejects duplicate keys
 		}
-		out[r] = Health{Region: r, State: StateInitialized}
+		out[r] = Health{Region: r, State: RegionInitialized}
 		keys = append(keys, key(r))
 	}
 	// BatchGetItem takes at most 100 keys.
@@ -159,7 +159,7 @@ func (s *DynamoStore) getOne(ctx context.Context, region string) (Health, error)
 		return Health{}, fmt.Errorf("get %s: %w", region, err)
 	}
 	if out.Item == nil {
-		return Health{Region: region, State: StateInitialized}, nil
+		return Health{Region: region, State: RegionInitialized}, nil
 	}
 	return decode(out.Item)
 }

@@ -8,31 +8,31 @@ package regionhealth
 
 import "time"
 
-// State is a region's health state.
-type State string
+// RegionState is a region's health state.
+type RegionState string
 
 const (
-	// StateInitialized: configured, nothing observed yet. An absent item
+	// RegionInitialized: configured, nothing observed yet. An absent item
 	// means this too, so a new region is tried rather than skipped.
-	StateInitialized State = "Initialized"
-	// StateDeployed: a recent successful allocation, or live ping targets.
-	StateDeployed State = "Deployed"
-	// StateUnhealthy: consecutive failures reached the threshold, or no ping
+	RegionInitialized RegionState = "Initialized"
+	// RegionDeployed: a recent successful allocation, or live ping targets.
+	RegionDeployed RegionState = "Deployed"
+	// RegionUnhealthy: consecutive failures reached the threshold, or no ping
 	// targets for too long. The breaker decides when to try it again.
-	StateUnhealthy State = "Unhealthy"
+	RegionUnhealthy RegionState = "Unhealthy"
 )
 
 // Why a region became Unhealthy.
 const (
-	ReasonAllocationFailures = "AllocationFailures"
-	ReasonLinkTimeouts       = "LinkTimeouts"
-	ReasonNoPingTargets      = "NoPingTargets"
+	BecauseAllocationFailures = "AllocationFailures"
+	BecauseLinkTimeouts       = "LinkTimeouts"
+	BecauseNoPingTargets      = "NoPingTargets"
 )
 
 // Health is what is known about one region.
 type Health struct {
 	Region string
-	State  State
+	State  RegionState
 	// Since is when State last changed (zero for a region never stored).
 	Since               time.Time
 	ConsecutiveFailures int
@@ -54,9 +54,9 @@ type Health struct {
 }
 
 // state treats the zero value as Initialized, as an absent item is.
-func (h Health) state() State {
+func (h Health) state() RegionState {
 	if h.State == "" {
-		return StateInitialized
+		return RegionInitialized
 	}
 	return h.State
 }

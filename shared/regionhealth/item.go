@@ -30,7 +30,7 @@ func decode(av map[string]types.AttributeValue) (Health, error) {
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
 		return Health{}, fmt.Errorf("decode region health: %w", err)
 	}
-	h := Health{Region: it.Region, State: State(it.State), ConsecutiveFailures: it.ConsecutiveFailures,
+	h := Health{Region: it.Region, State: RegionState(it.State), ConsecutiveFailures: it.ConsecutiveFailures,
 		OpenUntil: fromMillis(it.OpenUntil), ProbeUntil: fromMillis(it.ProbeUntil),
 		LastPingTargetsAt: fromMillis(it.LastPingTargetsAt), LastSuccessAt: fromMillis(it.LastSuccessAt),
 		FirstSeenAt: fromMillis(it.FirstSeenAt), Reason: it.Reason}

@@ -19,13 +19,13 @@ func TestDecode(t *testing.T) {
 			"region": str("us-west"), "state": str("Unhealthy"), "since": rfc3339(since),
 			"consecutiveFailures": number(4), "openUntil": millis(t0.Add(time.Minute)), "probeUntil": millis(t0.Add(90 * time.Second)),
 			"lastPingTargetsAt": millis(t0.Add(-time.Minute)), "lastSuccessAt": millis(t0.Add(-time.Hour)),
-			"firstSeenAt": millis(t0.Add(-24 * time.Hour)), "reason": str(ReasonAllocationFailures),
-		}, Health{Region: "us-west", State: StateUnhealthy, Since: since, ConsecutiveFailures: 4,
+			"firstSeenAt": millis(t0.Add(-24 * time.Hour)), "reason": str(BecauseAllocationFailures),
+		}, Health{Region: "us-west", State: RegionUnhealthy, Since: since, ConsecutiveFailures: 4,
 			OpenUntil: t0.Add(time.Minute), ProbeUntil: t0.Add(90 * time.Second), LastPingTargetsAt: t0.Add(-time.Minute),
-			LastSuccessAt: t0.Add(-time.Hour), FirstSeenAt: t0.Add(-24 * time.Hour), Reason: ReasonAllocationFailures}},
+			LastSuccessAt: t0.Add(-time.Hour), FirstSeenAt: t0.Add(-24 * time.Hour), Reason: BecauseAllocationFailures}},
 		{"only a counter: Initialized, zero times", map[string]types.AttributeValue{
 			"region": str("eu"), "consecutiveFailures": number(1),
-		}, Health{Region: "eu", State: StateInitialized, ConsecutiveFailures: 1}},
+		}, Health{Region: "eu", State: RegionInitialized, ConsecutiveFailures: 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

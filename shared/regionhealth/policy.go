@@ -7,8 +7,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
-// Policy holds the breaker and staleness settings.
-type Policy struct {
+// BreakerPolicy holds the breaker and staleness settings.
+type BreakerPolicy struct {
 	// FailureThreshold consecutive failures make a region Unhealthy.
 	FailureThreshold int
 	// Cooldown is how long the breaker stays open after the region becomes
@@ -22,23 +22,23 @@ type Policy struct {
 	ProbeLease time.Duration
 }
 
-// DefaultPolicy holds the documented defaults.
-var DefaultPolicy = Policy{FailureThreshold: defaults.RegionFailureThreshold, Cooldown: defaults.RegionCooldown,
+// DefaultBreakerPolicy holds the documented defaults.
+var DefaultBreakerPolicy = BreakerPolicy{FailureThreshold: defaults.RegionFailureThreshold, Cooldown: defaults.RegionCooldown,
 	NoPingUnhealthyAfter: defaults.RegionNoPingUnhealthyAfter, ProbeLease: defaults.RegionProbeLease}
 
-// WithDefaults fills every unset (zero or negative) field from DefaultPolicy.
-func (p Policy) WithDefaults() Policy {
+// WithDefaults fills every unset (zero or negative) field from DefaultBreakerPolicy.
+func (p BreakerPolicy) WithDefaults() BreakerPolicy {
 	if p.FailureThreshold <= 0 {
-		p.FailureThreshold = DefaultPolicy.FailureThreshold
+		p.FailureThreshold = DefaultBreakerPolicy.FailureThreshold
 	}
 	if p.Cooldown <= 0 {
-		p.Cooldown = DefaultPolicy.Cooldown
+		p.Cooldown = DefaultBreakerPolicy.Cooldown
 	}
 	if p.NoPingUnhealthyAfter <= 0 {
-		p.NoPingUnhealthyAfter = DefaultPolicy.NoPingUnhealthyAfter
+		p.NoPingUnhealthyAfter = DefaultBreakerPolicy.NoPingUnhealthyAfter
 	}
 	if p.ProbeLease <= 0 {
-		p.ProbeLease = DefaultPolicy.ProbeLease
+		p.ProbeLease = DefaultBreakerPolicy.ProbeLease
 	}
 	return p
 }
@@ -70,8 +70,8 @@ func (d Decision) String() string {
 
 // Decide is the breaker: pure, so callers pass the time. The reason is set
 // for Skip, to be shown to whoever asked for the region.
-func (p Policy) Decide(h Health, now time.Time) (Decision, string) {
-	if h.state() != StateUnhealthy {
+func (p BreakerPolicy) Decide(h Health, now time.Time) (Decision, string) {
+	if h.state() != RegionUnhealthy {
 		return Try, ""
 	}
 	if now.Before(h.OpenUntil) {
@@ -86,8 +86,8 @@ func (p Policy) Decide(h Health, now time.Time) (Decision, string) {
 // noPingDue reports whether a region that the latest ping refresh listed
 // without targets has gone long enough without evidence of health to become
 // Unhealthy. The store's conditional write checks the same in DynamoDB.
-func (p Policy) noPingDue(h Health, now time.Time) bool {
-	if h.state() == StateUnhealthy {
+func (p BreakerPolicy) noPingDue(h Health, now time.Time) bool {
+	if h.state() == RegionUnhealthy {
 		return false
 	}
 	cutoff := now.Add(-p.NoPingUnhealthyAfter)

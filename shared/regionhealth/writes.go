@@ -24,7 +24,7 @@ func (s *DynamoStore) RecordSuccess(ctx context.Context, region string, now time
 		_, ok, err := s.apply(ctx, region, write{
 			update: "SET #failures = :zero, #lastSuccess = :now, #firstSeen = if_not_exists(#firstSeen, :now)" + clear,
 			cond:   "#state = :deployed",
-			values: map[string]types.AttributeValue{":zero": number(0), ":now": millis(now), ":deployed": str(string(StateDeployed))},
+			values: map[string]types.AttributeValue{":zero": number(0), ":now": millis(now), ":deployed": str(string(RegionDeployed))},
 		})
 		if err != nil || ok {
 			return wrap("record success", region, err)
@@ -32,7 +32,7 @@ func (s *DynamoStore) RecordSuccess(ctx context.Context, region string, now time
 		_, ok, err = s.apply(ctx, region, write{
 			update: "SET #state = :deployed, #since = :since, #failures = :zero, #lastSuccess = :now, #firstSeen = if_not_exists(#firstSeen, :now)" + clear,
 			cond:   "attribute_not_exists(#state) OR #state <> :deployed",
-			values: map[string]types.AttributeValue{":deployed": str(string(StateDeployed)), ":since": rfc3339(now),
+			values: map[string]types.AttributeValue{":deployed": str(string(RegionDeployed)), ":since": rfc3339(now),
 				":zero": number(0), ":now": millis(now)},
 		})
 		if err != nil || ok {
@@ -48,33 +48,33 @@ func (s *DynamoStore) RecordSuccess(ctx context.Context, region string, now time
 // exactly one opens it (one Since, one OpenUntil).
 func (s *DynamoStore) RecordFailure(ctx context.Context, region, reason string, now time.Time) (Health, error) {
 	if reason == "" {
-		reason = ReasonAllocationFailures
+		reason = BecauseAllocationFailures
 	}
 	h, _, err := s.apply(ctx, region, write{
 		update: "ADD #failures :one SET " + created,
 		values: map[string]types.AttributeValue{":one": number(1), ":now": millis(now),
-			":initialized": str(string(StateInitialized)), ":since": rfc3339(now)},
+			":initialized": str(string(RegionInitialized)), ":since": rfc3339(now)},
 	})
 	if err != nil {
 		return Health{}, wrap("record failure", region, err)
 	}
 	openUntil := millis(now.Add(s.policy.Cooldown))
 	switch {
-	case h.State != StateUnhealthy && h.ConsecutiveFailures >= s.policy.FailureThreshold:
+	case h.State != RegionUnhealthy && h.ConsecutiveFailures >= s.policy.FailureThreshold:
 		// The count is re-checked: a success between the ADD and here reset it.
 		h, _, err = s.apply(ctx, region, write{
 			update: "SET #state = :unhealthy, #since = :since, #openUntil = :openUntil, #reason = :reason REMOVE #probeUntil",
 			cond:   "#state <> :unhealthy AND #failures >= :threshold",
-			values: map[string]types.AttributeValue{":unhealthy": str(string(StateUnhealthy)), ":since": rfc3339(now),
+			values: map[string]types.AttributeValue{":unhealthy": str(string(RegionUnhealthy)), ":since": rfc3339(now),
 				":openUntil": openUntil, ":reason": str(reason), ":threshold": number(s.policy.FailureThreshold)},
 		})
-	case h.State == StateUnhealthy && !now.Before(h.OpenUntil):
+	case h.State == RegionUnhealthy && !now.Before(h.OpenUntil):
 		// A failed probe: keep the reason the region became Unhealthy for,
 		// skip it for another cooldown and free the probe.
 		h, _, err = s.apply(ctx, region, write{
 			update: "SET #openUntil = :openUntil REMOVE #probeUntil",
 			cond:   "#state = :unhealthy AND (attribute_not_exists(#openUntil) OR #openUntil <= :now)",
-			values: map[string]types.AttributeValue{":unhealthy": str(string(StateUnhealthy)), ":openUntil": openUntil, ":now": millis(now)},
+			values: map[string]types.AttributeValue{":unhealthy": str(string(RegionUnhealthy)), ":openUntil": openUntil, ":now": millis(now)},
 		})
 	}
 	if err != nil {
@@ -92,7 +92,7 @@ func (s *DynamoStore) ClaimProbe(ctx context.Context, region string, now time.Ti
 		cond: "#state = :unhealthy AND (attribute_not_exists(#openUntil) OR #openUntil <= :now)" +
 			" AND (attribute_not_exists(#probeUntil) OR #probeUntil <= :now)",
 		values: map[string]types.AttributeValue{":probeUntil": millis(now.Add(s.policy.ProbeLease)),
-			":unhealthy": str(string(StateUnhealthy)), ":now": millis(now)},
+			":unhealthy": str(string(RegionUnhealthy)), ":now": millis(now)},
 	})
 	if err != nil {
 		return false, wrap("claim probe", region, err)
@@ -132,16 +132,16 @@ func (s *DynamoStore) RecordPing(ctx context.Context, regionsWithTargets, knownR
 func (s *DynamoStore) sawTargets(ctx context.Context, region string, now time.Time) error {
 	h, _, err := s.apply(ctx, region, write{
 		update: "SET #lastPing = :now, " + created,
-		values: map[string]types.AttributeValue{":now": millis(now), ":initialized": str(string(StateInitialized)), ":since": rfc3339(now)},
+		values: map[string]types.AttributeValue{":now": millis(now), ":initialized": str(string(RegionInitialized)), ":since": rfc3339(now)},
 	})
-	if err != nil || !(h.State == StateInitialized || h.State == StateUnhealthy && h.Reason == ReasonNoPingTargets) {
+	if err != nil || !(h.State == RegionInitialized || h.State == RegionUnhealthy && h.Reason == BecauseNoPingTargets) {
 		return err
 	}
 	_, _, err = s.apply(ctx, region, write{
 		update: "SET #state = :deployed, #since = :since REMOVE #openUntil, #probeUntil, #reason",
 		cond:   "#state = :initialized OR (#state = :unhealthy AND #reason = :noPing)",
-		values: map[string]types.AttributeValue{":deployed": str(string(StateDeployed)), ":since": rfc3339(now),
-			":initialized": str(string(StateInitialized)), ":unhealthy": str(string(StateUnhealthy)), ":noPing": str(ReasonNoPingTargets)},
+		values: map[string]types.AttributeValue{":deployed": str(string(RegionDeployed)), ":since": rfc3339(now),
+			":initialized": str(string(RegionInitialized)), ":unhealthy": str(string(RegionUnhealthy)), ":noPing": str(BecauseNoPingTargets)},
 	})
 	return err
 }
@@ -153,7 +153,7 @@ func (s *DynamoStore) sawNoTargets(ctx context.Context, h Health, now time.Time)
 	if h.FirstSeenAt.IsZero() {
 		_, _, err := s.apply(ctx, h.Region, write{
 			update: "SET " + created,
-			values: map[string]types.AttributeValue{":now": millis(now), ":initialized": str(string(StateInitialized)), ":since": rfc3339(now)},
+			values: map[string]types.AttributeValue{":now": millis(now), ":initialized": str(string(RegionInitialized)), ":since": rfc3339(now)},
 		})
 		return err
 	}
@@ -165,8 +165,8 @@ func (s *DynamoStore) sawNoTargets(ctx context.Context, h Health, now time.Time)
 		cond: "#state <> :unhealthy" +
 			" AND ((attribute_exists(#lastPing) AND #lastPing < :cutoff) OR (attribute_not_exists(#lastPing) AND #firstSeen < :cutoff))" +
 			" AND (attribute_not_exists(#lastSuccess) OR #lastSuccess < :cutoff)",
-		values: map[string]types.AttributeValue{":unhealthy": str(string(StateUnhealthy)), ":since": rfc3339(now),
-			":openUntil": millis(now.Add(s.policy.Cooldown)), ":noPing": str(ReasonNoPingTargets),
+		values: map[string]types.AttributeValue{":unhealthy": str(string(RegionUnhealthy)), ":since": rfc3339(now),
+			":openUntil": millis(now.Add(s.policy.Cooldown)), ":noPing": str(BecauseNoPingTargets),
 			":cutoff": millis(now.Add(-s.policy.NoPingUnhealthyAfter))},
 	})
 	return err
