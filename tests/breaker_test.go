@@ -15,6 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // A region that worked and then stops answering is marked Unhealthy,
@@ -47,7 +48,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	// own name, like us-west's servers.
 	us, _ := s.AllocatorFor("ap-south")
 	harness.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(us.Emulator.Servers()) == 7 })
-	health := regionhealth.NewDynamoStore(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
+	health := store.NewRegionHealth(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
 		if err != nil {

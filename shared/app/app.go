@@ -15,6 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // Clients are what the functions talk to. Build them once per cold start.
@@ -37,11 +38,11 @@ func NewClients(awsCfg aws.Config, metrics io.Writer) Clients {
 // health is off (no table configured).
 // The breaker is also returned on its own (nil when off) for the regions
 // API, which leaves health out of its answer when it is off.
-func regionHealth(db regionhealth.DB, c config.RegionHealth) (regionhealth.Regions, *regionhealth.Breaker) {
+func regionHealth(db store.RegionHealthDB, c config.RegionHealth) (regionhealth.Regions, *regionhealth.Breaker) {
 	if c.Table == "" {
 		return regionhealth.Off{}, nil
 	}
 	p := regionhealth.BreakerPolicy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
-	b := &regionhealth.Breaker{Store: regionhealth.NewDynamoStore(db, c.Table, p), Policy: p}
+	b := &regionhealth.Breaker{Store: store.NewRegionHealth(db, c.Table, p), Policy: p}
 	return b, b
 }

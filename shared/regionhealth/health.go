@@ -49,12 +49,12 @@ type Health struct {
 	// FirstSeenAt is the first write about the region; for a region never
 	// seen with ping targets it starts the NoPingUnhealthyAfter clock.
 	FirstSeenAt time.Time
-	// Reason says why it is Unhealthy (one of the Reason constants).
+	// Reason says why it is Unhealthy (one of the Because constants).
 	Reason string
 }
 
-// state treats the zero value as Initialized, as an absent item is.
-func (h Health) state() RegionState {
+// EffectiveState treats the zero value as Initialized, as an absent item is.
+func (h Health) EffectiveState() RegionState {
 	if h.State == "" {
 		return RegionInitialized
 	}

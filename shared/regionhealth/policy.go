@@ -71,7 +71,7 @@ func (d Decision) String() string {
 // Decide is the breaker: pure, so callers pass the time. The reason is set
 // for Skip, to be shown to whoever asked for the region.
 func (p BreakerPolicy) Decide(h Health, now time.Time) (Decision, string) {
-	if h.state() != RegionUnhealthy {
+	if h.EffectiveState() != RegionUnhealthy {
 		return Try, ""
 	}
 	if now.Before(h.OpenUntil) {
@@ -83,11 +83,11 @@ func (p BreakerPolicy) Decide(h Health, now time.Time) (Decision, string) {
 	return Probe, ""
 }
 
-// noPingDue reports whether a region that the latest ping refresh listed
+// NoPingDue reports whether a region that the latest ping refresh listed
 // without targets has gone long enough without evidence of health to become
 // Unhealthy. The store's conditional write checks the same in DynamoDB.
-func (p BreakerPolicy) noPingDue(h Health, now time.Time) bool {
-	if h.state() == RegionUnhealthy {
+func (p BreakerPolicy) NoPingDue(h Health, now time.Time) bool {
+	if h.EffectiveState() == RegionUnhealthy {
 		return false
 	}
 	cutoff := now.Add(-p.NoPingUnhealthyAfter)

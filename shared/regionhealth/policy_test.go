@@ -62,7 +62,7 @@ func TestNoPingDue(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := p.noPingDue(tt.h, now); got != tt.want {
+			if got := p.NoPingDue(tt.h, now); got != tt.want {
 				t.Errorf("noPingDue = %v, want %v", got, tt.want)
 			}
 		})

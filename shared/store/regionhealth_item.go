@@ -1,4 +1,4 @@
-package regionhealth
+package store
 
 import (
 	"fmt"
@@ -8,11 +8,12 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
-// item is a region as stored. Times that conditions compare are epoch
+// regionItem is a region as stored. Times that conditions compare are epoch
 // milliseconds (N); since is RFC3339 because only people read it.
-type item struct {
+type regionItem struct {
 	Region              string `dynamodbav:"region"`
 	State               string `dynamodbav:"state"`
 	Since               string `dynamodbav:"since"`
@@ -25,20 +26,20 @@ type item struct {
 	Reason              string `dynamodbav:"reason"`
 }
 
-func decode(av map[string]types.AttributeValue) (Health, error) {
-	var it item
+func decodeRegion(av map[string]types.AttributeValue) (regionhealth.Health, error) {
+	var it regionItem
 	if err := attributevalue.UnmarshalMap(av, &it); err != nil {
-		return Health{}, fmt.Errorf("decode region health: %w", err)
+		return regionhealth.Health{}, fmt.Errorf("decode region health: %w", err)
 	}
-	h := Health{Region: it.Region, State: RegionState(it.State), ConsecutiveFailures: it.ConsecutiveFailures,
+	h := regionhealth.Health{Region: it.Region, State: regionhealth.RegionState(it.State), ConsecutiveFailures: it.ConsecutiveFailures,
 		OpenUntil: fromMillis(it.OpenUntil), ProbeUntil: fromMillis(it.ProbeUntil),
 		LastPingTargetsAt: fromMillis(it.LastPingTargetsAt), LastSuccessAt: fromMillis(it.LastSuccessAt),
 		FirstSeenAt: fromMillis(it.FirstSeenAt), Reason: it.Reason}
-	h.State = h.state()
+	h.State = h.EffectiveState()
 	if it.Since != "" {
 		since, err := time.Parse(time.RFC3339Nano, it.Since)
 		if err != nil {
-			return Health{}, fmt.Errorf("decode region health %s: since: %w", it.Region, err)
+			return regionhealth.Health{}, fmt.Errorf("decode region health %s: since: %w", it.Region, err)
 		}
 		h.Since = since
 	}
@@ -69,13 +70,13 @@ func number(n int) types.AttributeValue {
 	return &types.AttributeValueMemberN{Value: strconv.Itoa(n)}
 }
 
-func key(region string) map[string]types.AttributeValue {
+func regionKey(region string) map[string]types.AttributeValue {
 	return map[string]types.AttributeValue{"region": str(region)}
 }
 
-// attributes maps the placeholders expressions use to stored names. Every
+// regionAttributes maps the placeholders expressions use to stored names. Every
 // name goes through a placeholder: state and others are reserved words.
-var attributes = map[string]string{
+var regionAttributes = map[string]string{
 	"#state":       "state",
 	"#since":       "since",
 	"#failures":    "consecutiveFailures",
@@ -87,15 +88,15 @@ var attributes = map[string]string{
 	"#reason":      "reason",
 }
 
-var placeholder = regexp.MustCompile(`#\w+`)
+var regionPlaceholder = regexp.MustCompile(`#\w+`)
 
-// namesIn returns the ExpressionAttributeNames for exactly the placeholders
+// regionNamesIn returns the ExpressionAttributeNames for exactly the placeholders
 // used: DynamoDB rejects a request that defines an unused one.
-func namesIn(exprs ...string) (map[string]string, error) {
+func regionNamesIn(exprs ...string) (map[string]string, error) {
 	names := map[string]string{}
 	for _, e := range exprs {
-		for _, p := range placeholder.FindAllString(e, -1) {
-			name, ok := attributes[p]
+		for _, p := range regionPlaceholder.FindAllString(e, -1) {
+			name, ok := regionAttributes[p]
 			if !ok {
 				return nil, fmt.Errorf("unknown attribute placeholder %s in %q", p, e)
 			}

@@ -1,4 +1,4 @@
-package regionhealth
+package store
 
 import (
 	"context"
@@ -10,47 +10,48 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// DB is the part of the DynamoDB client the store uses.
-type DB interface {
+// RegionHealthDB is the part of the DynamoDB client the store uses.
+type RegionHealthDB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
-var _ DB = (*dynamodb.Client)(nil)
+var _ RegionHealthDB = (*dynamodb.Client)(nil)
 
-// DynamoStore keeps one item per region in a table keyed by region.
-type DynamoStore struct {
-	db     DB
+// RegionHealth keeps one item per region in a table keyed by region.
+type RegionHealth struct {
+	db     RegionHealthDB
 	table  string
-	policy BreakerPolicy
+	policy regionhealth.BreakerPolicy
 	// Unprocessed BatchGetItem keys are retried this many times, backing off.
 	retries int
 	backoff time.Duration
 }
 
-var _ Store = (*DynamoStore)(nil)
+var _ regionhealth.Store = (*RegionHealth)(nil)
 
-// NewDynamoStore uses table through db; unset policy fields get defaults.
-func NewDynamoStore(db DB, table string, p BreakerPolicy) *DynamoStore {
-	return &DynamoStore{db: db, table: table, policy: p.WithDefaults(), retries: 5, backoff: 50 * time.Millisecond}
+// NewRegionHealth uses table through db; unset policy fields get defaults.
+func NewRegionHealth(db RegionHealthDB, table string, p regionhealth.BreakerPolicy) *RegionHealth {
+	return &RegionHealth{db: db, table: table, policy: p.WithDefaults(), retries: 5, backoff: 50 * time.Millisecond}
 }
 
 // Get reads the regions with strongly consistent reads, so a caller sees a
 // breaker another Lambda has just opened.
-func (s *DynamoStore) Get(ctx context.Context, regions []string) (map[string]Health, error) {
-	out := make(map[string]Health, len(regions))
+func (s *RegionHealth) Get(ctx context.Context, regions []string) (map[string]regionhealth.Health, error) {
+	out := make(map[string]regionhealth.Health, len(regions))
 	var keys []map[string]types.AttributeValue
 	for _, r := range regions {
 		if _, dup := out[r]; dup {
 			continue // BatchGetItem rejects duplicate keys
 		}
-		out[r] = Health{Region: r, State: RegionInitialized}
-		keys = append(keys, key(r))
+		out[r] = regionhealth.Health{Region: r, State: regionhealth.RegionInitialized}
+		keys = append(keys, regionKey(r))
 	}
 	// BatchGetItem takes at most 100 keys.
 	for start := 0; start < len(keys); start += 100 {
@@ -61,7 +62,7 @@ func (s *DynamoStore) Get(ctx context.Context, regions []string) (map[string]Hea
 	return out, nil
 }
 
-func (s *DynamoStore) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, out map[string]Health) error {
+func (s *RegionHealth) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, out map[string]regionhealth.Health) error {
 	pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
@@ -77,7 +78,7 @@ func (s *DynamoStore) batchGet(ctx context.Context, keys []map[string]types.Attr
 			return fmt.Errorf("batch get %s: %w", s.table, err)
 		}
 		for _, av := range res.Responses[s.table] {
-			h, err := decode(av)
+			h, err := decodeRegion(av)
 			if err != nil {
 				return err
 			}
@@ -89,8 +90,8 @@ func (s *DynamoStore) batchGet(ctx context.Context, keys []map[string]types.Attr
 }
 
 // List scans the table: it holds one small item per region.
-func (s *DynamoStore) List(ctx context.Context) ([]Health, error) {
-	var all []Health
+func (s *RegionHealth) List(ctx context.Context) ([]regionhealth.Health, error) {
+	var all []regionhealth.Health
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
 		page, err := p.NextPage(ctx)
@@ -98,7 +99,7 @@ func (s *DynamoStore) List(ctx context.Context) ([]Health, error) {
 			return nil, fmt.Errorf("scan %s: %w", s.table, err)
 		}
 		for _, av := range page.Items {
-			h, err := decode(av)
+			h, err := decodeRegion(av)
 			if err != nil {
 				return nil, err
 			}
@@ -108,8 +109,8 @@ func (s *DynamoStore) List(ctx context.Context) ([]Health, error) {
 	return all, nil
 }
 
-// write is one UpdateItem on a region's item.
-type write struct {
+// regionWrite is one UpdateItem on a region's item.
+type regionWrite struct {
 	update string
 	cond   string // empty: unconditional
 	values map[string]types.AttributeValue
@@ -118,14 +119,14 @@ type write struct {
 // apply runs w and returns the item after it. When the condition fails, ok
 // is false and the item is the current one, so callers can tell what
 // another writer did without a second round trip.
-func (s *DynamoStore) apply(ctx context.Context, region string, w write) (h Health, ok bool, err error) {
-	names, err := namesIn(w.update, w.cond)
+func (s *RegionHealth) apply(ctx context.Context, region string, w regionWrite) (h regionhealth.Health, ok bool, err error) {
+	names, err := regionNamesIn(w.update, w.cond)
 	if err != nil {
-		return Health{}, false, err
+		return regionhealth.Health{}, false, err
 	}
 	in := &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
-		Key:                       key(region),
+		Key:                       regionKey(region),
 		UpdateExpression:          aws.String(w.update),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: w.values,
@@ -143,23 +144,23 @@ func (s *DynamoStore) apply(ctx context.Context, region string, w write) (h Heal
 			h, err = s.getOne(ctx, region)
 			return h, false, err
 		}
-		h, err = decode(ccf.Item)
+		h, err = decodeRegion(ccf.Item)
 		return h, false, err
 	}
 	if err != nil {
-		return Health{}, false, err
+		return regionhealth.Health{}, false, err
 	}
-	h, err = decode(out.Attributes)
+	h, err = decodeRegion(out.Attributes)
 	return h, true, err
 }
 
-func (s *DynamoStore) getOne(ctx context.Context, region string) (Health, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(region), ConsistentRead: aws.Bool(true)})
+func (s *RegionHealth) getOne(ctx context.Context, region string) (regionhealth.Health, error) {
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: regionKey(region), ConsistentRead: aws.Bool(true)})
 	if err != nil {
-		return Health{}, fmt.Errorf("get %s: %w", region, err)
+		return regionhealth.Health{}, fmt.Errorf("get %s: %w", region, err)
 	}
 	if out.Item == nil {
-		return Health{Region: region, State: RegionInitialized}, nil
+		return regionhealth.Health{Region: region, State: regionhealth.RegionInitialized}, nil
 	}
-	return decode(out.Item)
+	return decodeRegion(out.Item)
 }
