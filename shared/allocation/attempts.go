@@ -181,68 +181,79 @@ func regionFault(a attempt) bool {
 	return a.outcome == outcomeCapacity || a.outcome == outcomeTimeout || a.outcome == outcomeFailed
 }
 
-// tryRegion asks up for one region until deadline, refreshing up's token
-// once on 401 (the fresh token replaces it in creds for the regions after)
-// and retrying 429s within the retry policy. It returns the allocation (nil
-// on failure) and the attempts made.
+// tryRegion asks up for one region until deadline: one call, then, as
+// again decides, a retry after a fresh token or a 429's wait. It returns
+// the allocation (nil on failure) and the attempts made.
 func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []attempt) {
-	log := logging.FromContext(ctx)
 	req := gamefabric.AllocateRequest{
 		Region:     up.Region,
 		Attributes: map[string]string{"env": spec.Environment, "armadaset": spec.ArmadaSet},
 		Payload:    payload,
 	}
 	var attempts []attempt
-	refreshed := false
-	for retries429 := 0; ; {
-		token := creds.token[up.ID]
-		remaining := time.Until(deadline)
-		if remaining < minAttempt {
+	var r retries
+	for {
+		if wallUntil(deadline) < minAttempt {
 			return nil, append(attempts, attempt{Attempt: gameinstance.Attempt{Region: region, Error: "not tried: the allocation's time budget is spent"}, outcome: outcomeSkipped})
 		}
-		actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, remaining))
-		start := time.Now()
-		alloc, err := up.Allocator.Allocate(actx, token, req)
-		cancel()
-		a := attempt{Attempt: gameinstance.Attempt{Region: region, DurationMs: time.Since(start).Milliseconds(), Status: 200}, outcome: outcomeOK}
-		if up.Region != region {
-			a.AllocatorRegion = up.Region
-		}
-		if err != nil {
-			// The token may have been refreshed since redact was built.
-			a.failed(err, func(s string) string { return redactor(token)(redact(s)) })
-		}
-		attempts = append(attempts, a)
-		log.Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region, "allocatorRegion", up.Region,
+		alloc, a := s.call(ctx, deadline, up, creds.token[up.ID], region, req, redact)
+		logging.FromContext(ctx).Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region, "allocatorRegion", up.Region,
 			"status", a.Status, "error", a.Error, "durationMs", a.DurationMs)
-		if err == nil {
+		attempts = append(attempts, a)
+		if alloc != nil || !s.again(ctx, deadline, up, creds, a, &r) {
 			return alloc, attempts
 		}
-
-		var gf *gamefabric.Error
-		errors.As(err, &gf)
-		switch {
-		case gf != nil && gf.Status == 401 && !refreshed:
-			refreshed = true
-			fresh, terr := up.Tokens.Refresh(ctx, token)
-			if terr != nil {
-				log.Error("refreshing the allocator token failed", "region", region, "error", terr)
-				return nil, attempts
-			}
-			creds.token[up.ID] = fresh
-		case gf != nil && gf.Status == 429:
-			wait, ok := s.o.Retry.wait429(retries429, gf.RetryAfter, time.Until(deadline)-minAttempt)
-			if !ok {
-				return nil, attempts
-			}
-			retries429++
-			if s.o.Sleep(ctx, wait) != nil {
-				return nil, attempts
-			}
-		default:
-			return nil, attempts
-		}
 	}
+}
+
+// call makes one allocate call with token, bounded by the attempt timeout
+// and deadline, and describes it as an attempt, scrubbed of credentials.
+func (s *Service) call(ctx context.Context, deadline time.Time, up Upstream, token, region string, req gamefabric.AllocateRequest, redact func(string) string) (*gamefabric.Allocation, attempt) {
+	actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, wallUntil(deadline)))
+	defer cancel()
+	start := wallNow()
+	alloc, err := up.Allocator.Allocate(actx, token, req)
+	a := attempt{Attempt: gameinstance.Attempt{Region: region, DurationMs: wallNow().Sub(start).Milliseconds(), Status: 200}, outcome: outcomeOK}
+	if up.Region != region {
+		a.AllocatorRegion = up.Region
+	}
+	if err != nil {
+		// The token may have been refreshed since redact was built.
+		a.failed(err, func(s string) string { return redactor(token)(redact(s)) })
+	}
+	return alloc, a
+}
+
+// retries is what one region has used of its second chances.
+type retries struct {
+	refreshed bool // the token was refreshed after a 401
+	after429  int  // 429s retried
+}
+
+// again decides whether to ask the region once more after the failed
+// attempt a: once with a fresh token after a 401 (which replaces up's token
+// in creds for the regions after), or after a 429's wait within the retry
+// policy and the deadline.
+func (s *Service) again(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, a attempt, r *retries) bool {
+	switch {
+	case a.Status == 401 && !r.refreshed:
+		r.refreshed = true
+		fresh, err := up.Tokens.Refresh(ctx, creds.token[up.ID])
+		if err != nil {
+			logging.FromContext(ctx).Error("refreshing the allocator token failed", "region", a.Region, "error", err)
+			return false
+		}
+		creds.token[up.ID] = fresh
+		return true
+	case a.outcome == outcomeRateLimited:
+		wait, ok := s.o.Retry.wait429(r.after429, a.retryAfter, wallUntil(deadline)-minAttempt)
+		if !ok {
+			return false
+		}
+		r.after429++
+		return s.o.Sleep(ctx, wait) == nil
+	}
+	return false
 }
 
 // failed fills a in from the call's error, scrubbed of credentials.

@@ -40,11 +40,17 @@ type budget struct {
 	record, end time.Time
 }
 
-// budgetFor starts the allocation's clock now. It reads the wall clock, not
-// Options.Now: the record's clock may be a test's, but these deadlines
+// wallNow is the clock of deadlines and durations. It is the wall clock,
+// not Options.Now: the record's clock may be a test's, but deadlines
 // become context deadlines, which run on real time.
+func wallNow() time.Time { return time.Now() }
+
+// wallUntil is how long until deadline, on the wall clock.
+func wallUntil(deadline time.Time) time.Duration { return deadline.Sub(wallNow()) }
+
+// budgetFor starts the allocation's clock now.
 func (s *Service) budgetFor(ctx context.Context) budget {
-	start := time.Now()
+	start := wallNow()
 	end := start.Add(s.o.Budget)
 	if d, ok := ctx.Deadline(); ok && d.Add(-responseMargin).Before(end) {
 		end = d.Add(-responseMargin)
@@ -62,8 +68,8 @@ func (s *Service) budgetFor(ctx context.Context) budget {
 // the outcome write must finish even if the caller has gone away, because
 // the upstream allocation happened and a replay must find it.
 func detached(ctx context.Context, deadline time.Time, d time.Duration) (context.Context, context.CancelFunc) {
-	if d > 0 && time.Now().Add(d).Before(deadline) {
-		deadline = time.Now().Add(d)
+	if soon := wallNow().Add(d); d > 0 && soon.Before(deadline) {
+		deadline = soon
 	}
 	return context.WithDeadline(context.WithoutCancel(ctx), deadline)
 }

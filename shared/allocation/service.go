@@ -193,8 +193,12 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
 		return replayOf(existing), err
 	}
+	return s.finish(ctx, b, rec, s.runPlan(uctx, b, spec, creds, partnerTokens))
+}
 
-	run := s.runPlan(uctx, b, spec, creds, partnerTokens)
+// finish records the plan's outcome on the claim rec, then region health
+// and metrics, and answers: the record, or the failure it holds.
+func (s *Service) finish(ctx context.Context, b budget, rec gameinstance.Record, run planRun) (Result, error) {
 	rec = s.outcome(rec, run)
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)
