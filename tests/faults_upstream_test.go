@@ -4,19 +4,14 @@ package tests
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -51,10 +46,6 @@ type upstreamFault struct {
 
 const faultGameInstance = "gi-fault"
 
-// An allocation that is valid in every way but its size.
-var oversizedAllocation = fmt.Sprintf(`{"address":"127.0.0.1:7999","ip":"127.0.0.1","ports":{"game":7999},"token":"callback-oversized","payload":{"pad":%q}}`,
-	strings.Repeat("x", 1<<20))
-
 func upstreamFaults() []upstreamFault {
 	ok := gfstub.Response{}
 	capacity := func(status int) upstreamFault {
@@ -72,7 +63,7 @@ func upstreamFaults() []upstreamFault {
 		}
 		return rs
 	}
-	return []upstreamFault{
+	return append([]upstreamFault{
 		failed(400),
 		{
 			// GameFabric rotated its tokens; our secret was rotated to a
@@ -193,52 +184,8 @@ func upstreamFaults() []upstreamFault {
 				}
 			},
 		},
-
-		// Sizes GameFabric controls: what it sends is bounded where it
-		// enters, so the record fits DynamoDB and the answer stays small.
-		{
-			name: "503 with a 900 KB error text", primary: []gfstub.Response{hugeError},
-			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:503"}, errHas: "full full",
-		},
-		{
-			name: "503 with a 900 KB error text then fallback", fallback: true, primary: []gfstub.Response{hugeError}, second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:503", "eu-central-1:200"},
-		},
-		{
-			name: "900 KB error texts everywhere", fallback: true, primary: []gfstub.Response{hugeError}, second: []gfstub.Response{hugeError},
-			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:503", "eu-central-1:503"},
-		},
-		{
-			// A server was handed out, in an answer we cannot trust.
-			name: "200 with 40,000 ports", primary: []gfstub.Response{{RawBody: manyPorts(40_000)}},
-			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "40000 ports", orphan: true,
-		},
-		{
-			name: "200 with 40,000 ports then fallback", fallback: true, primary: []gfstub.Response{{RawBody: manyPorts(40_000)}}, second: []gfstub.Response{ok},
-			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "40000 ports", orphan: true,
-		},
-	}
+	}, sizeFaults()...)
 }
-
-// hugeError is a 503 whose {"error"} text is 900 KB.
-var hugeError = gfstub.Response{Status: http.StatusServiceUnavailable, Error: strings.Repeat("full ", 180_000)}
-
-// manyPorts is a 200 allocation listing n named ports.
-func manyPorts(n int) string {
-	var b strings.Builder
-	b.WriteString(`{"address":"127.0.0.1:7998","ip":"127.0.0.1","token":"callback-ports","ports":{`)
-	for i := range n {
-		if i > 0 {
-			b.WriteByte(',')
-		}
-		fmt.Fprintf(&b, `"p%d":%d`, i, 1+i%65535)
-	}
-	b.WriteString(`}}`)
-	return b.String()
-}
-
-// maxAnswer is how large any answer may be, whatever GameFabric sends.
-const maxAnswer = 16 << 10
 
 // TestUpstreamFaults: for each way GameFabric can fail, the caller gets the
 // documented status and code with every attempt explained, DynamoDB holds
@@ -381,60 +328,6 @@ func runUpstreamFault(t *testing.T, tc upstreamFault) {
 	if len(handedOut) != 1 || handedOut[0] != serverAddress(next) {
 		t.Fatalf("servers handed out %v, the record holds %q", handedOut, serverAddress(next))
 	}
-}
-
-func regionStatuses(attempts []map[string]any) []string {
-	var out []string
-	for _, a := range attempts {
-		out = append(out, fmt.Sprint(a["region"], ":", a["status"]))
-	}
-	return out
-}
-
-func serverAddress(r response) string {
-	s, _ := r.Body["server"].(map[string]any)
-	addr, _ := s["address"].(string)
-	return addr
-}
-
-// plainItem decodes a stored item into plain Go values, and renders it as
-// JSON so it can be searched for leaked credentials wherever they nest.
-func plainItem(t *testing.T, item map[string]types.AttributeValue) (map[string]any, string) {
-	t.Helper()
-	var plain map[string]any
-	if err := attributevalue.UnmarshalMap(item, &plain); err != nil {
-		t.Fatal(err)
-	}
-	b, err := json.Marshal(plain)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return plain, string(b)
-}
-
-// closedPort returns a loopback address nothing listens on: connecting to
-// it is refused at once.
-func closedPort(t *testing.T) string {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := ln.Addr().String()
-	ln.Close()
-	return addr
-}
-
-// serveOn brings "GameFabric" up at addr, the address that refused before.
-func serveOn(t *testing.T, addr string, h http.Handler) {
-	t.Helper()
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		t.Fatalf("reopen %s (taken by another process meanwhile?): %v", addr, err)
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	t.Cleanup(func() { _ = srv.Close() })
 }
 
 // The stand-in's cut answers are what the matrix claims: the client gets a

@@ -1,0 +1,131 @@
+package allocation
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+)
+
+// Stand-ins for the service's ports, shared by its tests.
+
+type memStore struct {
+	mu      sync.Mutex
+	records map[string]gameinstance.Record
+	// claimErr and finishErr stand in for DynamoDB being unreachable.
+	claimErr, finishErr error
+}
+
+func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.claimErr != nil {
+		return m.claimErr
+	}
+	if old, ok := m.records[rec.GameInstanceID]; ok &&
+		old.State != gameinstance.StateFailed && !(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
+		return &gameinstance.ClaimConflictError{Existing: old}
+	}
+	m.records[rec.GameInstanceID] = rec
+	return nil
+}
+
+func (m *memStore) Finish(_ context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.finishErr != nil {
+		return gameinstance.Record{}, m.finishErr
+	}
+	if old := m.records[rec.GameInstanceID]; old.ClaimID != rec.ClaimID || old.State != gameinstance.StateAllocating {
+		return gameinstance.Record{}, gameinstance.ErrClaimLost
+	}
+	m.records[rec.GameInstanceID] = rec
+	return rec, nil
+}
+
+func (m *memStore) Get(_ context.Context, id string) (gameinstance.Record, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if r, ok := m.records[id]; ok {
+		return r, nil
+	}
+	return gameinstance.Record{}, gameinstance.ErrNotFound
+}
+
+// script answers allocate calls per region from a queue of responses.
+type script struct {
+	mu     sync.Mutex
+	queue  map[string][]error // nil error = success
+	calls  []string
+	tokens []string
+	last   gamefabric.AllocateRequest
+	// partner is each call's PartnerGameToken.
+	partner []string
+}
+
+func (s *script) Allocate(_ context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.calls, s.tokens, s.last = append(s.calls, req.Region), append(s.tokens, token), req
+	s.partner = append(s.partner, req.Payload.(Payload).PartnerGameToken)
+	q := s.queue[req.Region]
+	if len(q) == 0 {
+		return nil, &gamefabric.Error{Kind: gamefabric.KindStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
+	}
+	err := q[0]
+	s.queue[req.Region] = q[1:]
+	if err != nil {
+		return nil, err
+	}
+	return &gamefabric.Allocation{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}, Token: "cb"}, nil
+}
+
+type tokens struct{ current, next string }
+
+func (t *tokens) Token(context.Context) (string, error) { return t.current, nil }
+func (t *tokens) Refresh(_ context.Context, stale string) (string, error) {
+	if t.current == stale {
+		t.current = t.next
+	}
+	return t.current, nil
+}
+
+func status(code int, retryAfter time.Duration) error {
+	return &gamefabric.Error{Kind: gamefabric.KindStatus, Status: code, Message: http.StatusText(code), RetryAfter: retryAfter, Body: `{"error":"x"}`}
+}
+
+var timeout = &gamefabric.Error{Kind: gamefabric.KindTimeout, Message: "no answer"}
+
+type permanentErr struct{ error }
+
+func (permanentErr) Permanent() bool { return true }
+
+type failingTokens struct{ err error }
+
+func (f failingTokens) Token(context.Context) (string, error)           { return "", f.err }
+func (f failingTokens) Refresh(context.Context, string) (string, error) { return "", f.err }
+
+type fakeHealth struct {
+	skip     map[string]bool
+	unknown  map[string]bool // regions without a health record
+	observed []string
+}
+
+func (f *fakeHealth) Admit(_ context.Context, regions []string) []Verdict {
+	out := make([]Verdict, len(regions))
+	for i, r := range regions {
+		out[i] = Verdict{Try: !f.skip[r], Reason: "unhealthy: circuit open", Known: !f.unknown[r]}
+		if out[i].Try {
+			out[i].Reason = ""
+		}
+	}
+	return out
+}
+
+func (f *fakeHealth) Observe(_ context.Context, region string, ok bool) {
+	f.observed = append(f.observed, fmt.Sprintf("%s:%v", region, ok))
+}
