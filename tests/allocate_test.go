@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 func TestAllocateReplayAndGet(t *testing.T) {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
@@ -21,7 +22,6 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // twoAllocators is a deployment with two GameFabric installations' worth

@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // API Gateway's 30 s: GameFabric answers nothing in time in any of three

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
 // The writes whose replies the proxy loses, by what their requests say.

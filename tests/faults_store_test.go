@@ -17,9 +17,9 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // The fault matrix for our own dependencies: Secrets Manager (moto) and

@@ -18,8 +18,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // upstreamFault is one row of the upstream fault matrix: what GameFabric

@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 func tokenFor(id string) string { return "partner-token-for-" + id + "-0123456789" }

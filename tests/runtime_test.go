@@ -15,8 +15,8 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
 )
 
 // eventExpectations is what each file in events/ must produce when fed, in
