@@ -6,7 +6,7 @@ package harness
 import (
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/internal/proc"
+	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
 )
 
 // Process is a running local service. Its lifetime is independent of the

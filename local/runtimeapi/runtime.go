@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/internal/proc"
+	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
 )
 
 // Sentinel errors returned (wrapped) by Invoke and WaitInit.
