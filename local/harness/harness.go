@@ -37,16 +37,3 @@ func (p *Process) Stop() error {
 	}
 	return p.child.Stop(stopGrace)
 }
-
-// Output returns the last ~64 KiB of the service's combined stdout/stderr.
-func (p *Process) Output() string {
-	if p == nil || p.out == nil {
-		return ""
-	}
-	return p.out.String()
-}
-
-// FreePort returns a currently unused TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	return proc.FreePort()
-}
