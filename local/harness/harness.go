@@ -1,6 +1,9 @@
 // Package harness starts real local stand-ins for AWS services (DynamoDB
-// Local, moto) as child processes on loopback ports, so tests exercise the
-// real SDK wire protocol without Docker or network access.
+// Local, moto) as child processes on loopback ports, so the tests and the
+// local tools (make dev, make invoke, make bench) exercise the real SDK wire
+// protocol without Docker or network access. It also holds what those share
+// around them: AWS clients for the stand-ins, the repository root and a
+// hand-moved Clock. Helpers for tests only are in local/testkit.
 package harness
 
 import (
