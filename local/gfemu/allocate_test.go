@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // gameServer is a game server's allocation callback endpoint.
@@ -76,11 +78,11 @@ func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("allocate = %d %s", r.status, r.body)
 	}
-	var got allocateResponse
+	var got gfproto.AllocateResponse
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := allocateResponse{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
+	want := gfproto.AllocateResponse{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
 		Token: "cb-secret", Payload: json.RawMessage(`{"session":"s-1","ready":true}`)}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("answer = %+v, want %+v", got, want)
@@ -167,7 +169,7 @@ func TestAllocateAnswerPayload(t *testing.T) {
 			if r.status != http.StatusOK {
 				t.Fatalf("allocate = %d %s", r.status, r.body)
 			}
-			var got allocateResponse
+			var got gfproto.AllocateResponse
 			if err := json.Unmarshal(r.body, &got); err != nil {
 				t.Fatal(err)
 			}
@@ -381,7 +383,7 @@ func TestAllocateConcurrentHandsOutEachServerOnce(t *testing.T) {
 				return
 			}
 			defer resp.Body.Close()
-			var a allocateResponse
+			var a gfproto.AllocateResponse
 			_ = json.NewDecoder(resp.Body).Decode(&a)
 			results <- result{status: resp.StatusCode, address: a.Address}
 		}()
