@@ -16,7 +16,7 @@ func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	if !gfproto.Authorize(w, r, e.allocTokens, "allocator") {
 		return
 	}
-	if e.limiter != nil && !e.limiter.allow() {
+	if e.limiter != nil && !e.limiter.AllowN(e.now(), 1) {
 		gfproto.WriteRateLimited(w, "1")
 		return
 	}

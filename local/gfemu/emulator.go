@@ -11,6 +11,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/time/rate"
+
 	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
@@ -45,7 +47,7 @@ type Emulator struct {
 	now         func() time.Time
 	client      *http.Client
 	log         *slog.Logger
-	limiter     *bucket // nil = unlimited
+	limiter     *rate.Limiter // nil = unlimited; asked with the injected clock
 	mux         *http.ServeMux
 
 	mu          sync.Mutex
@@ -93,7 +95,7 @@ func New(cfg Config) *Emulator {
 		if burst <= 0 {
 			burst = max(1, int(math.Ceil(cfg.QPS)))
 		}
-		e.limiter = newBucket(cfg.QPS, burst, e.now)
+		e.limiter = rate.NewLimiter(rate.Limit(cfg.QPS), burst)
 	}
 	if strings.ContainsAny(e.prefix, "{} \t\n") {
 		panic("gfemu: Prefix " + e.prefix + " cannot be used in a route pattern")
