@@ -14,6 +14,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -31,7 +32,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	cfg.Fleet.Stagger = 50 * time.Millisecond
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 7,
 		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=1s"}}}}
-	logs := &harness.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: t.TempDir(), Log: logs})
@@ -47,7 +48,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	// ap-south is listed by no Allocator: it is the first one's, under its
 	// own name, like us-west's servers.
 	us, _ := s.AllocatorFor("ap-south")
-	harness.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(us.Emulator.Servers()) == 7 })
+	testkit.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(us.Emulator.Servers()) == 7 })
 	health := store.NewRegionHealth(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
@@ -111,7 +112,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 		t.Fatalf("an invented region has a health record: %+v", h)
 	}
 	// Its metrics are written before its answer is logged.
-	harness.WaitFor(t, 5*time.Second, "the allocation's log", func() bool {
+	testkit.WaitFor(t, 5*time.Second, "the allocation's log", func() bool {
 		return strings.Contains(logs.String(), `"msg":"allocation answered","requestId"`) && strings.Contains(logs.String(), `"gameInstanceId":"gi-brk-invented","created":true`)
 	})
 	if !strings.Contains(logs.String(), `"Region":"other","UpstreamLatency"`) {

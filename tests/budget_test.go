@@ -14,7 +14,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 

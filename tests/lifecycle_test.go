@@ -13,6 +13,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -130,7 +131,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 }
 
 func TestLinkBackTokens(t *testing.T) {
-	logs := &harness.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	e := newEnv(t, envOptions{logs: logs})
 	e.stub.Always("us-west", gfstub.Response{})
 	e.allocated(t, "gi-tok")

@@ -17,8 +17,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 )
 
 // The whole product on loopback: real bootstraps behind the local HTTP API,
@@ -51,7 +51,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		"ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": servers, "eu-central-1": servers}
 
-	logs := &harness.SyncBuffer{}
+	logs := &testkit.SyncBuffer{}
 	workDir := t.TempDir()
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
@@ -76,7 +76,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 
 	// Each game server registers with its Region's Allocator (ALLOC_URL,
 	// ALLOC_TOKEN) under that Allocator's region string (ALLOC_REGION).
-	harness.WaitFor(t, 30*time.Second, "a game server registered with each Allocator", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "a game server registered with each Allocator", func() bool {
 		return len(registeredAt(us, "e2e-us-west")) == 1 && len(registeredAt(eu, "e2e-eu-central-1")) == 1
 	})
 	if n, m := len(us.Emulator.Servers()), len(eu.Emulator.Servers()); n != 1 || m != 1 {
@@ -88,7 +88,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	// own URL and token), which names Regions, not region strings. Its first
 	// run waits for the fleet to register, and sees a region only while a
 	// server there is unallocated: check it before allocating.
-	harness.WaitFor(t, 15*time.Second, "us-west and eu-central-1 from the ping cache", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "us-west and eu-central-1 from the ping cache", func() bool {
 		_, doc := httpJSON(t, http.MethodGet, api+"/v1/regions", "", "")
 		var names []string
 		regions, _ := doc["regions"].([]any)
@@ -141,7 +141,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	// The callback wrote payload.json in the server's working directory.
 	payloadFile := filepath.Join(workDir, "fleet", "us-west", "0", "payload.json")
 	var payload map[string]string
-	harness.WaitFor(t, 10*time.Second, "payload.json", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "payload.json", func() bool {
 		b, err := os.ReadFile(payloadFile)
 		return err == nil && json.Unmarshal(b, &payload) == nil
 	})
@@ -154,7 +154,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		_, doc := httpJSON(t, http.MethodGet, api+"/v1/allocations/"+id, "", "")
 		return doc
 	}
-	harness.WaitFor(t, 15*time.Second, "Linked with a heartbeat", func() bool {
+	testkit.WaitFor(t, 15*time.Second, "Linked with a heartbeat", func() bool {
 		doc := get("gi-e2e-1")
 		return doc["state"] == "Linked" && doc["lastHeartbeatAt"] != nil
 	})
@@ -177,13 +177,13 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	if !sawGameOver {
 		t.Fatal("the game server did not answer IWON with GAME OVER")
 	}
-	harness.WaitFor(t, 10*time.Second, "Ended (IWON)", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "Ended (IWON)", func() bool {
 		doc := get("gi-e2e-1")
 		return doc["state"] == "Ended" && doc["endReason"] == "IWON"
 	})
 
 	// The fleet replaces the exited process, and the new one registers.
-	harness.WaitFor(t, 30*time.Second, "a replacement us-west server", func() bool {
+	testkit.WaitFor(t, 30*time.Second, "a replacement us-west server", func() bool {
 		r := registeredAt(us, "e2e-us-west")
 		return len(r) == 1 && r[0] != usWest
 	})

@@ -16,7 +16,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
 // eventExpectations is what each file in events/ must produce when fed, in

@@ -8,7 +8,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
 // BilledResult is the allocate function's own duration per invocation, as

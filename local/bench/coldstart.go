@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
 // Cold-start parameters.

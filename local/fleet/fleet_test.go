@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 )
 
 func sh(script string, n int) Process {
@@ -21,9 +21,9 @@ func sh(script string, n int) Process {
 
 // start starts a fleet that the test stops (again) on cleanup, so nothing
 // outlives a failed test.
-func start(t *testing.T, cfg Config) (*Fleet, *harness.SyncBuffer) {
+func start(t *testing.T, cfg Config) (*Fleet, *testkit.SyncBuffer) {
 	t.Helper()
-	out := &harness.SyncBuffer{}
+	out := &testkit.SyncBuffer{}
 	if cfg.Dir == "" {
 		cfg.Dir = t.TempDir()
 	}
@@ -48,7 +48,7 @@ func start(t *testing.T, cfg Config) (*Fleet, *harness.SyncBuffer) {
 func pidIn(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
-	harness.WaitFor(t, 10*time.Second, path, func() bool {
+	testkit.WaitFor(t, 10*time.Second, path, func() bool {
 		raw, err := os.ReadFile(path)
 		if err != nil || !bytes.HasSuffix(raw, []byte("\n")) {
 			return false
@@ -76,7 +76,7 @@ func alive(pid int) bool {
 func assertDead(t *testing.T, pids ...int) {
 	t.Helper()
 	for _, pid := range pids {
-		harness.WaitFor(t, 10*time.Second, "pid "+strconv.Itoa(pid)+" to be gone", func() bool { return !alive(pid) })
+		testkit.WaitFor(t, 10*time.Second, "pid "+strconv.Itoa(pid)+" to be gone", func() bool { return !alive(pid) })
 	}
 }
 
@@ -93,7 +93,7 @@ func TestKeepsConcurrentExecutionsRunningAndStops(t *testing.T) {
 			return []string{"ALLOC_REGION=" + region, "SLOT=" + strconv.Itoa(slot)}
 		},
 	})
-	harness.WaitFor(t, 10*time.Second, "three processes", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "three processes", func() bool {
 		return reflect.DeepEqual(f.Running(), map[string]int{"eu-central": 2, "us-west": 1})
 	})
 	if n := f.Launches(); n != 3 {
@@ -103,7 +103,7 @@ func TestKeepsConcurrentExecutionsRunningAndStops(t *testing.T) {
 	for _, slotDir := range []string{"eu-central/0", "eu-central/1", "us-west/0"} {
 		pids = append(pids, pidIn(t, filepath.Join(dir, slotDir, "pid")))
 	}
-	harness.WaitFor(t, 10*time.Second, "both greetings", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "both greetings", func() bool {
 		return strings.Contains(out.String(), "[eu-central/1] blue eu-central 1 up in "+filepath.Join(dir, "eu-central", "1")) &&
 			strings.Contains(out.String(), "[eu-central/0] blue eu-central 0 up in ")
 	})
@@ -136,7 +136,7 @@ func TestRelaunchesExitedProcesses(t *testing.T) {
 		RestartBackoff: 20 * time.Millisecond,
 		Regions:        map[string][]Process{"us-west": {sh(`echo run; sleep 0.1`, 1)}},
 	})
-	harness.WaitFor(t, 10*time.Second, "three launches", func() bool { return f.Launches() >= 3 })
+	testkit.WaitFor(t, 10*time.Second, "three launches", func() bool { return f.Launches() >= 3 })
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}
@@ -153,7 +153,7 @@ func TestStaggersLaunches(t *testing.T) {
 		Regions: map[string][]Process{"r": {sh("exec sleep 60", 3)}},
 	})
 	began := time.Now()
-	harness.WaitFor(t, 10*time.Second, "three processes", func() bool { return f.Running()["r"] == 3 })
+	testkit.WaitFor(t, 10*time.Second, "three processes", func() bool { return f.Running()["r"] == 3 })
 	if took := time.Since(began); took < 250*time.Millisecond {
 		t.Fatalf("three launches in %s with a 150ms stagger", took)
 	}
@@ -216,7 +216,7 @@ func TestContextCancelStops(t *testing.T) {
 	}
 	pid := pidIn(t, filepath.Join(dir, "r", "0", "pid"))
 	cancel()
-	harness.WaitFor(t, 10*time.Second, "no process", func() bool { return f.Running()["r"] == 0 })
+	testkit.WaitFor(t, 10*time.Second, "no process", func() bool { return f.Running()["r"] == 0 })
 	if err := f.Stop(); err != nil {
 		t.Fatal(err)
 	}

@@ -24,7 +24,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
@@ -125,7 +125,7 @@ func (h *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.log.Warn("integration timeout: the function did not answer within the gateway's limit",
 			"function", h.route.FunctionLogicalID, "limit", h.timeouts.Integration)
 		writeMessage(w, http.StatusServiceUnavailable, "Service Unavailable")
-	case err != nil && strings.Contains(err.Error(), runtimeapi.ErrTimeout.Error()):
+	case errors.Is(err, runtimeapi.ErrTimeout):
 		writeMessage(w, http.StatusServiceUnavailable, "Service Unavailable")
 	case err != nil || res.FunctionError != nil:
 		writeMessage(w, http.StatusInternalServerError, "Internal Server Error")

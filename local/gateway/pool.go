@@ -7,7 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
 // Pool runs one function like Lambda does: up to size sandboxes (bootstrap

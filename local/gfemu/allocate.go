@@ -8,39 +8,25 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
-type allocateRequest struct {
-	Region     string            `json:"region"`
-	Attributes map[string]string `json:"attributes"`
-	Payload    json.RawMessage   `json:"payload"`
-}
-
-// allocateResponse is GameFabric's documented success body.
-type allocateResponse struct {
-	Address string          `json:"address"`
-	IP      string          `json:"ip"`
-	Ports   map[string]int  `json:"ports"`
-	Token   string          `json:"token"`
-	Payload json.RawMessage `json:"payload"`
-}
-
 func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
-	if !authorized(w, r, e.allocTokens, "allocator") {
+	if !gfproto.Authorize(w, r, e.allocTokens, "allocator") {
 		return
 	}
-	if e.limiter != nil && !e.limiter.allow() {
-		w.Header().Set("Retry-After", "1")
-		writeError(w, http.StatusTooManyRequests, "rate limit exceeded")
+	if e.limiter != nil && !e.limiter.AllowN(e.now(), 1) {
+		gfproto.WriteRateLimited(w, "1")
 		return
 	}
-	var req allocateRequest
-	if err := decodeBody(w, r, &req, false); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var req gfproto.AllocateRequest
+	if err := gfproto.DecodeJSON(w, r, &req, false); err != nil {
+		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	if req.Region == "" {
-		writeError(w, http.StatusBadRequest, "region is required")
+		gfproto.WriteError(w, http.StatusBadRequest, "region is required")
 		return
 	}
 	payload := req.Payload
@@ -69,15 +55,15 @@ func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 		})
 		e.mu.Unlock()
 		e.log.Info("game server allocated", "address", s.Address, "region", req.Region)
-		writeJSON(w, http.StatusOK, responseFor(s, answer))
+		gfproto.WriteJSON(w, http.StatusOK, responseFor(s, answer))
 		return
 	}
 	if r.Context().Err() != nil {
 		// The caller is gone; nobody reads this, but the status shows in logs.
-		writeError(w, http.StatusServiceUnavailable, "allocate request cancelled")
+		gfproto.WriteError(w, http.StatusServiceUnavailable, "allocate request cancelled")
 		return
 	}
-	writeError(w, http.StatusNotFound, noServerMessage(req.Region, req.Attributes, failed))
+	gfproto.WriteError(w, http.StatusNotFound, noServerMessage(req.Region, req.Attributes, failed))
 }
 
 // take removes the best match from the registry under the lock, so two
@@ -113,7 +99,7 @@ func callbackToken(s Server) string {
 	return s.Callback.Token
 }
 
-func responseFor(s Server, answer json.RawMessage) allocateResponse {
+func responseFor(s Server, answer json.RawMessage) gfproto.AllocateResponse {
 	ip, _, _ := net.SplitHostPort(s.Address) // validated at registration
 	ports := s.Ports
 	if ports == nil {
@@ -122,7 +108,7 @@ func responseFor(s Server, answer json.RawMessage) allocateResponse {
 	if len(answer) == 0 {
 		answer = json.RawMessage("null")
 	}
-	return allocateResponse{Address: s.Address, IP: ip, Ports: ports, Token: callbackToken(s), Payload: answer}
+	return gfproto.AllocateResponse{Address: s.Address, IP: ip, Ports: ports, Token: callbackToken(s), Payload: answer}
 }
 
 func noServerMessage(region string, attrs map[string]string, failed int) string {

@@ -6,9 +6,10 @@
 // through one or more Allocators. The Docker-free local stack and the
 // end-to-end tests talk to them instead of GameFabric.
 //
-// It follows /work/shared/reference/gamefabric-protocol.md and GameFabric's
-// docs (architecture/allocators.md, architecture/sidecars.md,
-// architecture/ping-services.md, multiplayer-services/server-allocation).
+// It follows GameFabric's public docs (repository GameFabric/docs, under
+// src/multiplayer-servers/: architecture/allocators.md, sidecars.md and
+// ping-services.md, and multiplayer-services/server-allocation/) and speaks
+// the wire format of local/gfproto, which local/gfstub shares.
 // Routes of an Allocator (Prefix defaults to "/allocator/local"):
 //
 //	POST   {Prefix}/servers                   register (registry token)

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Config configures one emulated Allocator. The zero value works except
@@ -36,14 +40,14 @@ const defaultCallbackTimeout = 2 * time.Second
 // Allocation endpoint. Create it with New.
 type Emulator struct {
 	prefix      string
-	allocTokens []string
-	regTokens   []string
+	allocTokens gfproto.Tokens
+	regTokens   gfproto.Tokens
 	cbTimeout   time.Duration
 	cbBearer    bool
 	now         func() time.Time
 	client      *http.Client
 	log         *slog.Logger
-	limiter     *bucket // nil = unlimited
+	limiter     *rate.Limiter // nil = unlimited; asked with the injected clock
 	mux         *http.ServeMux
 
 	mu          sync.Mutex
@@ -65,8 +69,8 @@ type Allocation struct {
 func New(cfg Config) *Emulator {
 	e := &Emulator{
 		prefix:      normalizePrefix(cfg.Prefix),
-		allocTokens: nonEmpty(cfg.AllocatorTokens),
-		regTokens:   nonEmpty(cfg.RegistryTokens),
+		allocTokens: gfproto.NewTokens(cfg.AllocatorTokens...),
+		regTokens:   gfproto.NewTokens(cfg.RegistryTokens...),
 		cbTimeout:   cfg.CallbackTimeout,
 		cbBearer:    cfg.CallbackBearer,
 		now:         cfg.Now,
@@ -91,7 +95,7 @@ func New(cfg Config) *Emulator {
 		if burst <= 0 {
 			burst = max(1, int(math.Ceil(cfg.QPS)))
 		}
-		e.limiter = newBucket(cfg.QPS, burst, e.now)
+		e.limiter = rate.NewLimiter(rate.Limit(cfg.QPS), burst)
 	}
 	if strings.ContainsAny(e.prefix, "{} \t\n") {
 		panic("gfemu: Prefix " + e.prefix + " cannot be used in a route pattern")
@@ -108,7 +112,7 @@ func New(cfg Config) *Emulator {
 func (e *Emulator) Prefix() string { return e.prefix }
 
 // Handler serves the emulator's routes.
-func (e *Emulator) Handler() http.Handler { return jsonErrors(e.mux) }
+func (e *Emulator) Handler() http.Handler { return gfproto.JSONErrors(e.mux) }
 
 // Servers returns a snapshot of the registered (unallocated, unexpired)
 // servers, sorted by region, then priority, then address.
@@ -141,25 +145,6 @@ func (e *Emulator) Allocations() []Allocation {
 	return out
 }
 
-// jsonErrors lets the mux route, but turns its plain-text 404/405 answers
-// into the JSON errors every GameFabric client expects.
-func jsonErrors(mux *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if _, pattern := mux.Handler(r); pattern != "" {
-			mux.ServeHTTP(w, r)
-			return
-		}
-		rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
-		mux.ServeHTTP(rec, r)
-		if rec.status == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", rec.header.Get("Allow"))
-			writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
-			return
-		}
-		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
-	})
-}
-
 // normalizePrefix makes "{prefix}/servers" a clean path whatever slashes the
 // caller wrote; "/" puts the routes at the root.
 func normalizePrefix(p string) string {
@@ -171,23 +156,3 @@ func normalizePrefix(p string) string {
 	}
 	return "/" + p
 }
-
-func nonEmpty(tokens []string) []string {
-	var out []string
-	for _, t := range tokens {
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-// statusRecorder captures the mux's own error answer so it can be rewritten.
-type statusRecorder struct {
-	header http.Header
-	status int
-}
-
-func (r *statusRecorder) Header() http.Header         { return r.header }
-func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
-func (r *statusRecorder) WriteHeader(status int)      { r.status = status }

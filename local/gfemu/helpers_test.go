@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -128,4 +130,56 @@ func mustJSON(v any) string {
 		panic(err)
 	}
 	return string(b)
+}
+
+// gameServer is a game server's allocation callback endpoint.
+type gameServer struct {
+	srv *httptest.Server
+
+	mu    sync.Mutex
+	calls []callbackCall
+}
+
+type callbackCall struct {
+	auth, contentType, body string
+}
+
+func newGameServer(t *testing.T, h http.HandlerFunc) *gameServer {
+	t.Helper()
+	g := &gameServer{}
+	g.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		g.mu.Lock()
+		g.calls = append(g.calls, callbackCall{r.Header.Get("Authorization"), r.Header.Get("Content-Type"), string(body)})
+		g.mu.Unlock()
+		h(w, r)
+	}))
+	t.Cleanup(g.srv.Close)
+	return g
+}
+
+func answering(status int, body string) http.HandlerFunc {
+	return func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(status)
+		_, _ = io.WriteString(w, body)
+	}
+}
+
+func (g *gameServer) Calls() []callbackCall {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return append([]callbackCall(nil), g.calls...)
+}
+
+// hostPort is the callback URL the way the sidecar registers it: no scheme.
+func (g *gameServer) hostPort() string { return strings.TrimPrefix(g.srv.URL, "http://") }
+
+// registerBody builds a register body whose callback points at g.
+func registerBody(addr string, priority int, g *gameServer, token string) string {
+	return mustJSON(map[string]any{
+		"address": addr, "priority": priority, "region": "us-west",
+		"attributes": map[string]string{"env": "prag", "armadaset": "blue"},
+		"callback":   map[string]string{"token": token, "url": g.hostPort() + "/allocate"},
+		"ports":      map[string]int{"game": 7001, "alloc": 7101},
+	})
 }

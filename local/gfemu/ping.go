@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // DefaultPingPath is where the Ping Service answers when PingConfig.Path
@@ -36,27 +38,15 @@ type PingConfig struct {
 // Allocators it discovers through. Create it with NewPingService.
 type PingService struct {
 	path    string
-	tokens  []string
+	tokens  gfproto.Tokens
 	sources []PingSource
 	handler http.Handler
-}
-
-// pingTarget mirrors shared/gamefabric.PingTarget; the emulator keeps its
-// own copy so it stays a stand-in for GameFabric, not a client of ours.
-type pingTarget struct {
-	Address  string `json:"address"`
-	Port     int    `json:"port"`
-	Protocol string `json:"protocol"`
-}
-
-type pingResponse struct {
-	Regions map[string][]pingTarget `json:"regions"`
 }
 
 // NewPingService builds the Ping Service. It panics when Path cannot be a
 // route pattern, a programming error in the caller's setup.
 func NewPingService(cfg PingConfig) *PingService {
-	p := &PingService{path: cfg.Path, tokens: nonEmpty(cfg.Tokens), sources: slices.Clone(cfg.Sources)}
+	p := &PingService{path: cfg.Path, tokens: gfproto.NewTokens(cfg.Tokens...), sources: slices.Clone(cfg.Sources)}
 	if p.path == "" {
 		p.path = DefaultPingPath
 	}
@@ -65,7 +55,7 @@ func NewPingService(cfg PingConfig) *PingService {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+p.path, p.handlePing)
-	p.handler = jsonErrors(mux)
+	p.handler = gfproto.JSONErrors(mux)
 	return p
 }
 
@@ -76,10 +66,10 @@ func (p *PingService) Path() string { return p.path }
 func (p *PingService) Handler() http.Handler { return p.handler }
 
 func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
-	if !authorized(w, r, p.tokens, "ping") {
+	if !gfproto.Authorize(w, r, p.tokens, "ping") {
 		return
 	}
-	regions := map[string][]pingTarget{}
+	regions := map[string][]gfproto.PingTarget{}
 	for _, src := range p.sources {
 		addPingTargets(regions, src.Allocator.Servers(), func(s string) string {
 			if name, ok := src.Regions[s]; ok {
@@ -89,12 +79,12 @@ func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	sortPingTargets(regions)
-	writeJSON(w, http.StatusOK, pingResponse{Regions: regions})
+	gfproto.WriteJSON(w, http.StatusOK, gfproto.PingResponse{Regions: regions})
 }
 
 // addPingTargets adds one udp target per distinct ip:port per Region.
 // Servers without a region string are not listed.
-func addPingTargets(regions map[string][]pingTarget, servers []Server, regionName func(string) string) {
+func addPingTargets(regions map[string][]gfproto.PingTarget, servers []Server, regionName func(string) string) {
 	for _, s := range servers {
 		if s.Region == "" {
 			continue
@@ -106,7 +96,7 @@ func addPingTargets(regions map[string][]pingTarget, servers []Server, regionNam
 		} else if p, ok := s.Ports["game"]; ok {
 			port = p
 		}
-		t, name := pingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
+		t, name := gfproto.PingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
 		if !slices.Contains(regions[name], t) {
 			regions[name] = append(regions[name], t)
 		}
@@ -114,9 +104,9 @@ func addPingTargets(regions map[string][]pingTarget, servers []Server, regionNam
 }
 
 // sortPingTargets makes the answer stable for tests and caches.
-func sortPingTargets(regions map[string][]pingTarget) {
+func sortPingTargets(regions map[string][]gfproto.PingTarget) {
 	for _, targets := range regions {
-		slices.SortFunc(targets, func(a, b pingTarget) int {
+		slices.SortFunc(targets, func(a, b gfproto.PingTarget) int {
 			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 		})
 	}

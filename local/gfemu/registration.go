@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Bounds on registration fields. The timeout ceiling only catches unit
@@ -17,32 +19,10 @@ const (
 	maxTimeoutSeconds     = 24 * 60 * 60
 )
 
-// registerRequest is the registry's POST body. Pointers tell a missing field
-// from its zero value where the protocol requires or defaults it.
-type registerRequest struct {
-	Address            *string           `json:"address"`
-	Attributes         map[string]string `json:"attributes"`
-	RequiredAttributes []string          `json:"requiredAttributes"`
-	Callback           *callbackRequest  `json:"callback"`
-	Ports              map[string]int    `json:"ports"`
-	Priority           *int              `json:"priority"`
-	Region             string            `json:"region"`
-	Timeout            *int              `json:"timeout"`
-}
-
-type callbackRequest struct {
-	Token string `json:"token"`
-	URL   string `json:"url"`
-}
-
-type keepAliveRequest struct {
-	Timeout *int `json:"timeout"`
-}
-
-// server validates the request and builds the Server it describes (without
-// registration times). Only what GameFabric documents as required is
-// required; the rest is checked for shape only.
-func (req registerRequest) server() (Server, error) {
+// serverOf validates a registration and builds the Server it describes
+// (without registration times). Only what GameFabric documents as required
+// is required; the rest is checked for shape only.
+func serverOf(req gfproto.RegisterRequest) (Server, error) {
 	if req.Address == nil {
 		return Server{}, errors.New("address is required (host:port)")
 	}
@@ -90,7 +70,7 @@ func (req registerRequest) server() (Server, error) {
 		Timeout:            timeout,
 	}
 	if req.Callback != nil {
-		cb, err := req.Callback.callback()
+		cb, err := callbackOf(*req.Callback)
 		if err != nil {
 			return Server{}, err
 		}
@@ -110,12 +90,12 @@ func checkAddress(addr string) error {
 	return nil
 }
 
-// callback checks the callback and gives a schemeless URL http://, as
+// callbackOf checks the callback and gives a schemeless URL http://, as
 // GameFabric's sidecar registers "ip:port/path". The token may be empty:
 // GameFabric only recommends protecting the endpoint with one.
-func (c callbackRequest) callback() (Callback, error) {
+func callbackOf(c gfproto.Callback) (gfproto.Callback, error) {
 	if c.URL == "" {
-		return Callback{}, errors.New("callback.url is required when callback is given")
+		return gfproto.Callback{}, errors.New("callback.url is required when callback is given")
 	}
 	raw := c.URL
 	if !strings.Contains(raw, "://") {
@@ -123,9 +103,9 @@ func (c callbackRequest) callback() (Callback, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Callback{}, fmt.Errorf("callback.url %q must be [http[s]://]host:port/path", c.URL)
+		return gfproto.Callback{}, fmt.Errorf("callback.url %q must be [http[s]://]host:port/path", c.URL)
 	}
-	return Callback{Token: c.Token, URL: u.String()}, nil
+	return gfproto.Callback{Token: c.Token, URL: u.String()}, nil
 }
 
 // timeoutOf reads a keep-alive window in seconds; nil means the default.

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sort"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Server is a registered game server as the emulator holds it.
@@ -15,17 +17,11 @@ type Server struct {
 	Priority           int               // lower is preferred
 	Attributes         map[string]string // what the server offers
 	RequiredAttributes []string          // keys a request must carry to match
-	Callback           *Callback         // nil = allocated without a callback
+	Callback           *gfproto.Callback // nil = allocated without a callback; URL always with a scheme
 	Ports              map[string]int    // named ports, e.g. game, alloc, ping
 	Timeout            time.Duration     // keep-alive window
 	RegisteredAt       time.Time         // last (re-)registration; breaks priority ties
 	ExpiresAt          time.Time         // gone once Now is after this
-}
-
-// Callback is where and how the allocator notifies an allocated server.
-type Callback struct {
-	Token string // sent verbatim as Authorization, and returned to the caller
-	URL   string // always with a scheme
 }
 
 // entry adds the registration sequence, which orders ties when the injected
@@ -73,17 +69,8 @@ func (e *Emulator) snapshotLocked() []Server {
 	return out
 }
 
-// registration is the answer to register and keep-alive.
-type registration struct {
-	Address   string    `json:"address"`
-	Region    string    `json:"region"`
-	Priority  int       `json:"priority"`
-	Timeout   int       `json:"timeout"`
-	ExpiresAt time.Time `json:"expiresAt"`
-}
-
-func registrationOf(s Server) registration {
-	return registration{
+func registrationOf(s Server) gfproto.Registration {
+	return gfproto.Registration{
 		Address:   s.Address,
 		Region:    s.Region,
 		Priority:  s.Priority,
@@ -93,17 +80,17 @@ func registrationOf(s Server) registration {
 }
 
 func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
-	if !authorized(w, r, e.regTokens, "registry") {
+	if !gfproto.Authorize(w, r, e.regTokens, "registry") {
 		return
 	}
-	var req registerRequest
-	if err := decodeBody(w, r, &req, false); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var req gfproto.RegisterRequest
+	if err := gfproto.DecodeJSON(w, r, &req, false); err != nil {
+		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	s, err := req.server()
+	s, err := serverOf(req)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 
@@ -124,21 +111,21 @@ func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if keys := unmatchable(s); len(keys) > 0 {
 		e.log.Warn("game server requires attributes it does not offer; no request can match it", "address", s.Address, "keys", keys)
 	}
-	writeJSON(w, status, registrationOf(s))
+	gfproto.WriteJSON(w, status, registrationOf(s))
 }
 
 func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
-	if !authorized(w, r, e.regTokens, "registry") {
+	if !gfproto.Authorize(w, r, e.regTokens, "registry") {
 		return
 	}
-	var req keepAliveRequest
-	if err := decodeBody(w, r, &req, true); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	var req gfproto.KeepAliveRequest
+	if err := gfproto.DecodeJSON(w, r, &req, true); err != nil {
+		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	timeout, err := timeoutOf(req.Timeout)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	addr := r.PathValue("addr")
@@ -159,14 +146,14 @@ func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 
 	if !ok {
-		writeError(w, http.StatusNotFound, notRegistered(addr))
+		gfproto.WriteError(w, http.StatusNotFound, notRegistered(addr))
 		return
 	}
-	writeJSON(w, http.StatusOK, registrationOf(s))
+	gfproto.WriteJSON(w, http.StatusOK, registrationOf(s))
 }
 
 func (e *Emulator) handleDeregister(w http.ResponseWriter, r *http.Request) {
-	if !authorized(w, r, e.regTokens, "registry") {
+	if !gfproto.Authorize(w, r, e.regTokens, "registry") {
 		return
 	}
 	addr := r.PathValue("addr")
@@ -177,7 +164,7 @@ func (e *Emulator) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 
 	if !ok {
-		writeError(w, http.StatusNotFound, notRegistered(addr))
+		gfproto.WriteError(w, http.StatusNotFound, notRegistered(addr))
 		return
 	}
 	e.log.Info("game server deregistered", "address", addr)

@@ -1,8 +1,9 @@
 // Package gfstub is a scriptable stand-in for GameFabric's allocate and
-// ping-discovery endpoints. Allocate follows
-// ../shared/reference/gamefabric-protocol.md: POST with a bearer
-// token from a list of valid tokens, body {region, attributes, payload}, 200
-// with {address, ip, ports, token, payload}, errors as {"error": "..."}.
+// ping-discovery endpoints, speaking the wire format of local/gfproto (which
+// local/gfemu shares). Allocate follows GameFabric's documented protocol:
+// POST with a bearer token from a list of valid tokens, body {region,
+// attributes, payload}, 200 with {address, ip, ports, token, payload},
+// errors as {"error": "..."}.
 // Tests script each region's answers; unscripted regions have no capacity.
 // Besides the documented answers, a scripted answer may fail the way real
 // networks do: a 200 cut short by a connection reset, or one whose body
@@ -26,6 +27,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Response is one scripted answer.
@@ -70,13 +73,13 @@ type Server struct {
 	PingPath string
 
 	mu       sync.Mutex
-	tokens   []string
+	tokens   gfproto.Tokens
 	script   map[string][]Response
 	sticky   map[string]Response
 	calls    []Call
 	nextPort int
 
-	pingTokens  []string
+	pingTokens  gfproto.Tokens
 	pingRegions map[string][]PingTarget
 	pingBody    string
 	pingFailure *Response
@@ -88,19 +91,15 @@ type Server struct {
 const PingServicePath = "/v1/ping-discovery"
 
 // PingTarget is one ping server of a region.
-type PingTarget struct {
-	Address  string `json:"address"`
-	Port     int    `json:"port"`
-	Protocol string `json:"protocol,omitempty"`
-}
+type PingTarget = gfproto.PingTarget
 
 // New starts the stand-in on loopback. validTokens are the allocator's
 // current tokens (GameFabric accepts any of its listed tokens); the Ping
 // Service starts with a copy of them.
 func New(validTokens ...string) *Server {
-	s := &Server{Path: "/allocator/test/allocate", PingPath: "/ping", tokens: validTokens,
+	s := &Server{Path: "/allocator/test/allocate", PingPath: "/ping", tokens: gfproto.NewTokens(validTokens...),
 		script: map[string][]Response{}, sticky: map[string]Response{}, nextPort: 7000,
-		pingTokens: append([]string(nil), validTokens...), pingRegions: map[string][]PingTarget{}}
+		pingTokens: gfproto.NewTokens(validTokens...), pingRegions: map[string][]PingTarget{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST "+s.Path, s.allocate)
 	mux.HandleFunc("GET "+s.PingPath, s.ping)
@@ -144,7 +143,7 @@ func (s *Server) Always(region string, r Response) {
 func (s *Server) SetTokens(tokens ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.tokens = tokens
+	s.tokens = gfproto.NewTokens(tokens...)
 }
 
 // Calls returns what the stand-in received, in order.
@@ -166,30 +165,28 @@ func (s *Server) Allocations() int {
 }
 
 func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
+	raw, err := io.ReadAll(io.LimitReader(r.Body, gfproto.MaxBodyBytes))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, "could not read body")
+		gfproto.WriteError(w, http.StatusBadRequest, "could not read body")
 		return
 	}
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	var body struct {
-		Region     string            `json:"region"`
-		Attributes map[string]string `json:"attributes"`
-		Payload    map[string]any    `json:"payload"`
-	}
-	if !s.validToken(token, false) {
+	token, ok := gfproto.BearerToken(r)
+	if !ok || !s.validToken(token, false) {
 		s.record(Call{Token: token, Answered: http.StatusUnauthorized})
-		writeError(w, http.StatusUnauthorized, "invalid token")
+		gfproto.WriteError(w, http.StatusUnauthorized, "invalid token")
 		return
 	}
-	if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &body) != nil || body.Region == "" {
+	var body gfproto.AllocateRequest
+	var payload map[string]any
+	if r.Header.Get("Content-Type") != "application/json" || json.Unmarshal(raw, &body) != nil || body.Region == "" ||
+		(len(body.Payload) > 0 && json.Unmarshal(body.Payload, &payload) != nil) {
 		s.record(Call{Token: token, Answered: http.StatusBadRequest})
-		writeError(w, http.StatusBadRequest, "body must be JSON with a region")
+		gfproto.WriteError(w, http.StatusBadRequest, "body must be JSON with a region")
 		return
 	}
 	// The call is recorded before it is answered: an answer cut short
 	// reaches the client before this handler returns.
-	i := s.record(Call{Region: body.Region, Attributes: body.Attributes, Payload: body.Payload, Token: token})
+	i := s.record(Call{Region: body.Region, Attributes: body.Attributes, Payload: payload, Token: token})
 	resp := s.next(body.Region)
 	if resp.Delay > 0 {
 		select {
@@ -198,7 +195,7 @@ func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	status, server := s.answer(w, r, resp, body.Payload)
+	status, server := s.answer(w, r, resp, payload)
 	s.mu.Lock()
 	s.calls[i].Answered, s.calls[i].Server = status, server
 	s.mu.Unlock()
@@ -216,16 +213,10 @@ func (s *Server) record(c Call) int {
 func (s *Server) validToken(token string, ping bool) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	valid := s.tokens
 	if ping {
-		valid = s.pingTokens
+		return s.pingTokens.Accepts(token)
 	}
-	for _, t := range valid {
-		if t != "" && t == token {
-			return true
-		}
-	}
-	return false
+	return s.tokens.Accepts(token)
 }
 
 func (s *Server) next(region string) Response {
@@ -257,8 +248,7 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, resp Response, p
 	case resp.RawBody != "":
 		body = []byte(resp.RawBody)
 	case status != http.StatusOK:
-		body, _ = json.Marshal(map[string]string{"error": resp.Error})
-		body = append(body, '\n')
+		body = gfproto.ErrorJSON(resp.Error)
 	default:
 		s.mu.Lock()
 		port := s.nextPort
@@ -267,13 +257,9 @@ func (s *Server) answer(w http.ResponseWriter, r *http.Request, resp Response, p
 		// The allocator returns what the server's callback answered; our
 		// sample server echoes the game instance id it was given.
 		server = fmt.Sprintf("127.0.0.1:%d", port)
-		body, _ = json.Marshal(map[string]any{
-			"address": server,
-			"ip":      "127.0.0.1",
-			"ports":   map[string]int{"game": port},
-			"token":   "callback-" + strconv.Itoa(port),
-			"payload": map[string]any{"accepted": payload["GameInstanceId"]},
-		})
+		accepted, _ := json.Marshal(map[string]any{"accepted": payload["GameInstanceId"]})
+		body, _ = json.Marshal(gfproto.AllocateResponse{Address: server, IP: "127.0.0.1",
+			Ports: map[string]int{"game": port}, Token: "callback-" + strconv.Itoa(port), Payload: accepted})
 		body = append(body, '\n')
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -324,18 +310,12 @@ func stall(w http.ResponseWriter, r *http.Request, status int, part []byte, size
 	}
 }
 
-func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_ = json.NewEncoder(w).Encode(map[string]string{"error": msg})
-}
-
 // SetPingTokens replaces the Ping Service's valid tokens, which are then
 // its own: the allocator's no longer work there.
 func (s *Server) SetPingTokens(tokens ...string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pingTokens = tokens
+	s.pingTokens = gfproto.NewTokens(tokens...)
 }
 
 // SetPingRegions sets what the Ping Service answers and clears any raw
@@ -370,9 +350,8 @@ func (s *Server) PingCalls() int {
 }
 
 func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
-	token, _ := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
-	if !s.validToken(token, true) {
-		writeError(w, http.StatusUnauthorized, "invalid token")
+	if token, ok := gfproto.BearerToken(r); !ok || !s.validToken(token, true) {
+		gfproto.WriteError(w, http.StatusUnauthorized, "invalid token")
 		return
 	}
 	s.mu.Lock()
@@ -386,6 +365,6 @@ func (s *Server) ping(w http.ResponseWriter, r *http.Request) {
 	case body != "":
 		_, _ = w.Write([]byte(body))
 	default:
-		_ = json.NewEncoder(w).Encode(map[string]any{"regions": regions})
+		gfproto.WriteJSON(w, http.StatusOK, gfproto.PingResponse{Regions: regions})
 	}
 }

@@ -1,12 +1,15 @@
 // Package harness starts real local stand-ins for AWS services (DynamoDB
-// Local, moto) as child processes on loopback ports, so tests exercise the
-// real SDK wire protocol without Docker or network access.
+// Local, moto) as child processes on loopback ports, so the tests and the
+// local tools (make dev, make invoke, make bench) exercise the real SDK wire
+// protocol without Docker or network access. It also holds what those share
+// around them: AWS clients for the stand-ins, the repository root and a
+// hand-moved Clock. Helpers for tests only are in local/testkit.
 package harness
 
 import (
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/internal/proc"
+	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
 )
 
 // Process is a running local service. Its lifetime is independent of the
@@ -36,17 +39,4 @@ func (p *Process) Stop() error {
 		return nil
 	}
 	return p.child.Stop(stopGrace)
-}
-
-// Output returns the last ~64 KiB of the service's combined stdout/stderr.
-func (p *Process) Output() string {
-	if p == nil || p.out == nil {
-		return ""
-	}
-	return p.out.String()
-}
-
-// FreePort returns a currently unused TCP port on 127.0.0.1.
-func FreePort() (int, error) {
-	return proc.FreePort()
 }

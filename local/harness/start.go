@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/internal/proc"
+	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
 )
 
 const (

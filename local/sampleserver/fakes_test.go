@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	localharness "github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 )
 
 // fakeRegistry stands in for the allocator's registry.
@@ -178,7 +178,7 @@ type harness struct {
 	cfg      Config
 	registry *fakeRegistry
 	backend  *fakeBackend
-	logs     *localharness.SyncBuffer
+	logs     *testkit.SyncBuffer
 	cancel   context.CancelFunc
 	done     chan error
 	payload  map[string]any
@@ -190,7 +190,7 @@ const partnerToken = "pgt-secret-91c2d"
 // script the fakes first.
 func startHarness(t *testing.T, tune func(*harness)) *harness {
 	t.Helper()
-	h := &harness{t: t, registry: newFakeRegistry(t), backend: newFakeBackend(t, partnerToken), logs: &localharness.SyncBuffer{},
+	h := &harness{t: t, registry: newFakeRegistry(t), backend: newFakeBackend(t, partnerToken), logs: &testkit.SyncBuffer{},
 		done: make(chan error, 1)}
 	h.cfg = Config{
 		RegistryURL: h.registry.URL + "/servers", Region: "us-west", RegistryToken: h.registry.token, Priority: 1,
@@ -227,7 +227,7 @@ func startHarness(t *testing.T, tune func(*harness)) *harness {
 func (h *harness) registration() registration {
 	h.t.Helper()
 	var reg registration
-	localharness.WaitFor(h.t, 10*time.Second, "a registration", func() bool {
+	testkit.WaitFor(h.t, 10*time.Second, "a registration", func() bool {
 		regs, _, _ := h.registry.snapshot()
 		if len(regs) > 0 {
 			reg = regs[0]
@@ -260,7 +260,7 @@ func (h *harness) callback(reg registration, token string, body any) (int, map[s
 func (h *harness) callbackEndpointCloses(reg registration) {
 	h.t.Helper()
 	addr := "127.0.0.1:" + strconv.Itoa(reg.Ports["alloc"])
-	localharness.WaitFor(h.t, 5*time.Second, "the callback endpoint to close", func() bool {
+	testkit.WaitFor(h.t, 5*time.Second, "the callback endpoint to close", func() bool {
 		conn, err := net.DialTimeout("tcp", addr, time.Second)
 		if err != nil {
 			return true

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	localharness "github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 )
 
 func TestRunEndToEnd(t *testing.T) {
@@ -29,7 +29,7 @@ func TestRunEndToEnd(t *testing.T) {
 		reg.Callback.URL != "127.0.0.1:"+strconv.Itoa(allocPort)+"/allocate" || len(reg.Callback.Token) != 32 {
 		t.Fatalf("unexpected registration %+v", reg)
 	}
-	localharness.WaitFor(t, 10*time.Second, "a keep-alive", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "a keep-alive", func() bool {
 		_, kas, _ := h.registry.snapshot()
 		return len(kas) > 0 && kas[0] == reg.Address
 	})
@@ -58,7 +58,7 @@ func TestRunEndToEnd(t *testing.T) {
 		t.Fatalf("payload file %s: %v", raw, err)
 	}
 
-	localharness.WaitFor(t, 10*time.Second, "a link and a heartbeat", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "a link and a heartbeat", func() bool {
 		links, hbs, _ := h.backend.snapshot()
 		return len(links) == 1 && hbs > 0
 	})
@@ -139,7 +139,7 @@ func TestCallbackRejectsAndTerminate(t *testing.T) {
 		}
 	}
 	h.callbackEndpointCloses(reg)
-	localharness.WaitFor(t, 10*time.Second, "a link", func() bool { links, _, _ := h.backend.snapshot(); return len(links) == 1 })
+	testkit.WaitFor(t, 10*time.Second, "a link", func() bool { links, _, _ := h.backend.snapshot(); return len(links) == 1 })
 
 	h.cancel() // SIGTERM after the allocation
 	if err := h.wait(); err != nil {
@@ -159,7 +159,7 @@ func TestHeartbeatEndedShutsDown(t *testing.T) {
 			if status, _ := h.callback(reg, reg.Callback.Token, h.payload); status != http.StatusOK {
 				t.Fatalf("callback status %d", status)
 			}
-			localharness.WaitFor(t, 10*time.Second, "a heartbeat", func() bool { _, hbs, _ := h.backend.snapshot(); return hbs > 0 })
+			testkit.WaitFor(t, 10*time.Second, "a heartbeat", func() bool { _, hbs, _ := h.backend.snapshot(); return hbs > 0 })
 			h.backend.setHeartbeatState(state)
 			if err := h.wait(); err != nil {
 				t.Fatalf("run: %v", err)
@@ -196,7 +196,7 @@ func TestIdleShutdown(t *testing.T) {
 
 func TestRegistryFailuresAndRemovalAreRetried(t *testing.T) {
 	h := startHarness(t, func(h *harness) { h.registry.registerFailures, h.registry.keepAlive404s = 1, 1 })
-	localharness.WaitFor(t, 10*time.Second, "a registration after a 500 and another after a 404", func() bool {
+	testkit.WaitFor(t, 10*time.Second, "a registration after a 500 and another after a 404", func() bool {
 		regs, _, _ := h.registry.snapshot()
 		return len(regs) >= 2
 	})
@@ -204,7 +204,7 @@ func TestRegistryFailuresAndRemovalAreRetried(t *testing.T) {
 	if status, _ := h.callback(reg, reg.Callback.Token, h.payload); status != http.StatusOK {
 		t.Fatalf("callback status %d", status)
 	}
-	localharness.WaitFor(t, 10*time.Second, "a link", func() bool { links, _, _ := h.backend.snapshot(); return len(links) == 1 })
+	testkit.WaitFor(t, 10*time.Second, "a link", func() bool { links, _, _ := h.backend.snapshot(); return len(links) == 1 })
 	// Having registered twice, it removes any registration that may have
 	// outlived the allocation.
 	if _, _, deletes := h.registry.snapshot(); !reflect.DeepEqual(deletes, []string{reg.Address}) {
@@ -218,7 +218,7 @@ func TestLinkRetriesTransientFailures(t *testing.T) {
 	})
 	reg := h.registration()
 	h.callback(reg, reg.Callback.Token, h.payload)
-	localharness.WaitFor(t, 10*time.Second, "a link", func() bool { links, _, _ := h.backend.snapshot(); return len(links) == 1 })
+	testkit.WaitFor(t, 10*time.Second, "a link", func() bool { links, _, _ := h.backend.snapshot(); return len(links) == 1 })
 }
 
 func TestLinkRefusedIsFinal(t *testing.T) {
@@ -244,7 +244,7 @@ func TestMaxGameLength(t *testing.T) {
 	h.callback(reg, reg.Callback.Token, h.payload)
 	// Heartbeats start once players are let in; the link alone is
 	// recorded before the server has read its answer.
-	localharness.WaitFor(t, 10*time.Second, "a heartbeat", func() bool { _, hbs, _ := h.backend.snapshot(); return hbs > 0 })
+	testkit.WaitFor(t, 10*time.Second, "a heartbeat", func() bool { _, hbs, _ := h.backend.snapshot(); return hbs > 0 })
 	conn, err := net.Dial("tcp", reg.Address)
 	if err != nil {
 		t.Fatal(err)

@@ -131,7 +131,8 @@ func (c *Components) AllocatorFor(region string) (*Allocator, string) {
 }
 
 // FleetEnv is what GameFabric injects into every game server container of
-// region once an Allocator is attached to it (architecture/allocators.md).
+// region once an Allocator is attached to it (GameFabric's docs,
+// src/multiplayer-servers/architecture/allocators.md).
 // ALLOC_PRIORITY is the index of the Region Type; locally there is one.
 func (c *Components) FleetEnv(region string) []string {
 	a, s := c.AllocatorFor(region)

@@ -18,7 +18,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/fleet"
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"

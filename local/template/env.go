@@ -3,7 +3,7 @@ package template
 import (
 	"fmt"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // FunctionEnv returns the environment variables a function gets once

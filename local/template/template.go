@@ -3,9 +3,9 @@
 // derived from the one deployed definition instead of a hand-kept copy.
 //
 // CloudFormation short-form tags (!Ref, !GetAtt, !Sub, ...) are not YAML
-// types yaml.v3 knows, so the template is decoded into yaml.Node trees and
-// interpreted here; unknown tags are kept, and only fail if a value this
-// package needs cannot be resolved locally.
+// types go.yaml.in/yaml/v3 knows, so the template is decoded into yaml.Node
+// trees and interpreted here; unknown tags are kept, and only fail if a
+// value this package needs cannot be resolved locally.
 package template
 
 import (
@@ -14,7 +14,7 @@ import (
 	"fmt"
 	"os"
 
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 )
 
 // Resource types this package interprets.

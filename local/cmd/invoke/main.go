@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
@@ -55,7 +55,7 @@ func run(fn, eventPath, configPath, workDir string) error {
 	}
 
 	var c *stack.Components
-	refs := map[string]string{}
+	var refs map[string]string
 	if st, err := stack.ReadLiveState(stack.StateFile(workDir)); err == nil {
 		fmt.Fprintf(os.Stderr, "invoke: using the running `make dev` stack (%s)\n", st.APIURL)
 		c = &stack.Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager}

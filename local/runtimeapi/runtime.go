@@ -18,7 +18,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness/internal/proc"
+	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
 )
 
 // Sentinel errors returned (wrapped) by Invoke and WaitInit.
@@ -93,9 +93,7 @@ func Start(ctx context.Context, binary string, env []string, opts ...Option) (*R
 	if fi, err := os.Stat(bin); err != nil || !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0 {
 		return nil, fmt.Errorf("function binary %s is missing or not executable (build it first, e.g. GOOS=linux CGO_ENABLED=0 go build -o bootstrap)", bin)
 	}
-	if cfg.dir == "" {
-		cfg.dir = filepath.Dir(bin)
-	}
+	cfg.dir = filepath.Dir(bin)
 
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

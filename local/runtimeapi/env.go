@@ -21,13 +21,13 @@ func lambdaEnv(cfg config, apiAddr string) []string {
 		"_HANDLER=bootstrap",
 		"AWS_LAMBDA_RUNTIME_API=" + apiAddr,
 		"AWS_LAMBDA_FUNCTION_NAME=" + cfg.functionName,
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(cfg.memoryMB),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(memoryMB),
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
 		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/" + cfg.functionName,
 		"AWS_LAMBDA_LOG_STREAM_NAME=" + logStreamName(),
-		"AWS_REGION=" + cfg.region,
-		"AWS_DEFAULT_REGION=" + cfg.region,
+		"AWS_REGION=" + region,
+		"AWS_DEFAULT_REGION=" + region,
 		"LAMBDA_TASK_ROOT=" + cfg.dir,
 		"LAMBDA_RUNTIME_DIR=" + cfg.dir,
 	}
@@ -35,7 +35,7 @@ func lambdaEnv(cfg config, apiAddr string) []string {
 
 func functionARN(cfg config) string {
 	// 123456789012 is the placeholder account used by SAM and moto alike.
-	return fmt.Sprintf("arn:aws:lambda:%s:123456789012:function:%s", cfg.region, cfg.functionName)
+	return fmt.Sprintf("arn:aws:lambda:%s:123456789012:function:%s", region, cfg.functionName)
 }
 
 func logStreamName() string {
