@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"net"
 	"net/http"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
@@ -17,7 +19,7 @@ func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if e.limiter != nil && !e.limiter.AllowN(e.now(), 1) {
-		gfproto.WriteRateLimited(w, "1")
+		gfproto.WriteRateLimited(w, strconv.Itoa(e.retryAfter()))
 		return
 	}
 	var req gfproto.AllocateRequest
@@ -130,4 +132,13 @@ func noServerMessage(region string, attrs map[string]string, failed int) string 
 		fmt.Fprintf(&b, " (%d failed their allocation callback and were dropped)", failed)
 	}
 	return b.String()
+}
+
+// retryAfter is when the limiter will next admit a call, in whole seconds
+// (at least 1): an honest Retry-After lets a client that waits for it in.
+func (e *Emulator) retryAfter() int {
+	now := e.now()
+	r := e.limiter.ReserveN(now, 1)
+	defer r.CancelAt(now)
+	return max(1, int(math.Ceil(r.DelayFrom(now).Seconds())))
 }

@@ -118,10 +118,12 @@ func TestAllocateRateLimit(t *testing.T) {
 		burst     int
 		wantBurst int
 		refill    time.Duration // time for one token
+		// retryAfter is the honest Retry-After: the refill, in whole seconds.
+		retryAfter string
 	}{
-		{name: "explicit burst", qps: 1, burst: 3, wantBurst: 3, refill: time.Second},
-		{name: "default burst is ceil(QPS)", qps: 2.5, wantBurst: 3, refill: 400 * time.Millisecond},
-		{name: "default burst at least 1", qps: 0.5, wantBurst: 1, refill: 2 * time.Second},
+		{name: "explicit burst", qps: 1, burst: 3, wantBurst: 3, refill: time.Second, retryAfter: "1"},
+		{name: "default burst is ceil(QPS)", qps: 2.5, wantBurst: 3, refill: 400 * time.Millisecond, retryAfter: "1"},
+		{name: "default burst at least 1", qps: 0.5, wantBurst: 1, refill: 2 * time.Second, retryAfter: "2"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -136,8 +138,8 @@ func TestAllocateRateLimit(t *testing.T) {
 				}
 			}
 			r := f.allocate(body)
-			if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != "1" || r.errorText(t) != "rate limit exceeded" {
-				t.Fatalf("call beyond burst = %d %v %s, want 429 with Retry-After: 1", r.status, r.header, r.body)
+			if r.status != http.StatusTooManyRequests || r.header.Get("Retry-After") != tc.retryAfter || r.errorText(t) != "rate limit exceeded" {
+				t.Fatalf("call beyond burst = %d %v %s, want 429 with Retry-After: %s", r.status, r.header, r.body, tc.retryAfter)
 			}
 			f.clock.Advance(tc.refill - time.Millisecond)
 			if r := f.allocate(body); r.status != http.StatusTooManyRequests {
