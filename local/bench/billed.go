@@ -20,7 +20,7 @@ type BilledResult struct {
 	// bills in 1 ms steps); BilledP99Ms the p99 so rounded.
 	BilledMeanMs, BilledP99Ms float64
 	// CPUPerInvocation is the sandbox process's user+system CPU time per
-	// invocation (from /proc; 10 ms ticks over the whole run).
+	// invocation (/proc/<pid>/stat; 10 ms ticks over the whole run).
 	CPUPerInvocation time.Duration
 	// LogBytes and LogLines are the function's stdout+stderr per invocation:
 	// what CloudWatch Logs would ingest, before Lambda's platform records.
@@ -66,11 +66,11 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 			return res, err
 		}
 	}
-	pids := findPIDs("AWS_LAMBDA_RUNTIME_API=" + rt.Addr())
-	if len(pids) != 1 {
-		return res, fmt.Errorf("billed duration: found %d processes for the sandbox, want 1", len(pids))
+	sandbox, err := sandboxProcess(rt.Addr())
+	if err != nil {
+		return res, fmt.Errorf("billed duration: %w", err)
 	}
-	ticks0, err := ProcessTicks(pids[0])
+	cpu0, err := cpuSeconds(sandbox)
 	if err != nil {
 		return res, err
 	}
@@ -89,7 +89,7 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 		billedSum += b
 		billed = append(billed, time.Duration(b)*time.Millisecond)
 	}
-	ticks1, err := ProcessTicks(pids[0])
+	cpu1, err := cpuSeconds(sandbox)
 	if err != nil {
 		return res, err
 	}
@@ -98,7 +98,7 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 	res.Duration = Summarize(durations)
 	res.BilledMeanMs = billedSum / float64(n)
 	res.BilledP99Ms = toMs(Summarize(billed).P99)
-	res.CPUPerInvocation = time.Duration(float64(ticks1-ticks0) / userHZ * float64(time.Second) / float64(n))
+	res.CPUPerInvocation = time.Duration((cpu1 - cpu0) / float64(n) * float64(time.Second))
 	res.LogBytes, res.LogLines = float64(bytes1-bytes0)/float64(n), float64(lines1-lines0)/float64(n)
 	progress(log, "billed duration: p50 %s p99 %s, billed mean %.1f ms, CPU %s per invocation, %.0f log bytes per invocation",
 		fmtMs(res.Duration.P50), fmtMs(res.Duration.P99), res.BilledMeanMs, fmtMs(res.CPUPerInvocation), res.LogBytes)

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness/runtimeapi"
@@ -144,12 +143,12 @@ func ColdStart(ctx context.Context, o ColdStartOptions) (*ColdStartReport, error
 	}
 	measureCtx, cancel := context.WithTimeout(ctx, coldMeasureTimeout)
 	defer cancel()
-	loadBefore := loadAverage()
+	loadBefore := loadAverage(false)
 	if err := runColdRounds(measureCtx, plan, o.Starts, o.Log); err != nil {
 		return nil, err
 	}
 	r := coldStartReportOf(plan, o.Starts)
-	r.Load = fmt.Sprintf("%s before, %s after", loadBefore, loadAverage())
+	r.Load = fmt.Sprintf("%s before, %s after", loadBefore, loadAverage(false))
 	r.Took = time.Since(began)
 	return r, nil
 }
@@ -242,15 +241,6 @@ func (s *coldSeries) startOnce(ctx context.Context, round int) (total, init time
 	}
 	s.answer = answer
 	return total, init, nil
-}
-
-// loadAverage is the 1-minute load average, or "unknown" off Linux.
-func loadAverage() string {
-	b, err := os.ReadFile("/proc/loadavg")
-	if f := strings.Fields(string(b)); err == nil && len(f) > 0 {
-		return f[0]
-	}
-	return "unknown"
 }
 
 func csLogTail(s string, n int) string {

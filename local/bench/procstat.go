@@ -1,20 +1,14 @@
 package bench
 
 import (
-	"bytes"
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
-)
 
-// userHZ is the unit of the CPU times in /proc/<pid>/stat and /proc/stat;
-// Linux fixes it at 100 for user space on every architecture we run on.
-const userHZ = 100
+	"github.com/prometheus/procfs"
+)
 
 // Classifier names the group a process belongs to, or "" to ignore it.
 type Classifier func(pid int, exe string, cmdline []string) string
@@ -73,11 +67,11 @@ func (u CPUUsage) String() string {
 	return strings.Join(parts, "; ")
 }
 
-// cpuSnapshot is cumulative CPU ticks per group and for the machine.
+// cpuSnapshot is cumulative CPU seconds per group and for the machine.
 type cpuSnapshot struct {
 	at                 time.Time
-	byGroup            map[string]uint64
-	machineBusy, ticks uint64
+	byGroup            map[string]float64
+	machineBusy, total float64
 }
 
 // CPUWatch measures CPU use per group of processes between Start and Stop.
@@ -107,122 +101,74 @@ func (w *CPUWatch) Stop() (CPUUsage, error) {
 	u := CPUUsage{Elapsed: elapsed, ByGroup: map[string]float64{}, Cores: runtime.NumCPU()}
 	secs := elapsed.Seconds()
 	for g, t := range end.byGroup {
-		u.ByGroup[g] = float64(t-min(t, w.start.byGroup[g])) / userHZ / secs
+		u.ByGroup[g] = max(0, t-w.start.byGroup[g]) / secs
 	}
-	if d := end.ticks - w.start.ticks; d > 0 {
-		u.Machine = float64(u.Cores) * float64(end.machineBusy-w.start.machineBusy) / float64(d)
+	if d := end.total - w.start.total; d > 0 {
+		u.Machine = float64(u.Cores) * (end.machineBusy - w.start.machineBusy) / d
 	}
 	return u, nil
 }
 
 func snapshotCPU(classify Classifier) (cpuSnapshot, error) {
-	s := cpuSnapshot{at: time.Now(), byGroup: map[string]uint64{}}
-	busy, total, err := machineTicks()
+	s := cpuSnapshot{at: time.Now(), byGroup: map[string]float64{}}
+	fs, err := procfs.NewDefaultFS()
 	if err != nil {
 		return s, err
 	}
-	s.machineBusy, s.ticks = busy, total
-	entries, err := os.ReadDir("/proc")
+	st, err := fs.Stat()
+	if err != nil {
+		return s, fmt.Errorf("read /proc/stat: %w", err)
+	}
+	// Busy leaves out idle and iowait; guest time is already in user.
+	c := st.CPUTotal
+	s.machineBusy = c.User + c.Nice + c.System + c.IRQ + c.SoftIRQ + c.Steal
+	s.total = s.machineBusy + c.Idle + c.Iowait
+	procs, err := fs.AllProcs()
 	if err != nil {
 		return s, fmt.Errorf("list /proc: %w", err)
 	}
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		exe, _ := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+	for _, p := range procs {
+		cmdline, err := p.CmdLine()
 		if err != nil {
 			continue // gone, or not ours to read
 		}
-		group := classify(pid, exe, strings.Split(strings.TrimRight(string(raw), "\x00"), "\x00"))
+		exe, _ := p.Executable()
+		group := classify(p.PID, exe, cmdline)
 		if group == "" {
 			continue
 		}
-		t, err := ProcessTicks(pid)
-		if err != nil {
-			continue
+		if ps, err := p.Stat(); err == nil {
+			s.byGroup[group] += ps.CPUTime()
 		}
-		s.byGroup[group] += t
 	}
 	return s, nil
 }
 
-// ProcessTicks is a process's user+system CPU time in USER_HZ ticks.
-func ProcessTicks(pid int) (uint64, error) {
-	raw, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+// sandboxProcess finds the function process started for the Runtime API at
+// addr (its AWS_LAMBDA_RUNTIME_API); only our own children's environments
+// are readable, which is all we look for.
+func sandboxProcess(addr string) (procfs.Proc, error) {
+	procs, err := procfs.AllProcs()
+	if err != nil {
+		return procfs.Proc{}, err
+	}
+	var found []procfs.Proc
+	for _, p := range procs {
+		if env, err := p.Environ(); err == nil && slices.Contains(env, "AWS_LAMBDA_RUNTIME_API="+addr) {
+			found = append(found, p)
+		}
+	}
+	if len(found) != 1 {
+		return procfs.Proc{}, fmt.Errorf("found %d processes for the sandbox at %s, want 1", len(found), addr)
+	}
+	return found[0], nil
+}
+
+// cpuSeconds is a process's user+system CPU time so far.
+func cpuSeconds(p procfs.Proc) (float64, error) {
+	st, err := p.Stat()
 	if err != nil {
 		return 0, err
 	}
-	// The command name (field 2) may contain spaces; fields resume after ')'.
-	i := bytes.LastIndexByte(raw, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%d/stat: no command name", pid)
-	}
-	f := strings.Fields(string(raw[i+1:]))
-	// After the name: state(3) ... utime(14) stime(15), i.e. f[11], f[12].
-	if len(f) < 13 {
-		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f))
-	}
-	u, err1 := strconv.ParseUint(f[11], 10, 64)
-	st, err2 := strconv.ParseUint(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("/proc/%d/stat: bad utime/stime", pid)
-	}
-	return u + st, nil
-}
-
-// machineTicks reads the aggregate line of /proc/stat: busy excludes idle
-// and iowait.
-func machineTicks() (busy, total uint64, err error) {
-	raw, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return 0, 0, fmt.Errorf("read /proc/stat: %w", err)
-	}
-	line, _, _ := strings.Cut(string(raw), "\n")
-	f := strings.Fields(line)
-	if len(f) < 6 || f[0] != "cpu" {
-		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
-	}
-	for i, v := range f[1:] {
-		n, err := strconv.ParseUint(v, 10, 64)
-		if err != nil {
-			return 0, 0, fmt.Errorf("/proc/stat: %w", err)
-		}
-		// Fields 9 and 10 (guest, guest_nice) are already in user and nice.
-		if i >= 8 {
-			break
-		}
-		total += n
-		if i != 3 && i != 4 { // idle, iowait
-			busy += n
-		}
-	}
-	return busy, total, nil
-}
-
-// findPIDs lists the processes whose environment contains entry (e.g. the
-// AWS_LAMBDA_RUNTIME_API address of one sandbox); only our own children
-// are readable, which is all we look for.
-func findPIDs(entry string) []int {
-	entries, _ := os.ReadDir("/proc")
-	var pids []int
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile(filepath.Join("/proc", e.Name(), "environ"))
-		if err != nil {
-			continue
-		}
-		for _, kv := range strings.Split(string(raw), "\x00") {
-			if kv == entry {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
+	return st.CPUTime(), nil
 }

@@ -114,7 +114,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	r.CostInputs.PlatformLogBytes = float64(PlatformLogBytes(toMs(r.Billed.Duration.Mean), r.Billed.BilledMeanMs))
 	r.Costs = Scenarios(r.CostInputs)
 	r.CPUScaledMs = CPUScaledBilledMs(r.CostInputs)
-	r.LoadAvgEnd = readTrim("/proc/loadavg")
+	r.LoadAvgEnd = loadAverage(true)
 	r.Took = time.Since(began)
 	return r, nil
 }
