@@ -55,7 +55,7 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 			return 0, fmt.Errorf("billed duration: invoke: %w", err)
 		}
 		if r.FunctionError != nil || statusOf(r.Payload) != http.StatusCreated {
-			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, out)
+			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, rt.Logs())
 		}
 		return r.Duration, nil
 	}
@@ -76,18 +76,14 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 	}
 	time.Sleep(50 * time.Millisecond) // let the warm-up's log lines through the pipe
 	bytes0, lines0 := out.counts()
-	var durations []time.Duration
-	var billedSum float64
-	var billed []time.Duration
+	var durations, billed []time.Duration
 	for i := range n {
 		d, err := invoke(i)
 		if err != nil {
 			return res, err
 		}
 		durations = append(durations, d)
-		b := math.Ceil(toMs(d))
-		billedSum += b
-		billed = append(billed, time.Duration(b)*time.Millisecond)
+		billed = append(billed, time.Duration(math.Ceil(toMs(d)))*time.Millisecond) // Lambda bills in 1 ms steps
 	}
 	cpu1, err := cpuSeconds(sandbox)
 	if err != nil {
@@ -96,8 +92,8 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 	time.Sleep(50 * time.Millisecond)
 	bytes1, lines1 := out.counts()
 	res.Duration = Summarize(durations)
-	res.BilledMeanMs = billedSum / float64(n)
-	res.BilledP99Ms = toMs(Summarize(billed).P99)
+	b := Summarize(billed)
+	res.BilledMeanMs, res.BilledP99Ms = toMs(b.Mean), toMs(b.P99)
 	res.CPUPerInvocation = time.Duration((cpu1 - cpu0) / float64(n) * float64(time.Second))
 	res.LogBytes, res.LogLines = float64(bytes1-bytes0)/float64(n), float64(lines1-lines0)/float64(n)
 	progress(log, "billed duration: p50 %s p99 %s, billed mean %.1f ms, CPU %s per invocation, %.0f log bytes per invocation",

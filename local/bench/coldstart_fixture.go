@@ -92,7 +92,6 @@ type coldSeries struct {
 	name, bin string
 	env       []string
 	event     string // description for the report
-	scheduled bool
 	realistic bool
 	makeEvent func(round int) ([]byte, error)
 	check     func(runtimeapi.Result) (string, error)
@@ -223,7 +222,7 @@ func planColdStarts(root string, targets []bootstrapTarget, bins map[string]stri
 			plan = append(plan, &coldSeries{
 				name: t.name, bin: bins[t.name], env: env,
 				event:     "`events/" + e.file + "`: " + e.describe,
-				scheduled: e.status == 0, realistic: e == spec.realistic,
+				realistic: e == spec.realistic,
 				makeEvent: coldEventFor(raw, e.edit), check: checkAnswer(e.status),
 			})
 		}

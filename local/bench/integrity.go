@@ -14,6 +14,7 @@ import (
 // Integrity is the exactly-once check: the stand-in's log of answered
 // calls against the stored records and the answers the callers got.
 type Integrity struct {
+	Pool      int // the stack's sandboxes per function
 	Instances int // game instances some caller got a 201 for
 	// DoubleAllocated counts game instances the stand-in gave more than one
 	// server (must be zero), over every instance it saw in this stack.
@@ -35,7 +36,7 @@ func (i Integrity) OK() bool { return i.DoubleAllocated == 0 && i.Mismatched == 
 // CheckExactlyOnce compares created (game instance → server address from
 // the 201) with the stand-in's calls and a scan of the table.
 func CheckExactlyOnce(ctx context.Context, s *Stack, created *sync.Map) (Integrity, error) {
-	var res Integrity
+	res := Integrity{Pool: s.PoolSize}
 	upstream := s.StandIn.UpstreamAllocations()
 	records, err := scanServers(ctx, s)
 	if err != nil {

@@ -40,15 +40,18 @@ type LifecycleCall struct {
 	WriteUnits    float64 // per call, index writes included
 	IndexWrites   float64 // the HealthDeadlineIndex share of WriteUnits
 	USDPerMillion float64 // HTTP API + Lambda request + billed duration + DynamoDB
-	BilledMs      float64
 }
 
 // LifecycleResult prices a game server's calls.
 type LifecycleResult struct {
 	Link, Heartbeat, End LifecycleCall
+	HeartbeatEvery, Game time.Duration
 	// PerGameHour is the heartbeats of one game-hour; PerGame a typical game
 	// (link, heartbeats, end). Both in USD per 1M.
 	PerGameHour, PerGame float64
+	// Allocation is what allocating the game's server costs per 1M (the
+	// first cost scenario), and TimesAllocation PerGame over it.
+	Allocation, TimesAllocation float64
 }
 
 // MeasureLifecycle links, heartbeats and ends n Allocated instances through
@@ -84,7 +87,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	linkedAt := clock.Now().Add(5 * time.Second)
 	clock.Set(linkedAt)
 	call := func(name string, reps int, body string) (LifecycleCall, error) {
-		before := counter.Snapshot()
+		counter.Take()
 		var took []time.Duration
 		for i := range n {
 			for r := range reps {
@@ -99,7 +102,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 			}
 		}
 		c := LifecycleCall{Name: name, N: n * reps, Took: Summarize(took)}
-		for k, op := range Diff(before, counter.Snapshot()) {
+		for k, op := range counter.Take() {
 			if k.Table != table {
 				continue
 			}
@@ -113,13 +116,11 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 		}
 		per := float64(c.N)
 		c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites = c.Requests/per, c.ReadUnits/per, c.WriteUnits/per, c.IndexWrites/per
-		c.BilledMs = math.Ceil(toMs(c.Took.Mean))
-		c.USDPerMillion = PriceHTTPAPI + PriceLambdaRequests +
-			c.BilledMs/1000*LambdaMemoryMB/1024*PriceLambdaGBSecond*1e6 +
-			c.ReadUnits*PriceDynamoRRU + c.WriteUnits*PriceDynamoWRU
+		c.USDPerMillion = prices.HTTPAPI + prices.LambdaRequests + math.Ceil(toMs(c.Took.Mean))*lambdaUSDPerMs +
+			c.ReadUnits*prices.DynamoRRU + c.WriteUnits*prices.DynamoWRU
 		return c, nil
 	}
-	var res LifecycleResult
+	res := LifecycleResult{HeartbeatEvery: HeartbeatEvery, Game: typicalGame}
 	var err error
 	if res.Link, err = call("link", 1, `{"address":"127.0.0.1:7777","ports":{"game":7777}}`); err != nil {
 		return res, err

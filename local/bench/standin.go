@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 )
 
 // The regions the stand-in is scripted for. They are chosen so that one

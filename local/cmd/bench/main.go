@@ -30,7 +30,7 @@ func main() {
 	levelCap := flag.Duration("level-cap", 20*time.Second, "time per throughput level at most")
 	raceInstances := flag.Int("race-instances", 25, "game instances each requested by -race-callers callers at once")
 	raceCallers := flag.Int("race-callers", 8, "simultaneous callers per race game instance")
-	starts := flag.Int("starts", 0, "cold starts per series (0 = the cold-start default)")
+	starts := flag.Int("starts", 15, fmt.Sprintf("cold starts per series (at least %d)", bench.MinStarts))
 	sweepBacklog := flag.Int("sweep-backlog", 20000, "due instances the health sweep phase drains (0 skips it)")
 	benchtime := flag.String("benchtime", "100ms", "-benchtime of the Go micro-benchmarks")
 	timeout := flag.Duration("timeout", 12*time.Minute, "the whole run at most")
@@ -58,12 +58,20 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	fmt.Print(report.Text())
+	summary, err := report.Summary()
+	fmt.Print(summary)
+	if err != nil {
+		fail(err)
+	}
 	if len(report.Errors) > 0 {
 		fail(fmt.Errorf("%d phase(s) failed; %s left unchanged", len(report.Errors), *out))
 	}
+	md, err := report.Markdown()
+	if err != nil {
+		fail(err)
+	}
 	path := underRoot(root, *out)
-	if err := os.WriteFile(path, []byte(report.Markdown()), 0o644); err != nil {
+	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 		fail(fmt.Errorf("write the report: %w", err))
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", path)

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"fmt"
 	"runtime"
 	"slices"
@@ -15,56 +16,18 @@ type Classifier func(pid int, exe string, cmdline []string) string
 
 // CPUUsage is CPU time used over an interval, in cores (1.0 = one core busy).
 type CPUUsage struct {
-	Elapsed time.Duration
-	ByGroup map[string]float64
-	Machine float64 // every process on the machine, from /proc/stat
 	Cores   int
+	Machine float64      // every process on the machine, from /proc/stat
+	Busy    float64      // Machine as a share of all cores
+	Ours    float64      // every classified group
+	Others  float64      // the rest of the machine: work this run does not control
+	Groups  []GroupShare // busiest first
 }
 
-// Ours is the CPU of every classified group, in cores.
-func (u CPUUsage) Ours() float64 {
-	var sum float64
-	for _, v := range u.ByGroup {
-		sum += v
-	}
-	return sum
-}
-
-// Others is the CPU of every other process on the machine, in cores: work
-// this run does not control, which competes for the same cores.
-func (u CPUUsage) Others() float64 { return max(0, u.Machine-u.Ours()) }
-
-// Top is the busiest group.
-func (u CPUUsage) Top() (string, float64) {
-	name, best := "", -1.0
-	for g, v := range u.ByGroup {
-		if v > best || (v == best && g < name) {
-			name, best = g, v
-		}
-	}
-	return name, best
-}
-
-// String lists the groups, busiest first.
-func (u CPUUsage) String() string {
-	groups := make([]string, 0, len(u.ByGroup))
-	for g := range u.ByGroup {
-		groups = append(groups, g)
-	}
-	slices.SortFunc(groups, func(a, b string) int {
-		if u.ByGroup[a] != u.ByGroup[b] {
-			if u.ByGroup[a] > u.ByGroup[b] {
-				return -1
-			}
-			return 1
-		}
-		return strings.Compare(a, b)
-	})
-	parts := []string{fmt.Sprintf("machine %.0f%% of %d cores (other processes %.0f%% of one core)", 100*u.Machine/float64(u.Cores), u.Cores, 100*u.Others())}
-	for _, g := range groups {
-		parts = append(parts, fmt.Sprintf("%s %.0f%%", g, 100*u.ByGroup[g]))
-	}
-	return strings.Join(parts, "; ")
+// GroupShare is one group's CPU use, in cores.
+type GroupShare struct {
+	Name  string
+	Cores float64
 }
 
 // cpuSnapshot is cumulative CPU seconds per group and for the machine.
@@ -74,9 +37,9 @@ type cpuSnapshot struct {
 	machineBusy, total float64
 }
 
-// CPUWatch measures CPU use per group of processes between Start and Stop.
-// Processes that exit in between lose their ticks; the groups measured
-// here (bench, DynamoDB Local, moto, sandboxes) live for the whole interval.
+// CPUWatch measures CPU use per group of processes between WatchCPU and
+// Stop. Processes that exit in between lose their time; the groups measured
+// (bench, DynamoDB Local, moto, sandboxes) live for the whole interval.
 type CPUWatch struct {
 	classify Classifier
 	start    cpuSnapshot
@@ -97,15 +60,21 @@ func (w *CPUWatch) Stop() (CPUUsage, error) {
 	if err != nil {
 		return CPUUsage{}, err
 	}
-	elapsed := end.at.Sub(w.start.at)
-	u := CPUUsage{Elapsed: elapsed, ByGroup: map[string]float64{}, Cores: runtime.NumCPU()}
-	secs := elapsed.Seconds()
+	secs := end.at.Sub(w.start.at).Seconds()
+	u := CPUUsage{Cores: runtime.NumCPU()}
 	for g, t := range end.byGroup {
-		u.ByGroup[g] = max(0, t-w.start.byGroup[g]) / secs
+		share := max(0, t-w.start.byGroup[g]) / secs
+		u.Groups = append(u.Groups, GroupShare{g, share})
+		u.Ours += share
 	}
+	slices.SortFunc(u.Groups, func(a, b GroupShare) int {
+		return cmp.Or(cmp.Compare(b.Cores, a.Cores), strings.Compare(a.Name, b.Name))
+	})
 	if d := end.total - w.start.total; d > 0 {
 		u.Machine = float64(u.Cores) * (end.machineBusy - w.start.machineBusy) / d
 	}
+	u.Busy = u.Machine / float64(u.Cores)
+	u.Others = max(0, u.Machine-u.Ours)
 	return u, nil
 }
 
