@@ -13,11 +13,9 @@ import (
 
 // allocResponse is the part of POST /v1/allocations' answer the bench checks.
 type allocResponse struct {
-	GameInstanceID string `json:"gameInstanceId"`
-	State          string `json:"state"`
-	Region         string `json:"region"`
-	FallbackUsed   bool   `json:"fallbackUsed"`
-	Server         *struct {
+	Region       string `json:"region"`
+	FallbackUsed bool   `json:"fallbackUsed"`
+	Server       *struct {
 		Address string `json:"address"`
 	} `json:"server"`
 	Attempts []struct {

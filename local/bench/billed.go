@@ -14,7 +14,6 @@ import (
 // BilledResult is the allocate function's own duration per invocation, as
 // Lambda measures and bills it, from one warm sandbox of the real bootstrap.
 type BilledResult struct {
-	N        int
 	Duration Summary // event handed over → response received (Lambda's Duration)
 	// BilledMeanMs is the mean of each duration rounded up to 1 ms (Lambda
 	// bills in 1 ms steps); BilledP99Ms the p99 so rounded.
@@ -33,7 +32,7 @@ type BilledResult struct {
 func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	res := BilledResult{N: n}
+	var res BilledResult
 	env, err := s.FunctionEnv(AllocateFunction, s.Refs)
 	if err != nil {
 		return res, err

@@ -27,7 +27,6 @@ const coldBackendAddress = "http://127.0.0.1:3000"
 // points at.
 type coldFixture struct {
 	c    *stack.Components
-	cfg  stack.Config
 	refs map[string]string
 }
 
@@ -41,7 +40,7 @@ func startColdFixture(ctx context.Context, root string, servers int) (*coldFixtu
 	if err != nil {
 		return nil, fmt.Errorf("coldstart: starting local components: %w", err)
 	}
-	fx := &coldFixture{c: c, cfg: cfg, refs: c.Refs(cfg, coldBackendAddress)}
+	fx := &coldFixture{c: c, refs: c.Refs(cfg, coldBackendAddress)}
 	if err := fx.registerServers(ctx, servers); err != nil {
 		_ = c.Close()
 		return nil, err

@@ -45,7 +45,7 @@ func fixedReport() *Report {
 			Abs: 13500 * time.Microsecond, BreakEven: 90 * msec, FunctionWork: 6600 * time.Microsecond, Hops: 6900 * time.Microsecond},
 		Fallback: FallbackResult{PrimaryOK: Summary{N: 200, P50: 30200 * time.Microsecond}, Fallback: Summary{N: 200, P50: 32900 * time.Microsecond},
 			Direct503: Summary{N: 200, P50: 300 * time.Microsecond}, Extra: 2400 * time.Microsecond, PairedExtra: 2200 * time.Microsecond, Met: true},
-		Billed: BilledResult{N: 200, Duration: Summary{N: 200, P50: 27600 * time.Microsecond}, CPUPerInvocation: 3400 * time.Microsecond},
+		Billed: BilledResult{Duration: Summary{N: 200, P50: 27600 * time.Microsecond}, CPUPerInvocation: 3400 * time.Microsecond},
 		Requests: RequestsResult{GameInstancesTable: "GameInstancesTable", RegionHealthTable: "RegionHealthTable", CapacityReturned: true,
 			Fresh: Phase{N: 200, Elapsed: 5599 * msec}, Replay: Phase{N: 200}, Fallback: Phase{N: 100},
 			Rows: []RequestRow{
