@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -65,20 +63,12 @@ func (fx *coldFixture) registerServers(ctx context.Context, n int) error {
 			"ports":      map[string]int{"game": port},
 			"attributes": map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"},
 		})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return fmt.Errorf("coldstart: registering a game server: %w", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		status, msg, _, err := postJSON(ctx, http.DefaultClient, url, token, body)
 		if err != nil {
 			return fmt.Errorf("coldstart: registering a game server with the emulated Allocator: %w", err)
 		}
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			return fmt.Errorf("coldstart: registering a game server: the emulated Allocator answered %s: %s", resp.Status, msg)
+		if status != http.StatusCreated {
+			return fmt.Errorf("coldstart: registering a game server: the emulated Allocator answered %d: %s", status, msg)
 		}
 	}
 	return nil

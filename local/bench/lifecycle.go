@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -158,22 +157,12 @@ func allocated(ctx context.Context, records *store.GameInstances, id, token stri
 }
 
 func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/game-instances/"+id+"/"+call, strings.NewReader(body))
-	if err != nil {
-		return 0, err
+	status, _, took, err := postJSON(ctx, http.DefaultClient, base+"/v1/game-instances/"+id+"/"+call, token, []byte(body))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", call, id, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	took := time.Since(start)
-	if resp.StatusCode != http.StatusOK {
-		return took, fmt.Errorf("%s %s: status %d", call, id, resp.StatusCode)
+		return took, fmt.Errorf("%s %s: %w", call, id, err)
 	}
 	return took, nil
 }
