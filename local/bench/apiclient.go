@@ -13,11 +13,9 @@ import (
 
 // allocResponse is the part of POST /v1/allocations' answer the bench checks.
 type allocResponse struct {
-	GameInstanceID string `json:"gameInstanceId"`
-	State          string `json:"state"`
-	Region         string `json:"region"`
-	FallbackUsed   bool   `json:"fallbackUsed"`
-	Server         *struct {
+	Region       string `json:"region"`
+	FallbackUsed bool   `json:"fallbackUsed"`
+	Server       *struct {
 		Address string `json:"address"`
 	} `json:"server"`
 	Attempts []struct {
@@ -60,23 +58,35 @@ func newAPIClient(conns int) *http.Client {
 func postAllocation(ctx context.Context, c *http.Client, apiURL, gameInstanceID, region string) apiResult {
 	body, _ := json.Marshal(map[string]string{"gameInstanceId": gameInstanceID, "desiredRegion": region,
 		"gameServerVersion": Version, "serverArgs": "-map=arena"})
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, apiURL+"/v1/allocations", bytes.NewReader(body))
-	if err != nil {
-		return apiResult{Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := c.Do(req)
-	if err != nil {
-		return apiResult{Err: err, Took: time.Since(start)}
-	}
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	resp.Body.Close()
-	r := apiResult{Status: resp.StatusCode, Took: time.Since(start), Err: err}
-	if err == nil {
-		if jerr := json.Unmarshal(raw, &r.Body); jerr != nil {
-			r.Err = fmt.Errorf("HTTP %d with an undecodable body: %w", resp.StatusCode, jerr)
+	var r apiResult
+	var raw []byte
+	r.Status, raw, r.Took, r.Err = postJSON(ctx, c, apiURL+"/v1/allocations", "", body)
+	if r.Err == nil {
+		if err := json.Unmarshal(raw, &r.Body); err != nil {
+			r.Err = fmt.Errorf("HTTP %d with an undecodable body: %w", r.Status, err)
 		}
 	}
 	return r
+}
+
+// postJSON POSTs a JSON body, with a bearer token unless it is empty, and
+// returns the status, the answer (up to 1 MiB) and the round trip, the
+// answer read in full.
+func postJSON(ctx context.Context, c *http.Client, url, token string, body []byte) (status int, answer []byte, took time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	start := time.Now()
+	resp, err := c.Do(req)
+	if err != nil {
+		return 0, nil, time.Since(start), err
+	}
+	defer resp.Body.Close()
+	answer, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, answer, time.Since(start), err
 }

@@ -14,13 +14,12 @@ import (
 // BilledResult is the allocate function's own duration per invocation, as
 // Lambda measures and bills it, from one warm sandbox of the real bootstrap.
 type BilledResult struct {
-	N        int
 	Duration Summary // event handed over → response received (Lambda's Duration)
 	// BilledMeanMs is the mean of each duration rounded up to 1 ms (Lambda
 	// bills in 1 ms steps); BilledP99Ms the p99 so rounded.
 	BilledMeanMs, BilledP99Ms float64
 	// CPUPerInvocation is the sandbox process's user+system CPU time per
-	// invocation (from /proc; 10 ms ticks over the whole run).
+	// invocation (/proc/<pid>/stat; 10 ms ticks over the whole run).
 	CPUPerInvocation time.Duration
 	// LogBytes and LogLines are the function's stdout+stderr per invocation:
 	// what CloudWatch Logs would ingest, before Lambda's platform records.
@@ -33,7 +32,7 @@ type BilledResult struct {
 func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	res := BilledResult{N: n}
+	var res BilledResult
 	env, err := s.FunctionEnv(AllocateFunction, s.Refs)
 	if err != nil {
 		return res, err
@@ -55,7 +54,7 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 			return 0, fmt.Errorf("billed duration: invoke: %w", err)
 		}
 		if r.FunctionError != nil || statusOf(r.Payload) != http.StatusCreated {
-			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, out)
+			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, rt.Logs())
 		}
 		return r.Duration, nil
 	}
@@ -66,39 +65,35 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 			return res, err
 		}
 	}
-	pids := findPIDs("AWS_LAMBDA_RUNTIME_API=" + rt.Addr())
-	if len(pids) != 1 {
-		return res, fmt.Errorf("billed duration: found %d processes for the sandbox, want 1", len(pids))
+	sandbox, err := sandboxProcess(rt.Addr())
+	if err != nil {
+		return res, fmt.Errorf("billed duration: %w", err)
 	}
-	ticks0, err := ProcessTicks(pids[0])
+	cpu0, err := cpuSeconds(sandbox)
 	if err != nil {
 		return res, err
 	}
 	time.Sleep(50 * time.Millisecond) // let the warm-up's log lines through the pipe
 	bytes0, lines0 := out.counts()
-	var durations []time.Duration
-	var billedSum float64
-	var billed []time.Duration
+	var durations, billed []time.Duration
 	for i := range n {
 		d, err := invoke(i)
 		if err != nil {
 			return res, err
 		}
 		durations = append(durations, d)
-		b := math.Ceil(toMs(d))
-		billedSum += b
-		billed = append(billed, time.Duration(b)*time.Millisecond)
+		billed = append(billed, time.Duration(math.Ceil(toMs(d)))*time.Millisecond) // Lambda bills in 1 ms steps
 	}
-	ticks1, err := ProcessTicks(pids[0])
+	cpu1, err := cpuSeconds(sandbox)
 	if err != nil {
 		return res, err
 	}
 	time.Sleep(50 * time.Millisecond)
 	bytes1, lines1 := out.counts()
 	res.Duration = Summarize(durations)
-	res.BilledMeanMs = billedSum / float64(n)
-	res.BilledP99Ms = toMs(Summarize(billed).P99)
-	res.CPUPerInvocation = time.Duration(float64(ticks1-ticks0) / userHZ * float64(time.Second) / float64(n))
+	b := Summarize(billed)
+	res.BilledMeanMs, res.BilledP99Ms = toMs(b.Mean), toMs(b.P99)
+	res.CPUPerInvocation = time.Duration((cpu1 - cpu0) / float64(n) * float64(time.Second))
 	res.LogBytes, res.LogLines = float64(bytes1-bytes0)/float64(n), float64(lines1-lines0)/float64(n)
 	progress(log, "billed duration: p50 %s p99 %s, billed mean %.1f ms, CPU %s per invocation, %.0f log bytes per invocation",
 		fmtMs(res.Duration.P50), fmtMs(res.Duration.P99), res.BilledMeanMs, fmtMs(res.CPUPerInvocation), res.LogBytes)

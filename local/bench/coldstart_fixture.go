@@ -1,11 +1,9 @@
 package bench
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -27,7 +25,6 @@ const coldBackendAddress = "http://127.0.0.1:3000"
 // points at.
 type coldFixture struct {
 	c    *stack.Components
-	cfg  stack.Config
 	refs map[string]string
 }
 
@@ -41,7 +38,7 @@ func startColdFixture(ctx context.Context, root string, servers int) (*coldFixtu
 	if err != nil {
 		return nil, fmt.Errorf("coldstart: starting local components: %w", err)
 	}
-	fx := &coldFixture{c: c, cfg: cfg, refs: c.Refs(cfg, coldBackendAddress)}
+	fx := &coldFixture{c: c, refs: c.Refs(cfg, coldBackendAddress)}
 	if err := fx.registerServers(ctx, servers); err != nil {
 		_ = c.Close()
 		return nil, err
@@ -66,20 +63,12 @@ func (fx *coldFixture) registerServers(ctx context.Context, n int) error {
 			"ports":      map[string]int{"game": port},
 			"attributes": map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"},
 		})
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-		if err != nil {
-			return fmt.Errorf("coldstart: registering a game server: %w", err)
-		}
-		req.Header.Set("Authorization", "Bearer "+token)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := http.DefaultClient.Do(req)
+		status, msg, _, err := postJSON(ctx, http.DefaultClient, url, token, body)
 		if err != nil {
 			return fmt.Errorf("coldstart: registering a game server with the emulated Allocator: %w", err)
 		}
-		msg, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusCreated {
-			return fmt.Errorf("coldstart: registering a game server: the emulated Allocator answered %s: %s", resp.Status, msg)
+		if status != http.StatusCreated {
+			return fmt.Errorf("coldstart: registering a game server: the emulated Allocator answered %d: %s", status, msg)
 		}
 	}
 	return nil
@@ -92,7 +81,6 @@ type coldSeries struct {
 	name, bin string
 	env       []string
 	event     string // description for the report
-	scheduled bool
 	realistic bool
 	makeEvent func(round int) ([]byte, error)
 	check     func(runtimeapi.Result) (string, error)
@@ -223,7 +211,7 @@ func planColdStarts(root string, targets []bootstrapTarget, bins map[string]stri
 			plan = append(plan, &coldSeries{
 				name: t.name, bin: bins[t.name], env: env,
 				event:     "`events/" + e.file + "`: " + e.describe,
-				scheduled: e.status == 0, realistic: e == spec.realistic,
+				realistic: e == spec.realistic,
 				makeEvent: coldEventFor(raw, e.edit), check: checkAnswer(e.status),
 			})
 		}

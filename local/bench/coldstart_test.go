@@ -2,72 +2,15 @@ package bench
 
 import (
 	"encoding/json"
-	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
-
-func msList(ms ...int) []time.Duration {
-	out := make([]time.Duration, len(ms))
-	for i, m := range ms {
-		out[i] = time.Duration(m) * time.Millisecond
-	}
-	return out
-}
-
-func TestColdStartStatistics(t *testing.T) {
-	odd := msList(30, 10, 20, 50, 40)
-	even := msList(40, 10, 30, 20)
-	ten := msList(10, 1, 9, 2, 8, 3, 7, 4, 6, 5)
-	for _, c := range []struct {
-		name      string
-		got, want time.Duration
-	}{
-		{"median odd", csMedian(odd), 30 * time.Millisecond},
-		{"median even averages the middle two", csMedian(even), 25 * time.Millisecond},
-		{"median empty", csMedian(nil), 0},
-		{"p90 of ten is the 9th", csPercentile(ten, 90), 9 * time.Millisecond},
-		{"p0 is the minimum", csPercentile(ten, 0), 1 * time.Millisecond},
-		{"p100 is the maximum", csPercentile(ten, 100), 10 * time.Millisecond},
-		{"p90 of one", csPercentile(msList(7), 90), 7 * time.Millisecond},
-	} {
-		if c.got != c.want {
-			t.Errorf("%s: got %v, want %v", c.name, c.got, c.want)
-		}
-	}
-	if odd[0] != 30*time.Millisecond {
-		t.Errorf("statistics must not reorder the caller's samples: %v", odd)
-	}
-	if r := durRatio(13*time.Millisecond, 10*time.Millisecond); math.Abs(r-1.3) > 1e-9 {
-		t.Errorf("ratio = %v", r)
-	}
-	if r := durRatio(time.Millisecond, 0); !math.IsNaN(r) || (ColdStartSeries{Ratio: r}).MeetsGoal(ColdStartGoalRatio) {
-		t.Errorf("a missing baseline must never meet the goal: ratio %v", r)
-	}
-	if !(ColdStartSeries{Ratio: 1.3}).MeetsGoal(1.3) || (ColdStartSeries{Ratio: 1.31}).MeetsGoal(1.3) {
-		t.Error("the goal is inclusive at 1.3×")
-	}
-	if got := csMillis(12345678 * time.Nanosecond); got != "12.3" {
-		t.Errorf("csMillis = %q", got)
-	}
-}
-
-func TestColdStartOptionsNeedTenStarts(t *testing.T) {
-	if _, err := (ColdStartOptions{Root: ".", WorkDir: "w", Starts: 9}).normalized(); err == nil {
-		t.Error("9 starts accepted")
-	}
-	o, err := (ColdStartOptions{Root: "/repo", WorkDir: ".cache/bench"}).normalized()
-	if err != nil || o.Starts != DefaultStarts || o.WorkDir != "/repo/.cache/bench" {
-		t.Errorf("normalized = %+v, %v", o, err)
-	}
-}
 
 // The first events are built from the repo's events/ files; they must still
 // have the shape the edits rely on.
@@ -114,45 +57,24 @@ func TestColdStartEventEdits(t *testing.T) {
 
 func TestColdStartAnswerChecks(t *testing.T) {
 	res := func(payload string) runtimeapi.Result { return runtimeapi.Result{Payload: []byte(payload)} }
-	if got, err := checkAnswer(400)(res(`{"statusCode":400,"body":"{}"}`)); err != nil || got != "HTTP 400" {
-		t.Errorf("400: %q, %v", got, err)
-	}
-	if _, err := checkAnswer(400)(res(`{"statusCode":500,"body":"boom"}`)); err == nil {
-		t.Error("a 500 passed as the planned 400")
-	}
-	if _, err := checkAnswer(0)(runtimeapi.Result{Payload: []byte(`{}`), FunctionError: &runtimeapi.FunctionError{Type: "x"}}); err == nil {
-		t.Error("a function error passed")
-	}
-	if _, err := checkHelloWorld(res(`{"message":"hello"}`)); err != nil {
-		t.Error(err)
-	}
-}
-
-func TestColdStartReportText(t *testing.T) {
-	series := func(median, init time.Duration, ratio float64) ColdStartSeries {
-		return ColdStartSeries{Event: "e", Answer: "HTTP 400", Median: median, P90: median, Min: median, Max: median,
-			InitMedian: init, Ratio: ratio, InitRatio: ratio}
-	}
-	realistic := series(40*time.Millisecond, 12*time.Millisecond, 4)
-	r := &ColdStartReport{Starts: 15, GoalRatio: 1.3, Platform: "linux/amd64",
-		Hello: series(10*time.Millisecond, 8*time.Millisecond, 1),
-		Functions: []FunctionColdStart{
-			{Name: "AllocateFunction", First: series(12*time.Millisecond, 10*time.Millisecond, 1.2), Realistic: &realistic},
-			{Name: "HealthSweepFunction", Scheduled: true, First: series(20*time.Millisecond, 9*time.Millisecond, 2)},
-		}}
-	text := r.Text()
-	for _, want := range []string{"AllocateFunction", "1.20", "ok", "HealthSweepFunction", "FAIL", "40.0"} {
-		if !strings.Contains(text, want) {
-			t.Errorf("Text lacks %q:\n%s", want, text)
+	for _, c := range []struct {
+		name    string
+		check   func(runtimeapi.Result) (string, error)
+		res     runtimeapi.Result
+		want    string
+		wantErr bool
+	}{
+		{"the planned 400", checkAnswer(400), res(`{"statusCode":400,"body":"{}"}`), "HTTP 400", false},
+		{"a 500 instead of the planned 400", checkAnswer(400), res(`{"statusCode":500,"body":"boom"}`), "", true},
+		{"not an HTTP API response", checkAnswer(200), res(`"hello"`), "", true},
+		{"a scheduled run's JSON", checkAnswer(0), res(`{"swept":3}`), "ok", false},
+		{"a scheduled run's function error", checkAnswer(0), runtimeapi.Result{Payload: []byte(`{}`), FunctionError: &runtimeapi.FunctionError{Type: "x"}}, "", true},
+		{"hello-world", checkHelloWorld, res(`{"message":"hello"}`), "ok", false},
+		{"hello-world answering otherwise", checkHelloWorld, res(`{"message":"bye"}`), "", true},
+	} {
+		got, err := c.check(c.res)
+		if got != c.want || (err != nil) != c.wantErr {
+			t.Errorf("%s: %q, %v", c.name, got, err)
 		}
-	}
-	md := r.Markdown()
-	for _, want := range []string{"### Cold start", "| AllocateFunction | 12.0 |", "40.0 (4.00×)", "same as first (scheduled)", "**no**"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %q:\n%s", want, md)
-		}
-	}
-	if r.AllMeetGoal() {
-		t.Error("AllMeetGoal with a 2× function")
 	}
 }

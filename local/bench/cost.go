@@ -1,57 +1,90 @@
 package bench
 
-import "math"
+import (
+	"cmp"
+	"fmt"
+	"math"
+	"slices"
+)
 
-// Prices, us-east-1, as of 2026-11 (the figures; AWS price pages).
+// Prices are AWS's list prices the cost model uses.
+type Prices struct {
+	Date                      string
+	LambdaGBSecond            float64 // arm64, per GB-second
+	LambdaRequests            float64 // per 1M requests
+	DynamoWRU, DynamoRRU      float64 // on-demand, per 1M request units
+	HTTPAPI                   float64 // per 1M requests (first 300M/month)
+	SecretsPer10k             float64 // per 10,000 API calls
+	LogsPerGB                 float64 // CloudWatch Logs ingestion
+	LambdaMemoryMB, MBPerVCPU float64 // the function's memory; Lambda allots one vCPU at 1,769 MB, proportionally less below
+}
+
+// prices: us-east-1, as of 2026-11 (the AWS price pages).
+var prices = Prices{Date: "2026-11", LambdaGBSecond: 0.0000133334, LambdaRequests: 0.20, DynamoWRU: 0.625, DynamoRRU: 0.125,
+	HTTPAPI: 1.00, SecretsPer10k: 0.05, LogsPerGB: 0.50, LambdaMemoryMB: 128, MBPerVCPU: 1769}
+
 const (
-	PriceDate            = "2026-11"
-	PriceLambdaGBSecond  = 0.0000133334 // arm64, per GB-second
-	PriceLambdaRequests  = 0.20         // per 1M requests
-	PriceDynamoWRU       = 0.625        // on-demand, per 1M write request units
-	PriceDynamoRRU       = 0.125        // on-demand, per 1M read request units
-	PriceHTTPAPI         = 1.00         // per 1M requests (first 300M/month)
-	PriceSecretsPer10k   = 0.05         // per 10,000 API calls
-	PriceLogsPerGB       = 0.50         // CloudWatch Logs ingestion
-	CostGoal             = 3.00         // per 1M allocations
-	LambdaMemoryMB       = 128
-	lambdaMBPerVCPU      = 1769 // Lambda allots one full vCPU at 1,769 MB, proportionally less below
-	tokenCacheTTLSeconds = 300  // TOKEN_CACHE_TTL default: one Secrets Manager call per warm instance per 5 min
-	healthCacheTTLSecs   = 5    // the breaker caches region health 5 s per warm instance
+	CostGoal             = 3.00 // USD per 1M allocations
+	tokenCacheTTLSeconds = 300  // TOKEN_CACHE_TTL default: one Secrets Manager call per warm sandbox per 5 min
+	healthCacheTTLSecs   = 5    // the breaker caches region health 5 s per warm sandbox
 	monthSeconds         = 30 * 24 * 3600
 )
 
 // CostInputs are the measured quantities the model uses.
 type CostInputs struct {
-	BilledMs         float64 // mean billed duration per allocate invocation
-	CPUMs            float64 // CPU time per invocation, measured on this machine
-	WRU              float64 // write request units per fresh allocation (table + indexes)
-	HealthReadRRU    float64 // read request units one region-health read costs
-	LogBytes         float64 // function output per allocation
-	PlatformLogBytes float64 // Lambda's own START/END/REPORT records per invocation (estimate)
+	BilledMs, BilledP99Ms float64 // billed duration per allocate invocation: mean, p99
+	CPUMs                 float64 // CPU time per invocation, measured on this machine
+	WRU                   float64 // write request units per fresh allocation (table + indexes)
+	IndexWRU              float64 // of which the HealthDeadlineIndex entry
+	HealthReadRRU         float64 // read request units one region-health read costs
+	LogBytes, LogLines    float64 // function output per allocation
+	PlatformLogBytes      float64 // Lambda's own platform records per invocation (estimate)
+}
+
+// CostModel is the bill per 1M allocations in two traffic patterns.
+type CostModel struct {
+	Prices    Prices
+	Goal      float64
+	Inputs    CostInputs
+	Scenarios []Scenario
+	// Worst is the dearest scenario and Top its two largest items.
+	Worst Scenario
+	Top   []CostLine
+	// MissedBy is how far Worst.Total is over the goal; WithoutIndex what
+	// it would be without the index entry's write units.
+	MissedBy, WithoutIndex float64
+	// CPUScaledMs estimates the billed duration if the measured CPU work ran
+	// at the function's CPU share (128/1769 of a vCPU) instead of a full
+	// core of this machine: an upper bound, since waiting is not slowed.
+	CPUScaledMs, CPUScaledExtra float64
 }
 
 // Scenario is a traffic pattern: the amortised items depend on the rate
-// per warm instance.
+// per warm sandbox.
 type Scenario struct {
-	Name            string
-	PerSecond       float64 // allocations per second, evenly spread
-	WarmInstances   float64 // sandboxes kept warm to serve that rate
-	HealthReads     float64 // region-health reads per allocation
-	SecretsCalls    float64 // Secrets Manager calls per allocation
-	Lines           []CostLine
-	Total, WithLogs float64 // USD per 1M allocations
+	Name          string
+	PerSecond     float64 // allocations per second, evenly spread
+	WarmInstances float64 // sandboxes kept warm to serve that rate
+	HealthReads   float64 // region-health reads per allocation
+	SecretsCalls  float64 // Secrets Manager calls per allocation
+	Lines         []CostLine
+	Logs          CostLine // CloudWatch Logs ingestion, priced apart
+	Total         float64  // USD per 1M allocations, logs apart
+	WithLogs      float64
+	Met           bool // Total ≤ CostGoal
 }
 
 // CostLine is one item of the bill per 1M allocations.
 type CostLine struct {
 	Item, Basis string
 	USD         float64
+	Share       float64 // of the scenario's total; set for CostModel.Top
 }
 
-// Scenarios builds the bill for a low-volume month (1M allocations spread
-// over 30 days) and a sustained 100 allocations/s.
-func Scenarios(in CostInputs) []Scenario {
-	var out []Scenario
+// NewCostModel prices a low-volume month (1M allocations spread over 30
+// days) and a sustained 100 allocations/s.
+func NewCostModel(in CostInputs) CostModel {
+	m := CostModel{Prices: prices, Goal: CostGoal, Inputs: in}
 	for _, sc := range []Scenario{
 		{Name: "1M allocations/month (0.39/s)", PerSecond: 1e6 / monthSeconds},
 		{Name: "sustained 100 allocations/s", PerSecond: 100},
@@ -62,38 +95,41 @@ func Scenarios(in CostInputs) []Scenario {
 		// Poisson arrivals: after a read, the cache serves the arrivals of
 		// the next 5 s, then the next arrival reads again.
 		sc.HealthReads = 1 / (1 + healthCacheTTLSecs*perInstance)
-		sc.SecretsCalls = 1 / (tokenCacheTTLSeconds * perInstance)
-		sc.SecretsCalls = math.Min(sc.SecretsCalls, 1)
-		sc.Lines = costLines(in, sc)
+		sc.SecretsCalls = math.Min(1, 1/(tokenCacheTTLSeconds*perInstance))
+		sc.Lines, sc.Logs = costLines(in, sc)
 		for _, l := range sc.Lines {
-			if l.Item == "CloudWatch Logs ingestion" {
-				continue
-			}
 			sc.Total += l.USD
 		}
-		sc.WithLogs = sc.Total + sc.Lines[len(sc.Lines)-1].USD
-		out = append(out, sc)
+		sc.WithLogs, sc.Met = sc.Total+sc.Logs.USD, sc.Total <= CostGoal
+		m.Scenarios = append(m.Scenarios, sc)
 	}
-	return out
+	m.Worst = slices.MaxFunc(m.Scenarios, func(a, b Scenario) int { return cmp.Compare(a.Total, b.Total) })
+	m.Top = slices.SortedFunc(slices.Values(m.Worst.Lines), func(a, b CostLine) int { return cmp.Compare(b.USD, a.USD) })[:2]
+	for i := range m.Top {
+		m.Top[i].Share = m.Top[i].USD / m.Worst.Total
+	}
+	m.MissedBy = m.Worst.Total - CostGoal
+	m.WithoutIndex = m.Worst.Total - in.IndexWRU*prices.DynamoWRU
+	m.CPUScaledMs = math.Ceil(in.BilledMs + in.CPUMs*(prices.MBPerVCPU/prices.LambdaMemoryMB-1))
+	m.CPUScaledExtra = (m.CPUScaledMs - in.BilledMs) * lambdaUSDPerMs
+	return m
 }
 
-func costLines(in CostInputs, sc Scenario) []CostLine {
-	gbSeconds := in.BilledMs / 1000 * LambdaMemoryMB / 1024
-	logGB := (in.LogBytes + in.PlatformLogBytes) * 1e6 / 1e9
+// lambdaUSDPerMs is one billed millisecond per 1M invocations.
+var lambdaUSDPerMs = prices.LambdaMemoryMB / 1024 / 1000 * prices.LambdaGBSecond * 1e6
+
+func costLines(in CostInputs, sc Scenario) ([]CostLine, CostLine) {
+	p := prices
+	line := func(item string, usd float64, basis string, args ...any) CostLine {
+		return CostLine{Item: item, Basis: fmt.Sprintf(basis, args...), USD: usd}
+	}
 	return []CostLine{
-		{"Lambda duration", fmtF("%.1f ms billed × 0.125 GB × $%s/GB-s", in.BilledMs, plain(PriceLambdaGBSecond)), gbSeconds * PriceLambdaGBSecond * 1e6},
-		{"Lambda requests", fmtF("1 per allocation × $%.2f/1M", PriceLambdaRequests), PriceLambdaRequests},
-		{"HTTP API requests", fmtF("1 per allocation × $%.2f/1M", PriceHTTPAPI), PriceHTTPAPI},
-		{"DynamoDB writes (GameInstancesTable + index)", fmtF("%.2f WRU × $%.3f/1M", in.WRU, PriceDynamoWRU), in.WRU * PriceDynamoWRU},
-		{"DynamoDB region-health reads", fmtF("%.3f reads × %.0f RRU × $%.3f/1M", sc.HealthReads, in.HealthReadRRU, PriceDynamoRRU), sc.HealthReads * in.HealthReadRRU * PriceDynamoRRU},
-		{"Secrets Manager", fmtF("%.2g calls × $%.2f/10k", sc.SecretsCalls, PriceSecretsPer10k), sc.SecretsCalls * PriceSecretsPer10k / 1e4 * 1e6},
-		{"CloudWatch Logs ingestion", fmtF("%.0f B (%.0f function + %.0f platform) × $%.2f/GB", in.LogBytes+in.PlatformLogBytes, in.LogBytes, in.PlatformLogBytes, PriceLogsPerGB), logGB * PriceLogsPerGB},
-	}
-}
-
-// CPUScaledBilledMs estimates the billed duration if the measured CPU work
-// ran at 128 MB's CPU share (128/1769 of a vCPU) instead of a full core of
-// this machine: an upper-bound sensitivity, since waiting is not slowed.
-func CPUScaledBilledMs(in CostInputs) float64 {
-	return math.Ceil(in.BilledMs + in.CPUMs*(lambdaMBPerVCPU/float64(LambdaMemoryMB)-1))
+			line("Lambda duration", in.BilledMs*lambdaUSDPerMs, "%.1f ms billed × %g GB × $%.10f/GB-s", in.BilledMs, p.LambdaMemoryMB/1024, p.LambdaGBSecond),
+			line("Lambda requests", p.LambdaRequests, "1 per allocation × $%.2f/1M", p.LambdaRequests),
+			line("HTTP API requests", p.HTTPAPI, "1 per allocation × $%.2f/1M", p.HTTPAPI),
+			line("DynamoDB writes (GameInstancesTable + index)", in.WRU*p.DynamoWRU, "%.2f WRU × $%.3f/1M", in.WRU, p.DynamoWRU),
+			line("DynamoDB region-health reads", sc.HealthReads*in.HealthReadRRU*p.DynamoRRU, "%.3f reads × %.0f RRU × $%.3f/1M", sc.HealthReads, in.HealthReadRRU, p.DynamoRRU),
+			line("Secrets Manager", sc.SecretsCalls*p.SecretsPer10k/1e4*1e6, "%.2g calls × $%.2f/10k", sc.SecretsCalls, p.SecretsPer10k),
+		}, line("CloudWatch Logs ingestion", (in.LogBytes+in.PlatformLogBytes)*1e6/1e9*p.LogsPerGB, "%.0f B (%.0f function + %.0f platform) × $%.2f/GB",
+			in.LogBytes+in.PlatformLogBytes, in.LogBytes, in.PlatformLogBytes, p.LogsPerGB)
 }

@@ -23,6 +23,7 @@ type FallbackResult struct {
 	// PairedExtra is the median of the same difference taken per
 	// interleaved triple, which cancels slow drift on the machine.
 	PairedExtra time.Duration
+	Met         bool // Extra ≤ FallbackGoal
 	Failures    Counts
 }
 
@@ -72,7 +73,8 @@ func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 	}
 	res.PrimaryOK, res.Fallback, res.Direct503 = Summarize(ok), Summarize(fb), Summarize(rtt)
 	res.Extra = res.Fallback.P50 - res.PrimaryOK.P50 - res.Direct503.P50
-	res.PairedExtra = medianSigned(paired)
+	res.PairedExtra = Summarize(paired).P50 // may be negative
+	res.Met = res.Extra <= FallbackGoal
 	progress(log, "fallback: primary ok p50 %s, with fallback p50 %s, 503 round trip p50 %s → extra %s (paired %s, n=%d)",
 		fmtMs(res.PrimaryOK.P50), fmtMs(res.Fallback.P50), fmtMs(res.Direct503.P50), fmtMs(res.Extra), fmtMs(res.PairedExtra), len(ok))
 	return res, nil
@@ -93,9 +95,4 @@ func describeAttempts(b allocResponse) string {
 		s += fmt.Sprintf(" %s:%d", a.Region, a.Status)
 	}
 	return s
-}
-
-// medianSigned is the median of values that may be negative.
-func medianSigned(ds []time.Duration) time.Duration {
-	return Summarize(ds).P50
 }

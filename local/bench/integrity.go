@@ -7,13 +7,14 @@ import (
 	"sync"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 )
 
 // Integrity is the exactly-once check: the stand-in's log of answered
 // calls against the stored records and the answers the callers got.
 type Integrity struct {
+	Pool      int // the stack's sandboxes per function
 	Instances int // game instances some caller got a 201 for
 	// DoubleAllocated counts game instances the stand-in gave more than one
 	// server (must be zero), over every instance it saw in this stack.
@@ -35,7 +36,7 @@ func (i Integrity) OK() bool { return i.DoubleAllocated == 0 && i.Mismatched == 
 // CheckExactlyOnce compares created (game instance → server address from
 // the 201) with the stand-in's calls and a scan of the table.
 func CheckExactlyOnce(ctx context.Context, s *Stack, created *sync.Map) (Integrity, error) {
-	var res Integrity
+	res := Integrity{Pool: s.PoolSize}
 	upstream := s.StandIn.UpstreamAllocations()
 	records, err := scanServers(ctx, s)
 	if err != nil {
@@ -62,7 +63,7 @@ func CheckExactlyOnce(ctx context.Context, s *Stack, created *sync.Map) (Integri
 		case len(upstream[id]) != 1 || upstream[id][0] != addr:
 			res.Mismatched++
 			problem("%s: answered 201 with %s but the stand-in handed out %v", id, addr, upstream[id])
-		case !ok || rec.state != "Allocated" || rec.address != addr:
+		case !ok || rec.State != "Allocated" || rec.Server.Address != addr:
 			res.Mismatched++
 			problem("%s: answered 201 with %s, stored %+v", id, addr, rec)
 		}
@@ -77,7 +78,14 @@ func CheckExactlyOnce(ctx context.Context, s *Stack, created *sync.Map) (Integri
 	return res, nil
 }
 
-type storedServer struct{ state, address string }
+// storedServer is the part of a stored record the check compares.
+type storedServer struct {
+	ID     string `dynamodbav:"gameInstanceId"`
+	State  string `dynamodbav:"state"`
+	Server struct {
+		Address string `dynamodbav:"address"`
+	} `dynamodbav:"server"`
+}
 
 // scanServers reads every record's state and server address.
 func scanServers(ctx context.Context, s *Stack) (map[string]storedServer, error) {
@@ -93,22 +101,13 @@ func scanServers(ctx context.Context, s *Stack) (map[string]storedServer, error)
 		if err != nil {
 			return nil, fmt.Errorf("scan the game instances: %w", err)
 		}
-		for _, it := range page.Items {
-			var rec storedServer
-			id := str(it["gameInstanceId"])
-			rec.state = str(it["state"])
-			if srv, ok := it["server"].(*types.AttributeValueMemberM); ok {
-				rec.address = str(srv.Value["address"])
-			}
-			out[id] = rec
+		var recs []storedServer
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &recs); err != nil {
+			return nil, fmt.Errorf("decode the game instances: %w", err)
+		}
+		for _, r := range recs {
+			out[r.ID] = r
 		}
 	}
 	return out, nil
-}
-
-func str(av types.AttributeValue) string {
-	if s, ok := av.(*types.AttributeValueMemberS); ok {
-		return s.Value
-	}
-	return ""
 }

@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -40,15 +39,18 @@ type LifecycleCall struct {
 	WriteUnits    float64 // per call, index writes included
 	IndexWrites   float64 // the HealthDeadlineIndex share of WriteUnits
 	USDPerMillion float64 // HTTP API + Lambda request + billed duration + DynamoDB
-	BilledMs      float64
 }
 
 // LifecycleResult prices a game server's calls.
 type LifecycleResult struct {
 	Link, Heartbeat, End LifecycleCall
+	HeartbeatEvery, Game time.Duration
 	// PerGameHour is the heartbeats of one game-hour; PerGame a typical game
 	// (link, heartbeats, end). Both in USD per 1M.
 	PerGameHour, PerGame float64
+	// Allocation is what allocating the game's server costs per 1M (the
+	// first cost scenario), and TimesAllocation PerGame over it.
+	Allocation, TimesAllocation float64
 }
 
 // MeasureLifecycle links, heartbeats and ends n Allocated instances through
@@ -84,7 +86,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	linkedAt := clock.Now().Add(5 * time.Second)
 	clock.Set(linkedAt)
 	call := func(name string, reps int, body string) (LifecycleCall, error) {
-		before := counter.Snapshot()
+		counter.Take()
 		var took []time.Duration
 		for i := range n {
 			for r := range reps {
@@ -99,7 +101,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 			}
 		}
 		c := LifecycleCall{Name: name, N: n * reps, Took: Summarize(took)}
-		for k, op := range Diff(before, counter.Snapshot()) {
+		for k, op := range counter.Take() {
 			if k.Table != table {
 				continue
 			}
@@ -113,13 +115,11 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 		}
 		per := float64(c.N)
 		c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites = c.Requests/per, c.ReadUnits/per, c.WriteUnits/per, c.IndexWrites/per
-		c.BilledMs = math.Ceil(toMs(c.Took.Mean))
-		c.USDPerMillion = PriceHTTPAPI + PriceLambdaRequests +
-			c.BilledMs/1000*LambdaMemoryMB/1024*PriceLambdaGBSecond*1e6 +
-			c.ReadUnits*PriceDynamoRRU + c.WriteUnits*PriceDynamoWRU
+		c.USDPerMillion = prices.HTTPAPI + prices.LambdaRequests + math.Ceil(toMs(c.Took.Mean))*lambdaUSDPerMs +
+			c.ReadUnits*prices.DynamoRRU + c.WriteUnits*prices.DynamoWRU
 		return c, nil
 	}
-	var res LifecycleResult
+	res := LifecycleResult{HeartbeatEvery: HeartbeatEvery, Game: typicalGame}
 	var err error
 	if res.Link, err = call("link", 1, `{"address":"127.0.0.1:7777","ports":{"game":7777}}`); err != nil {
 		return res, err
@@ -157,22 +157,12 @@ func allocated(ctx context.Context, records *store.GameInstances, id, token stri
 }
 
 func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/v1/game-instances/"+id+"/"+call, strings.NewReader(body))
-	if err != nil {
-		return 0, err
+	status, _, took, err := postJSON(ctx, http.DefaultClient, base+"/v1/game-instances/"+id+"/"+call, token, []byte(body))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
 	}
-	req.Header.Set("Authorization", "Bearer "+token)
-	req.Header.Set("Content-Type", "application/json")
-	start := time.Now()
-	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		return 0, fmt.Errorf("%s %s: %w", call, id, err)
-	}
-	_, _ = io.Copy(io.Discard, resp.Body)
-	resp.Body.Close()
-	took := time.Since(start)
-	if resp.StatusCode != http.StatusOK {
-		return took, fmt.Errorf("%s %s: status %d", call, id, resp.StatusCode)
+		return took, fmt.Errorf("%s %s: %w", call, id, err)
 	}
 	return took, nil
 }

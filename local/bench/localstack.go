@@ -76,11 +76,12 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	if err := os.MkdirAll(work, 0o755); err != nil {
 		return nil, fmt.Errorf("stack work dir: %w", err)
 	}
+	// An *os.File serialises concurrent writes itself.
 	logFile, err := os.Create(filepath.Join(work, "stack.log"))
 	if err != nil {
 		return nil, fmt.Errorf("stack log: %w", err)
 	}
-	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: &lockedFile{f: logFile}})
+	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: logFile})
 	if err != nil {
 		_ = logFile.Close()
 		return nil, fmt.Errorf("start the local stack (log: %s): %w", logFile.Name(), err)
@@ -146,25 +147,11 @@ func argAfter(args []string, flag string) string {
 	return ""
 }
 
-// lockedFile serialises writes from the stack's many goroutines.
-type lockedFile struct {
-	mu sync.Mutex
-	f  *os.File
-}
-
-func (l *lockedFile) Write(b []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.f.Write(b)
-}
-
-// countingWriter counts what a function writes (CloudWatch Logs would
-// ingest it) and keeps a bounded tail for error messages.
+// countingWriter counts what a function writes: what CloudWatch Logs would
+// ingest.
 type countingWriter struct {
-	mu    sync.Mutex
-	bytes int64
-	lines int64
-	tail  bytes.Buffer
+	mu           sync.Mutex
+	bytes, lines int64
 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
@@ -172,12 +159,6 @@ func (c *countingWriter) Write(b []byte) (int, error) {
 	defer c.mu.Unlock()
 	c.bytes += int64(len(b))
 	c.lines += int64(bytes.Count(b, []byte{'\n'}))
-	c.tail.Write(b)
-	if c.tail.Len() > 64<<10 {
-		keep := slices.Clone(c.tail.Bytes()[c.tail.Len()-32<<10:])
-		c.tail.Reset()
-		c.tail.Write(keep)
-	}
 	return len(b), nil
 }
 
@@ -185,12 +166,6 @@ func (c *countingWriter) counts() (bytes, lines int64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.bytes, c.lines
-}
-
-func (c *countingWriter) String() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.tail.String()
 }
 
 // progress writes one progress line.

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
@@ -9,9 +8,12 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/prometheus/procfs"
 )
 
-// Machine is what the figures were measured on.
+// Machine is what the figures were measured on. Missing pieces read
+// "unknown", never fail the run.
 type Machine struct {
 	CPU, OS, Kernel, GoVersion, Java, Commit string
 	Cores                                    int
@@ -20,28 +22,50 @@ type Machine struct {
 	Date                                     time.Time
 }
 
-// DescribeMachine reads /proc, the Go and Java versions and the git commit
-// of root. Missing pieces are reported as "unknown", never fatal.
+// DescribeMachine reads /proc, /etc/os-release, the Go and Java versions and
+// the git commit of root.
 func DescribeMachine(ctx context.Context, root string) Machine {
-	m := Machine{Cores: runtime.NumCPU(), GoVersion: runtime.Version(), Date: time.Now().UTC()}
-	m.CPU = firstField("/proc/cpuinfo", "model name")
-	if kb := firstField("/proc/meminfo", "MemTotal"); kb != "unknown" {
-		var n float64
-		if _, err := fmt.Sscanf(kb, "%f kB", &n); err == nil {
-			m.MemoryGiB = n / (1 << 20)
+	m := Machine{CPU: "unknown", OS: "unknown", Kernel: "unknown", Java: "unknown", Cores: runtime.NumCPU(),
+		GoVersion: runtime.Version(), LoadAvg: loadAverage(true), Date: time.Now().UTC(), Commit: gitCommit(ctx, root)}
+	if fs, err := procfs.NewDefaultFS(); err == nil {
+		if cpus, err := fs.CPUInfo(); err == nil && len(cpus) > 0 {
+			m.CPU = cpus[0].ModelName
+		}
+		if mem, err := fs.Meminfo(); err == nil && mem.MemTotal != nil {
+			m.MemoryGiB = float64(*mem.MemTotal) / (1 << 20) // kB
 		}
 	}
-	m.OS = strings.Trim(firstField("/etc/os-release", "PRETTY_NAME="), `"`)
-	m.Kernel = readTrim("/proc/sys/kernel/osrelease") + " " + runtime.GOARCH
-	m.LoadAvg = readTrim("/proc/loadavg")
-	// java -version prints to stderr.
-	if out, err := exec.CommandContext(ctx, "java", "-version").CombinedOutput(); err == nil {
-		m.Java, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
-	} else {
-		m.Java = "unknown"
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		m.Kernel = strings.TrimSpace(string(b)) + " " + runtime.GOARCH
 	}
-	m.Commit = gitCommit(ctx, root)
+	if b, err := os.ReadFile("/etc/os-release"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if v, ok := strings.CutPrefix(line, "PRETTY_NAME="); ok {
+				m.OS = strings.Trim(strings.TrimSpace(v), `"`)
+			}
+		}
+	}
+	if out, err := exec.CommandContext(ctx, "java", "-version").CombinedOutput(); err == nil { // it prints to stderr
+		m.Java, _, _ = strings.Cut(strings.TrimSpace(string(out)), "\n")
+	}
 	return m
+}
+
+// loadAverage is the 1-minute load average, or with all the 1-, 5- and
+// 15-minute ones; "unknown" where /proc cannot tell.
+func loadAverage(all bool) string {
+	fs, err := procfs.NewDefaultFS()
+	if err != nil {
+		return "unknown"
+	}
+	l, err := fs.LoadAvg()
+	switch {
+	case err != nil:
+		return "unknown"
+	case all:
+		return fmt.Sprintf("%.2f %.2f %.2f", l.Load1, l.Load5, l.Load15)
+	}
+	return fmt.Sprintf("%.2f", l.Load1)
 }
 
 // gitCommit is HEAD, marked when the tree has uncommitted changes (the
@@ -58,32 +82,4 @@ func gitCommit(ctx context.Context, root string) string {
 		commit += " + uncommitted changes"
 	}
 	return commit
-}
-
-// firstField returns the value of the first line starting with key in
-// "key: value" or "KEY=value" form.
-func firstField(path, key string) string {
-	f, err := os.Open(path)
-	if err != nil {
-		return "unknown"
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		line := sc.Text()
-		if rest, ok := strings.CutPrefix(line, key); ok {
-			rest = strings.TrimSpace(rest)
-			rest = strings.TrimSpace(strings.TrimPrefix(rest, ":"))
-			return rest
-		}
-	}
-	return "unknown"
-}
-
-func readTrim(path string) string {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return "unknown"
-	}
-	return strings.TrimSpace(string(b))
 }

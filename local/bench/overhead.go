@@ -23,7 +23,14 @@ type OverheadResult struct {
 	Delay              time.Duration
 	E2E, Direct        Summary
 	RatioP50, RatioP99 float64
+	Met                bool   // RatioP50 ≤ OverheadGoal
 	Failures           Counts // calls that were not a fresh 201 / a direct 200
+	// Abs is the overhead at p50, E2E − Direct; the goal holds for an
+	// upstream answering in BreakEven or more.
+	Abs, BreakEven time.Duration
+	// Where the p50 goes, from the billed-duration run: the function's own
+	// work on top of the upstream call, and the HTTP API and Runtime API hops.
+	FunctionWork, Hops time.Duration
 }
 
 // MeasureOverhead alternates one fresh allocation through the stack with
@@ -60,6 +67,9 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 	}
 	res.E2E, res.Direct = Summarize(e2e), Summarize(direct)
 	res.RatioP50, res.RatioP99 = durRatio(res.E2E.P50, res.Direct.P50), durRatio(res.E2E.P99, res.Direct.P99)
+	res.Met = res.RatioP50 <= OverheadGoal
+	res.Abs = res.E2E.P50 - res.Direct.P50
+	res.BreakEven = time.Duration(float64(res.Abs) / (OverheadGoal - 1))
 	progress(log, "overhead: stack p50 %s p99 %s, direct p50 %s p99 %s (n=%d)",
 		fmtMs(res.E2E.P50), fmtMs(res.E2E.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), res.E2E.N)
 	return res, nil

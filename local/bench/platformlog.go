@@ -17,6 +17,6 @@ func PlatformLogBytes(durationMs, billedMs float64) int {
 		"record": map[string]any{"requestId": id, "version": "$LATEST"}})
 	report, _ := json.Marshal(map[string]any{"time": now, "type": "platform.report",
 		"record": map[string]any{"requestId": id, "status": "success", "metrics": map[string]any{
-			"durationMs": durationMs, "billedDurationMs": billedMs, "memorySizeMB": LambdaMemoryMB, "maxMemoryUsedMB": 30}}})
+			"durationMs": durationMs, "billedDurationMs": billedMs, "memorySizeMB": prices.LambdaMemoryMB, "maxMemoryUsedMB": 30}}})
 	return len(start) + 1 + len(report) + 1
 }

@@ -1,9 +1,12 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -16,40 +19,54 @@ import (
 
 // Phase is what a run of allocations cost in AWS requests.
 type Phase struct {
-	N        int
-	Elapsed  time.Duration
-	Ops      map[OpKey]OpCount
-	Statuses Counts
-	Took     Summary // in-process handler time per invocation
+	N       int
+	Elapsed time.Duration
+	Took    Summary // in-process handler time per invocation
+	Ops     map[OpKey]OpCount
 }
 
-// PerAllocation sums calls, attempts and capacity units of the operations
-// match selects, divided by the allocations in the phase.
-func (p Phase) PerAllocation(match func(OpKey) bool) (calls, attempts, units float64) {
-	for k, op := range p.Ops {
-		if match(k) {
-			calls += float64(op.Calls)
-			attempts += float64(op.Attempts)
-			units += op.TableUnits + op.IndexUnits
+// perAlloc sums the DynamoDB operations on table (every operation when op
+// is "") and divides by the allocations in the phase.
+func (p Phase) perAlloc(table, op string) (calls, tableUnits, indexUnits float64) {
+	for k, c := range p.Ops {
+		if k.Service == "DynamoDB" && k.Table == table && (op == "" || k.Operation == op) {
+			calls, tableUnits, indexUnits = calls+float64(c.Calls), tableUnits+c.TableUnits, indexUnits+c.IndexUnits
 		}
 	}
 	n := float64(max(p.N, 1))
-	return calls / n, attempts / n, units / n
+	return calls / n, tableUnits / n, indexUnits / n
+}
+
+// RequestRow is one operation of one phase, per allocation.
+type RequestRow struct {
+	Phase                                      string
+	Op                                         OpKey
+	Requests, Attempts, TableUnits, IndexUnits float64
+	CapacityReturned                           bool
+	Errors                                     Counts
 }
 
 // RequestsResult is the DynamoDB and Secrets Manager traffic of the
-// allocate handler, counted by SDK middleware.
+// allocate handler, counted by SDK middleware, and the figures per
+// allocation the report draws from it.
 type RequestsResult struct {
-	WarmUp                  Phase // the first allocation of a fresh instance: token fetch, first health read
-	Fresh, Replay, Fallback Phase
+	GameInstancesTable, RegionHealthTable string
+	WarmUp                                Phase // the first allocation of a fresh sandbox: token fetch, first health read
+	Fresh, Replay, Fallback               Phase
+	Rows                                  []RequestRow
+	CapacityReturned                      bool // DynamoDB Local answered ReturnConsumedCapacity
+
+	FreshRequests, FreshTableUnits, FreshIndexUnits float64 // on the game instances table
+	FreshHealthReads                                float64 // region-health BatchGetItems per fresh allocation
+	HealthReadCalls                                 int     // the same, in all
+	HealthReadRRU                                   float64 // what one region-health read cost
+	ReplayRequests                                  float64
+	FallbackHealthWrites, FallbackHealthReads       float64
+	FallbackExtra                                   float64 // requests a fallback adds to a fresh allocation
 	// RecordBytes is the size of a stored Allocated record by DynamoDB's
-	// rules; ReplayUnits what the replay's failed conditional write is
-	// charged (DynamoDB returns no capacity with the error).
-	RecordBytes, ReplayUnits int
-	CapacityReturned         bool // DynamoDB Local answered ReturnConsumedCapacity
-	LogBytes, LogLines       float64
-	GameInstancesTable       string
-	RegionHealthTable        string
+	// rules; RecordUnits what writing it, or failing a conditional write on
+	// it (DynamoDB returns no capacity with that error), is charged.
+	RecordBytes, RecordUnits int
 }
 
 // MeasureRequests runs n fresh allocations, n replays of them and n/2
@@ -61,65 +78,84 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 	if err != nil {
 		return RequestsResult{}, err
 	}
-	res := RequestsResult{GameInstancesTable: s.Tables["GameInstancesTable"], RegionHealthTable: s.Tables["RegionHealthTable"]}
+	gi, rh := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"]
+	res := RequestsResult{GameInstancesTable: gi, RegionHealthTable: rh}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
-	phase := func(n int, id func(i int) string, region string) (Phase, error) {
-		before := ip.Counter.Snapshot()
-		p := Phase{N: n, Statuses: Counts{}}
+	phase := func(label string, n int, id func(i int) string, region string) (Phase, error) {
+		ip.Counter.Take()
 		var took []time.Duration
 		start := time.Now()
 		for i := range n {
-			status, d, err := ip.Allocate(ctx, id(i), region)
+			_, d, err := ip.Allocate(ctx, id(i), region)
 			if err != nil {
-				return p, fmt.Errorf("in-process allocate: %w", err)
+				return Phase{}, fmt.Errorf("in-process allocate: %w", err)
 			}
-			p.Statuses[strconv.Itoa(status)]++
 			took = append(took, d)
 		}
-		p.Elapsed, p.Took = time.Since(start), Summarize(took)
-		p.Ops = Diff(before, ip.Counter.Snapshot())
+		p := Phase{N: n, Elapsed: time.Since(start), Took: Summarize(took), Ops: ip.Counter.Take()}
+		res.addRows(fmt.Sprintf(label, n), p)
 		return p, nil
 	}
-	if res.WarmUp, err = phase(1, func(int) string { return "req-warm-" + run }, RegionOK); err != nil {
-		return res, err
-	}
-	logBytes, logLines := ip.Logs.counts()
 	fresh := func(i int) string { return fmt.Sprintf("req-%s-%d", run, i) }
-	if res.Fresh, err = phase(n, fresh, RegionOK); err != nil {
+	if res.WarmUp, err = phase("first call of a new sandbox (%d)", 1, func(int) string { return "req-warm-" + run }, RegionOK); err != nil {
 		return res, err
 	}
-	b, l := ip.Logs.counts()
-	res.LogBytes, res.LogLines = float64(b-logBytes)/float64(n), float64(l-logLines)/float64(n)
-	if res.Replay, err = phase(n, fresh, RegionOK); err != nil {
+	if res.Fresh, err = phase("fresh (%d)", n, fresh, RegionOK); err != nil {
 		return res, err
 	}
-	if res.Fallback, err = phase(max(n/2, 1), func(i int) string { return fmt.Sprintf("req-fb-%s-%d", run, i) }, RegionDown); err != nil {
+	if res.Replay, err = phase("replay (%d)", n, fresh, RegionOK); err != nil {
 		return res, err
 	}
-	for _, op := range res.Fresh.Ops {
-		if op.CapacityReturned > 0 {
-			res.CapacityReturned = true
-		}
+	fallback := func(i int) string { return fmt.Sprintf("req-fb-%s-%d", run, i) }
+	if res.Fallback, err = phase("fallback (%d)", max(n/2, 1), fallback, RegionDown); err != nil {
+		return res, err
 	}
 	if res.RecordBytes, err = recordSize(ctx, s, fresh(0)); err != nil {
 		return res, err
 	}
-	res.ReplayUnits = WriteUnits(res.RecordBytes)
-	calls, _, units := res.Fresh.PerAllocation(onTable(res.GameInstancesTable))
+	res.derive()
 	progress(log, "requests: fresh allocation = %.2f DynamoDB requests on %s (%.2f capacity units), replay = %.2f, record %d bytes",
-		calls, res.GameInstancesTable, units, perAlloc(res.Replay, onTable(res.GameInstancesTable)), res.RecordBytes)
+		res.FreshRequests, gi, res.FreshTableUnits+res.FreshIndexUnits, res.ReplayRequests, res.RecordBytes)
 	return res, nil
 }
 
-func perAlloc(p Phase, match func(OpKey) bool) float64 {
-	c, _, _ := p.PerAllocation(match)
-	return c
+func (r *RequestsResult) addRows(label string, p Phase) {
+	keys := slices.SortedFunc(maps.Keys(p.Ops), func(a, b OpKey) int { return cmp.Compare(a.String(), b.String()) })
+	n := float64(max(p.N, 1))
+	for _, k := range keys {
+		op := p.Ops[k]
+		r.Rows = append(r.Rows, RequestRow{Phase: label, Op: k, Requests: float64(op.Calls) / n, Attempts: float64(op.Attempts) / n,
+			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors})
+	}
 }
 
-// onTable matches DynamoDB operations on table.
-func onTable(table string) func(OpKey) bool {
-	return func(k OpKey) bool { return k.Service == "DynamoDB" && k.Table == table }
+// derive computes the figures per allocation from the phases.
+func (r *RequestsResult) derive() {
+	gi, rh := r.GameInstancesTable, r.RegionHealthTable
+	r.FreshRequests, r.FreshTableUnits, r.FreshIndexUnits = r.Fresh.perAlloc(gi, "")
+	r.FreshHealthReads, _, _ = r.Fresh.perAlloc(rh, "")
+	r.HealthReadCalls = int(r.FreshHealthReads*float64(r.Fresh.N) + 0.5)
+	r.ReplayRequests, _, _ = r.Replay.perAlloc(gi, "")
+	r.FallbackHealthWrites, _, _ = r.Fallback.perAlloc(rh, "UpdateItem")
+	r.FallbackHealthReads, _, _ = r.Fallback.perAlloc(rh, "BatchGetItem")
+	r.FallbackExtra = r.FallbackHealthWrites + r.FallbackHealthReads - r.FreshHealthReads
+	r.RecordUnits = WriteUnits(r.RecordBytes)
+	for _, op := range r.Fresh.Ops {
+		r.CapacityReturned = r.CapacityReturned || op.CapacityReturned
+	}
+	// In the fallback phase every allocation re-reads (its failure dropped
+	// the cache), so its reads are the cleanest sample.
+	for _, p := range []Phase{r.Fallback, r.Fresh, r.WarmUp} {
+		if calls, table, index := p.perAlloc(rh, "BatchGetItem"); calls > 0 {
+			r.HealthReadRRU = (table + index) / calls
+			break
+		}
+	}
 }
+
+// WriteUnits is what writing (or failing a conditional write on) an item of
+// size bytes costs: one unit per started KB, at least one.
+func WriteUnits(size int) int { return max(1, (size+1023)/1024) }
 
 // recordSize reads one stored record and sizes it by DynamoDB's rules.
 func recordSize(ctx context.Context, s *Stack, id string) (int, error) {

@@ -15,7 +15,7 @@ import (
 
 // Options is one `make bench` run.
 type Options struct {
-	Root, WorkDir string
+	Root, WorkDir string        // absolute
 	Log           io.Writer     // progress lines
 	N             int           // samples for overhead, fallback, billed duration and request counts
 	Delay         time.Duration // the stand-in's fixed allocate delay
@@ -24,36 +24,48 @@ type Options struct {
 	Throughput    ThroughputOptions
 	RaceInstances int // game instances each requested by RaceCallers callers at once
 	RaceCallers   int
-	ColdStarts    int    // starts per cold-start series (0 = the cold-start default)
+	ColdStarts    int    // starts per cold-start series, at least MinStarts
 	SweepBacklog  int    // due instances the health sweep phase drains (0 skips it)
 	BenchTime     string // -benchtime of the Go micro-benchmarks
 }
 
-// Report is every figure of one run.
+// Report is every figure of one run: the data report.md.tmpl renders.
 type Report struct {
-	Options     Options
-	Machine     Machine
-	LoadAvgEnd  string
-	ColdStart   *ColdStartReport
-	Sizes       *SizeReport
-	Overhead    OverheadResult
-	Fallback    FallbackResult
-	Billed      BilledResult
-	Requests    RequestsResult
-	Lifecycle   LifecycleResult
-	Sweep       SweepResult
-	Throughput  []ThroughputLevel
-	Race        RaceResult
-	Integrity   map[int]Integrity // by pool size
-	Bottleneck  Bottleneck
-	CostInputs  CostInputs
-	Costs       []Scenario
-	CPUScaledMs float64
-	Micro       MicroResult
-	Took        time.Duration
+	Options    Options
+	Const      Constants
+	Machine    Machine
+	LoadAvgEnd string
+	Took       time.Duration
+	ColdStart  *ColdStartReport
+	Sizes      *SizeReport
+	Overhead   OverheadResult
+	Fallback   FallbackResult
+	Billed     BilledResult
+	Requests   RequestsResult
+	Lifecycle  LifecycleResult
+	Throughput []ThroughputLevel
+	Best       *ThroughputLevel // the highest rate of any level
+	Race       RaceResult
+	Integrity  []Integrity // one per stack, in the order measured
+	// DoubleAllocated counts game instances given two servers (or whose 201
+	// matched no single upstream allocation) over every check, of Answered.
+	DoubleAllocated, Answered int
+	Bottleneck                Bottleneck
+	Cost                      CostModel
+	Sweep                     SweepResult
+	Micro                     MicroResult
 	// Errors lists phases that failed; a report with errors is not written
 	// over docs/benchmarks.md.
 	Errors []string
+}
+
+// Constants are the fixed parameters the report names.
+type Constants struct {
+	RegionOK, RegionFallback, RegionDown string
+	OverheadWarmup, ThroughputWarmup     int
+	OverheadGoal, OverheadSlack          float64 // the goal, and its margin over 1×
+	FallbackGoal                         time.Duration
+	HealthCacheTTLSecs                   int
 }
 
 // Run measures everything, one phase after another so that phases do not
@@ -63,8 +75,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if err := requireDynamoDBLocal(o.Root); err != nil {
 		return nil, err
 	}
-	r := &Report{Options: o, Integrity: map[int]Integrity{}}
-	r.Machine = DescribeMachine(ctx, o.Root)
+	r := &Report{Options: o, Machine: DescribeMachine(ctx, o.Root), Const: Constants{
+		RegionOK: RegionOK, RegionFallback: RegionFallback, RegionDown: RegionDown,
+		OverheadWarmup: overheadWarmup, ThroughputWarmup: throughputWarmup,
+		OverheadGoal: OverheadGoal, OverheadSlack: OverheadGoal - 1, FallbackGoal: FallbackGoal, HealthCacheTTLSecs: healthCacheTTLSecs,
+	}}
 	fail := func(phase string, err error) {
 		progress(o.Log, "%s FAILED: %v", phase, err)
 		r.Errors = append(r.Errors, phase+": "+err.Error())
@@ -73,10 +88,10 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	// Cold start and sizes first, on a machine not yet busy with our stack.
 	progress(o.Log, "cold start (this takes a while: every function is started many times)")
 	var err error
-	if r.ColdStart, err = ColdStart(ctx, ColdStartOptions{Root: o.Root, WorkDir: filepath.Join(o.WorkDir, "coldstart"), Starts: o.ColdStarts, Log: o.Log}); err != nil {
+	if r.ColdStart, err = ColdStart(ctx, o); err != nil {
 		fail("cold start", err)
 	}
-	if r.Sizes, err = BinarySizes(ctx, SizeOptions{Root: o.Root, WorkDir: filepath.Join(o.WorkDir, "sizes"), Log: o.Log}); err != nil {
+	if r.Sizes, err = BinarySizes(ctx, o); err != nil {
 		fail("binary sizes", err)
 	}
 
@@ -102,21 +117,37 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	if r.Micro.Err != nil {
 		fail("micro-benchmarks", r.Micro.Err)
 	}
-
-	r.Bottleneck = AnalyseThroughput(r.Throughput, r.Billed.Duration.P50)
-	r.CostInputs = CostInputs{
-		BilledMs:      r.Billed.BilledMeanMs,
-		CPUMs:         toMs(r.Billed.CPUPerInvocation),
-		WRU:           writeUnits(r.Requests),
-		HealthReadRRU: healthReadUnits(r.Requests),
-		LogBytes:      r.Billed.LogBytes,
-	}
-	r.CostInputs.PlatformLogBytes = float64(PlatformLogBytes(toMs(r.Billed.Duration.Mean), r.Billed.BilledMeanMs))
-	r.Costs = Scenarios(r.CostInputs)
-	r.CPUScaledMs = CPUScaledBilledMs(r.CostInputs)
-	r.LoadAvgEnd = readTrim("/proc/loadavg")
+	r.derive()
+	r.LoadAvgEnd = loadAverage(true)
 	r.Took = time.Since(began)
 	return r, nil
+}
+
+// derive computes the figures that combine several phases.
+func (r *Report) derive() {
+	ov, bl, q := &r.Overhead, r.Billed, r.Requests
+	ov.FunctionWork, ov.Hops = bl.Duration.P50-ov.Direct.P50, ov.E2E.P50-bl.Duration.P50
+	for i, l := range r.Throughput {
+		if r.Best == nil || l.PerSecond > r.Best.PerSecond {
+			r.Best = &r.Throughput[i]
+		}
+	}
+	r.DoubleAllocated, r.Answered = r.Race.MultipleCreated, 0
+	for _, in := range r.Integrity {
+		r.DoubleAllocated += in.DoubleAllocated + in.Mismatched
+		r.Answered += in.Instances
+	}
+	r.Bottleneck = AnalyseThroughput(r.Throughput, bl.Duration.P50)
+	r.Cost = NewCostModel(CostInputs{
+		BilledMs: bl.BilledMeanMs, BilledP99Ms: bl.BilledP99Ms, CPUMs: toMs(bl.CPUPerInvocation),
+		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU,
+		LogBytes: bl.LogBytes, LogLines: bl.LogLines,
+		PlatformLogBytes: float64(PlatformLogBytes(toMs(bl.Duration.Mean), bl.BilledMeanMs)),
+	})
+	if l := &r.Lifecycle; len(r.Cost.Scenarios) > 0 {
+		l.Allocation = r.Cost.Scenarios[0].Total
+		l.TimesAllocation = l.PerGame / l.Allocation
+	}
 }
 
 // Warm-up before measuring: the first calls of a sandbox, of DynamoDB
@@ -195,33 +226,13 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		fail("exactly-once check", err)
 		return nil
 	}
-	r.Integrity[pool] = integrity
+	r.Integrity = append(r.Integrity, integrity)
 	progress(o.Log, "exactly-once (pool %d): %d instances answered 201, %d given two servers, %d mismatched",
 		pool, integrity.Instances, integrity.DoubleAllocated, integrity.Mismatched)
 	if !integrity.OK() {
 		fail(fmt.Sprintf("exactly-once (pool %d)", pool), errors.New(fmt.Sprint(integrity.Problems)))
 	}
 	return nil
-}
-
-// writeUnits is the capacity DynamoDB reported for a fresh allocation's
-// writes to the game instances table, indexes included.
-func writeUnits(q RequestsResult) float64 {
-	_, _, units := q.Fresh.PerAllocation(onTable(q.GameInstancesTable))
-	return units
-}
-
-// healthReadUnits is what one region-health read cost in the fallback
-// phase, where every allocation re-reads (its failure dropped the cache).
-func healthReadUnits(q RequestsResult) float64 {
-	for _, p := range []Phase{q.Fallback, q.Fresh, q.WarmUp} {
-		for k, op := range p.Ops {
-			if k.Table == q.RegionHealthTable && k.Operation == "BatchGetItem" && op.Calls > 0 {
-				return (op.TableUnits + op.IndexUnits) / float64(op.Calls)
-			}
-		}
-	}
-	return 0
 }
 
 // requireDynamoDBLocal fails early, before minutes of cold starts, when

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
@@ -30,14 +29,13 @@ func (k OpKey) String() string {
 
 // OpCount is what one operation cost.
 type OpCount struct {
-	Calls    int            // operation calls the service code made
-	Attempts int            // HTTP attempts, SDK retries included
-	Errors   map[string]int // by error code, e.g. ConditionalCheckFailedException
-	// Capacity as DynamoDB returned it (ReturnConsumedCapacity=INDEXES):
-	// the table's units and each index's units, summed over calls.
+	Calls    int    // operation calls the service code made
+	Attempts int    // HTTP attempts, SDK retries included
+	Errors   Counts // by error code, e.g. ConditionalCheckFailedException
+	// Capacity as DynamoDB returned it (ReturnConsumedCapacity=INDEXES),
+	// summed over calls: the table's units and its indexes' units.
 	TableUnits, IndexUnits float64
-	ByIndex                map[string]float64
-	CapacityReturned       int // calls whose response carried ConsumedCapacity
+	CapacityReturned       bool // some response carried ConsumedCapacity
 }
 
 // SDKCounter counts requests through AWS SDK middleware: an Initialize
@@ -59,9 +57,8 @@ func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error 
 		err := st.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				askForCapacity(in.Parameters)
-				key := OpKey{Service: service, Operation: operationName(ctx, in.Parameters), Table: tableOf(in.Parameters)}
-				op := c.op(key)
-				out, md, err := next.HandleInitialize(context.WithValue(ctx, countKey{}, key), in)
+				op := c.call(OpKey{Service: service, Operation: operationName(ctx, in.Parameters), Table: tableOf(in.Parameters)})
+				out, md, err := next.HandleInitialize(context.WithValue(ctx, countKey{}, op), in)
 				c.record(op, out.Result, err)
 				return out, md, err
 			}), middleware.After)
@@ -70,9 +67,9 @@ func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error 
 		}
 		attempt := middleware.FinalizeMiddlewareFunc("BenchCountAttempts",
 			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-				if key, ok := ctx.Value(countKey{}).(OpKey); ok {
+				if op, ok := ctx.Value(countKey{}).(*OpCount); ok {
 					c.mu.Lock()
-					c.ops[key].Attempts++
+					op.Attempts++
 					c.mu.Unlock()
 				}
 				return next.HandleFinalize(ctx, in)
@@ -85,12 +82,12 @@ func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error 
 	}}
 }
 
-func (c *SDKCounter) op(key OpKey) *OpCount {
+func (c *SDKCounter) call(key OpKey) *OpCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	op := c.ops[key]
 	if op == nil {
-		op = &OpCount{Errors: map[string]int{}, ByIndex: map[string]float64{}}
+		op = &OpCount{Errors: Counts{}}
 		c.ops[key] = op
 	}
 	op.Calls++
@@ -110,7 +107,7 @@ func (c *SDKCounter) record(op *OpCount, result any, err error) {
 		return
 	}
 	for _, cc := range consumedCapacity(result) {
-		op.CapacityReturned++
+		op.CapacityReturned = true
 		table := cc.CapacityUnits
 		if cc.Table != nil && cc.Table.CapacityUnits != nil {
 			table = cc.Table.CapacityUnits
@@ -118,68 +115,24 @@ func (c *SDKCounter) record(op *OpCount, result any, err error) {
 		if table != nil {
 			op.TableUnits += *table
 		}
-		for name, idx := range cc.GlobalSecondaryIndexes {
+		for _, idx := range cc.GlobalSecondaryIndexes {
 			if idx.CapacityUnits != nil {
 				op.IndexUnits += *idx.CapacityUnits
-				op.ByIndex[name] += *idx.CapacityUnits
 			}
 		}
 	}
 }
 
-// Snapshot copies the counts.
-func (c *SDKCounter) Snapshot() map[OpKey]OpCount {
+// Take returns the counts since the previous Take (or NewSDKCounter) and
+// starts over.
+func (c *SDKCounter) Take() map[OpKey]OpCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[OpKey]OpCount, len(c.ops))
 	for k, v := range c.ops {
-		cp := *v
-		cp.Errors, cp.ByIndex = clone(v.Errors), clone(v.ByIndex)
-		out[k] = cp
+		out[k] = *v
 	}
-	return out
-}
-
-// Diff is what happened between two snapshots.
-func Diff(before, after map[OpKey]OpCount) map[OpKey]OpCount {
-	out := map[OpKey]OpCount{}
-	for k, a := range after {
-		b := before[k]
-		d := OpCount{Calls: a.Calls - b.Calls, Attempts: a.Attempts - b.Attempts, TableUnits: a.TableUnits - b.TableUnits,
-			IndexUnits: a.IndexUnits - b.IndexUnits, CapacityReturned: a.CapacityReturned - b.CapacityReturned,
-			Errors: map[string]int{}, ByIndex: map[string]float64{}}
-		for e, n := range a.Errors {
-			if n-b.Errors[e] != 0 {
-				d.Errors[e] = n - b.Errors[e]
-			}
-		}
-		for i, u := range a.ByIndex {
-			if u-b.ByIndex[i] != 0 {
-				d.ByIndex[i] = u - b.ByIndex[i]
-			}
-		}
-		if d.Calls != 0 || d.Attempts != 0 {
-			out[k] = d
-		}
-	}
-	return out
-}
-
-// SortedKeys orders operations by service, table and name.
-func SortedKeys(m map[OpKey]OpCount) []OpKey {
-	keys := make([]OpKey, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b OpKey) int { return strings.Compare(a.String(), b.String()) })
-	return keys
-}
-
-func clone[K comparable, V any](m map[K]V) map[K]V {
-	out := make(map[K]V, len(m))
-	for k, v := range m {
-		out[k] = v
-	}
+	c.ops = map[OpKey]*OpCount{}
 	return out
 }
 
@@ -189,88 +142,60 @@ func operationName(ctx context.Context, params any) string {
 	if name := awsmiddleware.GetOperationName(ctx); name != "" {
 		return name
 	}
-	t := fmt.Sprintf("%T", params)
-	t = t[strings.LastIndexByte(t, '.')+1:]
-	return strings.TrimSuffix(t, "Input")
+	return strings.TrimSuffix(reflect.TypeOf(params).Elem().Name(), "Input")
 }
+
+// The DynamoDB operations' inputs and outputs share field names, not
+// interfaces: TableName or RequestItems, ReturnConsumedCapacity and
+// ConsumedCapacity. Other services' inputs have none of them.
 
 // askForCapacity makes DynamoDB report consumed capacity per table and
 // index. It changes nothing else about the request.
 func askForCapacity(params any) {
-	const want = types.ReturnConsumedCapacityIndexes
-	switch p := params.(type) {
-	case *dynamodb.GetItemInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.PutItemInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.UpdateItemInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.DeleteItemInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.BatchGetItemInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.BatchWriteItemInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.QueryInput:
-		p.ReturnConsumedCapacity = want
-	case *dynamodb.ScanInput:
-		p.ReturnConsumedCapacity = want
+	want := reflect.ValueOf(types.ReturnConsumedCapacityIndexes)
+	if f := field(params, "ReturnConsumedCapacity"); f.IsValid() && f.CanSet() && f.Type() == want.Type() {
+		f.Set(want)
 	}
 }
 
 func consumedCapacity(result any) []types.ConsumedCapacity {
-	one := func(c *types.ConsumedCapacity) []types.ConsumedCapacity {
-		if c == nil {
-			return nil
-		}
-		return []types.ConsumedCapacity{*c}
+	f := field(result, "ConsumedCapacity")
+	if !f.IsValid() {
+		return nil
 	}
-	switch r := result.(type) {
-	case *dynamodb.GetItemOutput:
-		return one(r.ConsumedCapacity)
-	case *dynamodb.PutItemOutput:
-		return one(r.ConsumedCapacity)
-	case *dynamodb.UpdateItemOutput:
-		return one(r.ConsumedCapacity)
-	case *dynamodb.DeleteItemOutput:
-		return one(r.ConsumedCapacity)
-	case *dynamodb.BatchGetItemOutput:
-		return r.ConsumedCapacity
-	case *dynamodb.BatchWriteItemOutput:
-		return r.ConsumedCapacity
-	case *dynamodb.QueryOutput:
-		return one(r.ConsumedCapacity)
-	case *dynamodb.ScanOutput:
-		return one(r.ConsumedCapacity)
+	switch c := f.Interface().(type) {
+	case *types.ConsumedCapacity:
+		if c != nil {
+			return []types.ConsumedCapacity{*c}
+		}
+	case []types.ConsumedCapacity: // the batch operations
+		return c
 	}
 	return nil
 }
 
 func tableOf(params any) string {
-	switch p := params.(type) {
-	case *dynamodb.GetItemInput:
-		return deref(p.TableName)
-	case *dynamodb.PutItemInput:
-		return deref(p.TableName)
-	case *dynamodb.UpdateItemInput:
-		return deref(p.TableName)
-	case *dynamodb.DeleteItemInput:
-		return deref(p.TableName)
-	case *dynamodb.QueryInput:
-		return deref(p.TableName)
-	case *dynamodb.ScanInput:
-		return deref(p.TableName)
-	case *dynamodb.BatchGetItemInput:
-		return strings.Join(slices.Sorted(maps.Keys(p.RequestItems)), ",")
-	case *dynamodb.BatchWriteItemInput:
-		return strings.Join(slices.Sorted(maps.Keys(p.RequestItems)), ",")
+	if f := field(params, "TableName"); f.IsValid() {
+		if name, ok := f.Interface().(*string); ok && name != nil {
+			return *name
+		}
+	}
+	if items := field(params, "RequestItems"); items.Kind() == reflect.Map { // the batch operations
+		var tables []string
+		for _, k := range items.MapKeys() {
+			tables = append(tables, k.String())
+		}
+		slices.Sort(tables)
+		return strings.Join(tables, ",")
 	}
 	return ""
 }
 
-func deref(s *string) string {
-	if s == nil {
-		return ""
+// field is the named field of the struct v points to, or the zero Value.
+func field(v any, name string) reflect.Value {
+	rv := reflect.ValueOf(v)
+	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
+		return reflect.Value{}
 	}
-	return *s
+	return rv.Elem().FieldByName(name)
 }

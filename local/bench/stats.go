@@ -2,47 +2,45 @@ package bench
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"slices"
-	"strconv"
+	"strings"
 	"time"
 )
 
-// Summary describes a set of latencies.
+// Summary describes a set of latencies. Percentiles are nearest-rank, so
+// each is an observed sample: with N=200 the p99 is the 198th value, and
+// with an odd N the p50 is the middle one.
 type Summary struct {
-	N                   int
-	P50, P99, Mean, Max time.Duration
+	N                             int
+	Min, P50, P90, P99, Mean, Max time.Duration
 }
 
-// Summarize uses nearest-rank percentiles: with N=200 the p99 is the 198th
-// value, a real observation rather than an interpolation.
+// Summarize sorts a copy of ds; the caller's order is kept.
 func Summarize(ds []time.Duration) Summary {
 	if len(ds) == 0 {
 		return Summary{}
 	}
-	s := slices.Clone(ds)
-	slices.Sort(s)
+	s := slices.Sorted(slices.Values(ds))
 	var sum time.Duration
 	for _, d := range s {
 		sum += d
 	}
-	return Summary{N: len(s), P50: rank(s, 0.50), P99: rank(s, 0.99), Mean: sum / time.Duration(len(s)), Max: s[len(s)-1]}
-}
-
-func rank(sorted []time.Duration, p float64) time.Duration {
-	i := int(math.Ceil(p*float64(len(sorted)))) - 1
-	return sorted[max(0, min(i, len(sorted)-1))]
+	rank := func(p float64) time.Duration {
+		return s[max(0, min(int(math.Ceil(p*float64(len(s))))-1, len(s)-1))]
+	}
+	return Summary{N: len(s), Min: s[0], P50: rank(0.50), P90: rank(0.90), P99: rank(0.99),
+		Mean: sum / time.Duration(len(s)), Max: s[len(s)-1]}
 }
 
 // fmtMs formats a duration in milliseconds with 0.1 ms resolution.
-func fmtMs(d time.Duration) string {
-	return fmt.Sprintf("%.1f ms", float64(d)/float64(time.Millisecond))
-}
+func fmtMs(d time.Duration) string { return fmt.Sprintf("%.1f ms", toMs(d)) }
 
 // toMs is d in (fractional) milliseconds.
 func toMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
-// durRatio is a/b, or NaN when b is zero.
+// durRatio is a/b, or NaN when b is zero (a missing baseline never meets a goal).
 func durRatio(a, b time.Duration) float64 {
 	if b == 0 {
 		return math.NaN()
@@ -53,26 +51,14 @@ func durRatio(a, b time.Duration) float64 {
 // Counts tallies outcomes such as "201" or "409 ALLOCATION_IN_PROGRESS".
 type Counts map[string]int
 
+// String lists the outcomes in order: "201 ×25, 409 ALLOCATION_IN_PROGRESS ×175".
 func (c Counts) String() string {
-	keys := make([]string, 0, len(c))
-	for k := range c {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	out := ""
-	for i, k := range keys {
-		if i > 0 {
-			out += ", "
-		}
-		out += fmt.Sprintf("%s ×%d", k, c[k])
-	}
-	if out == "" {
+	if len(c) == 0 {
 		return "none"
 	}
-	return out
+	parts := make([]string, 0, len(c))
+	for _, k := range slices.Sorted(maps.Keys(c)) {
+		parts = append(parts, fmt.Sprintf("%s ×%d", k, c[k]))
+	}
+	return strings.Join(parts, ", ")
 }
-
-func fmtF(format string, args ...any) string { return fmt.Sprintf(format, args...) }
-
-// plain prints a price without an exponent: 0.0000133334, not 1.33334e-05.
-func plain(x float64) string { return strconv.FormatFloat(x, 'f', -1, 64) }

@@ -21,10 +21,11 @@ const sweepMaxRuns = 10
 
 // SweepRun is one health sweep run of the backlog phase.
 type SweepRun struct {
-	FirstShard, TakenOn, Reviewed, Marked, Failures, Remaining int
-	Took                                                       time.Duration
-	PerSecond                                                  float64
-	StoppedEarly                                               bool
+	N                                                  int // 1 for the first run
+	FirstShard, TakenOn, Reviewed, Failures, Remaining int
+	Took                                               time.Duration
+	PerSecond                                          float64
+	StoppedEarly                                       bool
 	// MinShard and MaxShard are the fewest and most reviews one shard got.
 	MinShard, MaxShard int
 	// Starved counts shards that had due instances before the run and as
@@ -34,31 +35,46 @@ type SweepRun struct {
 
 // SweepResult is the health sweep draining a backlog of due instances.
 type SweepResult struct {
-	Instances  int
-	RunTimeout time.Duration
-	SeedTook   time.Duration
-	Runs       []SweepRun
-	Took       time.Duration  // the runs' time
-	Left       int            // still due after the last run
-	States     map[string]int // stored "state/reason" of the seeded instances afterwards
+	Instances, Linked int // Linked: 1 in LinkedEvery, past their heartbeat deadline
+	LinkedEvery       int
+	RunTimeout        time.Duration
+	SeedTook          time.Duration
+	Runs              []SweepRun
+	Took              time.Duration // the runs' time
+	Left              int           // still due after the last run
+	States            Counts        // stored "state/reason" of the seeded instances afterwards
+	// What the report draws from the runs.
+	PerSecond, MinRate, MaxRate float64 // reviews per second: overall, slowest and fastest run
+	StarvedRuns                 int     // runs that left some shard with due instances untouched
+	StoppedEarly                bool    // some run reached its deadline
+	AllMarked                   bool    // every seeded instance ended Unhealthy, and no run starved a shard
+	// The sweep's own limits: a run dispatches for Dispatch and takes on at
+	// most Limit due instances, so below Floor reviews/s time, not the cap,
+	// ends it.
+	Limit, Workers int
+	MinMargin      time.Duration
+	Dispatch       time.Duration
+	Floor          float64
 }
 
-// AllMarked: every seeded instance ended Unhealthy, and no run starved a
-// shard.
-func (r SweepResult) AllMarked() bool {
-	unhealthy := r.States["Unhealthy/LinkTimeout"] + r.States["Unhealthy/MissedHeartbeats"]
-	return r.Instances > 0 && r.Left == 0 && unhealthy == r.Instances && r.StarvedRuns() == 0
-}
-
-// StarvedRuns counts runs that left some shard with due instances untouched.
-func (r SweepResult) StarvedRuns() int {
-	n := 0
-	for _, run := range r.Runs {
+// summarise fills in the figures the report draws from the runs.
+func (r *SweepResult) summarise() {
+	r.StarvedRuns, r.StoppedEarly, r.MinRate, r.MaxRate = 0, false, 0, 0
+	for i, run := range r.Runs {
 		if run.Starved > 0 {
-			n++
+			r.StarvedRuns++
 		}
+		r.StoppedEarly = r.StoppedEarly || run.StoppedEarly
+		if i == 0 || run.PerSecond < r.MinRate {
+			r.MinRate = run.PerSecond
+		}
+		r.MaxRate = max(r.MaxRate, run.PerSecond)
 	}
-	return n
+	if r.Took > 0 {
+		r.PerSecond = float64(r.Instances) / r.Took.Seconds()
+	}
+	unhealthy := r.States["Unhealthy/LinkTimeout"] + r.States["Unhealthy/MissedHeartbeats"]
+	r.AllMarked = r.Instances > 0 && r.Left == 0 && unhealthy == r.Instances && r.StarvedRuns == 0
 }
 
 // MeasureSweep seeds n due instances into a fresh table on a DynamoDB Local
@@ -66,7 +82,10 @@ func (r SweepResult) StarvedRuns() int {
 // and runs the sweep until nothing is due, each run with the Lambda's
 // timeout, as local/sweepload and the 20,000-instance test do.
 func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (SweepResult, error) {
-	res := SweepResult{Instances: n, RunTimeout: sweepload.LambdaTimeout}
+	dispatch := sweepload.LambdaTimeout - max(lifecycle.SweepMinMargin, sweepload.LambdaTimeout/10)
+	res := SweepResult{Instances: n, Linked: n / sweepload.LinkedEvery, LinkedEvery: sweepload.LinkedEvery, RunTimeout: sweepload.LambdaTimeout,
+		Limit: lifecycle.SweepLimit, Workers: lifecycle.SweepWorkers, MinMargin: lifecycle.SweepMinMargin,
+		Dispatch: dispatch, Floor: float64(lifecycle.SweepLimit) / dispatch.Seconds()}
 	ctx, cancel := context.WithTimeout(ctx, sweepMaxRuns*sweepload.LambdaTimeout+2*time.Minute)
 	defer cancel()
 	ddb, err := harness.StartDynamoDBLocal(ctx)
@@ -105,7 +124,7 @@ func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (Sweep
 	progress(log, "health sweep: seeded in %s", res.SeedTook.Round(time.Millisecond))
 	drained, err := sweepload.Drain(ctx, svc, clock, res.RunTimeout, sweepMaxRuns, func(r sweepload.Run) {
 		s := r.Summary
-		res.Runs = append(res.Runs, SweepRun{FirstShard: s.FirstShard, TakenOn: s.Due, Reviewed: s.Reviewed, Marked: s.Marked,
+		res.Runs = append(res.Runs, SweepRun{N: len(res.Runs) + 1, FirstShard: s.FirstShard, TakenOn: s.Due, Reviewed: s.Reviewed,
 			Failures: s.Failures + s.ShardFailures, Remaining: s.Remaining, Took: r.Took, PerSecond: r.PerSecond(), StoppedEarly: s.StoppedEarly,
 			MinShard: slices.Min(s.ReviewedByShard), MaxShard: slices.Max(s.ReviewedByShard), Starved: len(r.Starved())})
 		progress(log, "health sweep: run %d reviewed %d in %s (%.0f/s), %d left for later", len(res.Runs), s.Reviewed,
@@ -118,8 +137,8 @@ func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (Sweep
 	if res.States, err = sweepload.States(ctx, db, table, ids); err != nil {
 		return res, err
 	}
-	if !res.AllMarked() {
-		return res, fmt.Errorf("after %d runs: %d still due, stored states %v, %d runs starved a shard", len(res.Runs), res.Left, res.States, res.StarvedRuns())
+	if res.summarise(); !res.AllMarked {
+		return res, fmt.Errorf("after %d runs: %d still due, stored states %v, %d runs starved a shard", len(res.Runs), res.Left, res.States, res.StarvedRuns)
 	}
 	return res, nil
 }

@@ -77,9 +77,9 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 	}
 	lvl.PerSecond = float64(lvl.Created) / lvl.Elapsed.Seconds()
 	lvl.Latency = Summarize(took)
-	progress(log, "throughput: pool %d, %d callers: %d/%d created in %s = %.0f/s, p50 %s p99 %s; %s; CPU: %s",
+	progress(log, "throughput: pool %d, %d callers: %d/%d created in %s = %.0f/s, p50 %s p99 %s; %s; machine CPU %.0f%%",
 		s.PoolSize, callers, lvl.Created, lvl.Attempted, lvl.Elapsed.Round(time.Millisecond), lvl.PerSecond,
-		fmtMs(lvl.Latency.P50), fmtMs(lvl.Latency.P99), lvl.Outcomes, lvl.CPU)
+		fmtMs(lvl.Latency.P50), fmtMs(lvl.Latency.P99), lvl.Outcomes, 100*lvl.CPU.Busy)
 	return lvl, nil
 }
 

@@ -19,51 +19,54 @@ import (
 )
 
 func main() {
+	o := bench.Options{Log: os.Stderr}
 	out := flag.String("out", "docs/benchmarks.md", "where the Markdown report goes (relative to the repository root)")
 	workDir := flag.String("workdir", ".cache/bench", "binaries, stack logs and scratch files (relative to the repository root)")
-	n := flag.Int("n", 200, "samples for overhead, fallback, billed duration and request counts")
-	delay := flag.Duration("delay", 20*time.Millisecond, "the GameFabric stand-in's fixed allocate delay")
-	pool := flag.Int("pool", 4, "sandboxes per function (local/dev.yaml's api.concurrency)")
-	bigPool := flag.Int("bigpool", 16, "sandboxes of the second stack that tests whether the pool binds throughput (0 skips it)")
+	flag.IntVar(&o.N, "n", 200, "samples for overhead, fallback, billed duration and request counts")
+	flag.DurationVar(&o.Delay, "delay", 20*time.Millisecond, "the GameFabric stand-in's fixed allocate delay")
+	flag.IntVar(&o.Pool, "pool", 4, "sandboxes per function (local/dev.yaml's api.concurrency)")
+	flag.IntVar(&o.BigPool, "bigpool", 16, "sandboxes of the second stack that tests whether the pool binds throughput (0 skips it)")
 	callers := flag.String("callers", "8,32,64", "concurrent callers per throughput level")
-	perLevel := flag.Int("per-level", 600, "allocations per throughput level at most")
-	levelCap := flag.Duration("level-cap", 20*time.Second, "time per throughput level at most")
-	raceInstances := flag.Int("race-instances", 25, "game instances each requested by -race-callers callers at once")
-	raceCallers := flag.Int("race-callers", 8, "simultaneous callers per race game instance")
-	starts := flag.Int("starts", 0, "cold starts per series (0 = the cold-start default)")
-	sweepBacklog := flag.Int("sweep-backlog", 20000, "due instances the health sweep phase drains (0 skips it)")
-	benchtime := flag.String("benchtime", "100ms", "-benchtime of the Go micro-benchmarks")
+	flag.IntVar(&o.Throughput.PerLevel, "per-level", 600, "allocations per throughput level at most")
+	flag.DurationVar(&o.Throughput.Cap, "level-cap", 20*time.Second, "time per throughput level at most")
+	flag.IntVar(&o.RaceInstances, "race-instances", 25, "game instances each requested by -race-callers callers at once")
+	flag.IntVar(&o.RaceCallers, "race-callers", 8, "simultaneous callers per race game instance")
+	flag.IntVar(&o.ColdStarts, "starts", 15, fmt.Sprintf("cold starts per series (at least %d)", bench.MinStarts))
+	flag.IntVar(&o.SweepBacklog, "sweep-backlog", 20000, "due instances the health sweep phase drains (0 skips it)")
+	flag.StringVar(&o.BenchTime, "benchtime", "100ms", "-benchtime of the Go micro-benchmarks")
 	timeout := flag.Duration("timeout", 12*time.Minute, "the whole run at most")
 	flag.Parse()
 
-	levels, err := parseInts(*callers)
-	if err != nil {
+	var err error
+	if o.Throughput.Callers, err = parseInts(*callers); err != nil {
 		fail(fmt.Errorf("-callers: %w", err))
 	}
-	root, err := harness.RepoRoot()
-	if err != nil {
+	if o.Root, err = harness.RepoRoot(); err != nil {
 		fail(err)
 	}
+	o.WorkDir = underRoot(o.Root, *workDir)
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	report, err := bench.Run(ctx, bench.Options{
-		Root: root, WorkDir: underRoot(root, *workDir), Log: os.Stderr,
-		N: *n, Delay: *delay, Pool: *pool, BigPool: *bigPool,
-		Throughput:    bench.ThroughputOptions{Callers: levels, PerLevel: *perLevel, Cap: *levelCap},
-		RaceInstances: *raceInstances, RaceCallers: *raceCallers,
-		ColdStarts: *starts, BenchTime: *benchtime, SweepBacklog: *sweepBacklog,
-	})
+	report, err := bench.Run(ctx, o)
 	if err != nil {
 		fail(err)
 	}
-	fmt.Print(report.Text())
+	summary, err := report.Summary()
+	fmt.Print(summary)
+	if err != nil {
+		fail(err)
+	}
 	if len(report.Errors) > 0 {
 		fail(fmt.Errorf("%d phase(s) failed; %s left unchanged", len(report.Errors), *out))
 	}
-	path := underRoot(root, *out)
-	if err := os.WriteFile(path, []byte(report.Markdown()), 0o644); err != nil {
+	md, err := report.Markdown()
+	if err != nil {
+		fail(err)
+	}
+	path := underRoot(o.Root, *out)
+	if err := os.WriteFile(path, []byte(md), 0o644); err != nil {
 		fail(fmt.Errorf("write the report: %w", err))
 	}
 	fmt.Fprintf(os.Stderr, "bench: wrote %s\n", path)
@@ -78,7 +81,7 @@ func underRoot(root, p string) string {
 
 func parseInts(s string) ([]int, error) {
 	var out []int
-	for _, f := range strings.Split(s, ",") {
+	for f := range strings.SplitSeq(s, ",") {
 		v, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || v < 1 {
 			return nil, fmt.Errorf("%q is not a positive number", f)

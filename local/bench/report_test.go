@@ -1,0 +1,221 @@
+package bench
+
+import (
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+const msec = time.Millisecond
+
+// fixedReport is a run with every phase, its figures picked by hand.
+func fixedReport() *Report {
+	series := func(median, init time.Duration, ratio float64) ColdStartSeries {
+		return ColdStartSeries{Event: "`events/e.json`: e", Answer: "HTTP 400", Total: Summary{N: 15, Min: median, P50: median, P90: median, Max: median},
+			Init: Summary{N: 15, P50: init}, Ratio: ratio, InitRatio: ratio, MeetsGoal: ratio <= ColdStartGoalRatio}
+	}
+	realistic := series(40*msec, 12*msec, 4)
+	allocate := FunctionColdStart{Name: "AllocateFunction", First: series(12*msec, 10*msec, 1.2), Realistic: &realistic}
+	sweepFn := FunctionColdStart{Name: "HealthSweepFunction", First: series(20*msec, 9*msec, 2)}
+	cpu := func(busy float64) CPUUsage {
+		return CPUUsage{Cores: 2, Machine: 2 * busy, Busy: busy, Ours: 1.9, Others: 0.02,
+			Groups: []GroupShare{{GroupDynamoDB, 1.24}, {GroupSandboxes, 0.45}, {GroupBench, 0.2}, {GroupMoto, 0.01}}}
+	}
+	level := func(pool, callers int, rate, busy float64) ThroughputLevel {
+		return ThroughputLevel{PoolSize: pool, Callers: callers, Attempted: 600, Created: 600, Elapsed: 4978 * msec, PerSecond: rate,
+			Latency: Summary{P50: 524400 * time.Microsecond, P99: 599 * msec}, Outcomes: Counts{"201": 600}, CPU: cpu(busy)}
+	}
+	r := &Report{
+		Options: Options{N: 200, Delay: 20 * msec, Pool: 4, BigPool: 16, RaceInstances: 25, RaceCallers: 8,
+			Throughput: ThroughputOptions{Callers: []int{8, 32, 64}, PerLevel: 600, Cap: 20 * time.Second}},
+		Const: Constants{RegionOK: RegionOK, RegionFallback: RegionFallback, RegionDown: RegionDown, OverheadWarmup: 20, ThroughputWarmup: 300,
+			OverheadGoal: OverheadGoal, OverheadSlack: OverheadGoal - 1, FallbackGoal: FallbackGoal, HealthCacheTTLSecs: 5},
+		Machine: Machine{CPU: "AMD EPYC", Cores: 2, MemoryGiB: 23.5, OS: "Debian", Kernel: "6.1 amd64", GoVersion: "go1.26.8", Java: "openjdk 17",
+			Commit: "a16d9e8d9e8b", LoadAvg: "1.00 1.00 1.00", Date: time.Date(2026, 11, 22, 7, 8, 55, 0, time.UTC)},
+		LoadAvgEnd: "2.00 2.00 2.00", Took: 111 * time.Second,
+		ColdStart: &ColdStartReport{Starts: 15, GoalRatio: 1.3, Platform: "linux/amd64", Load: "1.00 before, 1.50 after",
+			Hello: series(10*msec, 8*msec, 1), Functions: []FunctionColdStart{allocate, sweepFn}, Worst: sweepFn},
+		Sizes: &SizeReport{GOARCH: "arm64", GoalMB: 12, AllMeetGoal: true,
+			Functions: []BinarySize{{Name: "AllocateFunction", Bytes: 8450000, MB: 8.45, MeetsGoal: true}},
+			Largest:   BinarySize{Name: "AllocateFunction", Bytes: 8450000, MB: 8.45, MeetsGoal: true},
+			Hello:     BinarySize{Name: helloWorldName, Bytes: 5832866, MB: 5.83}},
+		Overhead: OverheadResult{Delay: 20 * msec, E2E: Summary{N: 200, P50: 34500 * time.Microsecond, P99: 47100 * time.Microsecond},
+			Direct: Summary{N: 200, P50: 21 * msec, P99: 22500 * time.Microsecond}, RatioP50: 1.64, RatioP99: 2.10,
+			Abs: 13500 * time.Microsecond, BreakEven: 90 * msec, FunctionWork: 6600 * time.Microsecond, Hops: 6900 * time.Microsecond},
+		Fallback: FallbackResult{PrimaryOK: Summary{N: 200, P50: 30200 * time.Microsecond}, Fallback: Summary{N: 200, P50: 32900 * time.Microsecond},
+			Direct503: Summary{N: 200, P50: 300 * time.Microsecond}, Extra: 2400 * time.Microsecond, PairedExtra: 2200 * time.Microsecond, Met: true},
+		Billed: BilledResult{Duration: Summary{N: 200, P50: 27600 * time.Microsecond}, CPUPerInvocation: 3400 * time.Microsecond},
+		Requests: RequestsResult{GameInstancesTable: "GameInstancesTable", RegionHealthTable: "RegionHealthTable", CapacityReturned: true,
+			Fresh: Phase{N: 200, Elapsed: 5599 * msec}, Replay: Phase{N: 200}, Fallback: Phase{N: 100},
+			Rows: []RequestRow{
+				{Phase: "fresh (200)", Op: OpKey{"DynamoDB", "UpdateItem", "GameInstancesTable"}, Requests: 2, Attempts: 2, TableUnits: 2, IndexUnits: 1, CapacityReturned: true},
+				{Phase: "replay (200)", Op: OpKey{"DynamoDB", "UpdateItem", "GameInstancesTable"}, Requests: 1, Attempts: 1, Errors: Counts{"ConditionalCheckFailedException": 200}},
+				{Phase: "first call of a new sandbox (1)", Op: OpKey{"SecretsManager", "GetSecretValue", ""}, Requests: 1, Attempts: 1},
+			},
+			FreshRequests: 2, FreshTableUnits: 2, FreshIndexUnits: 1, FreshHealthReads: 0.005, HealthReadCalls: 1, HealthReadRRU: 2,
+			ReplayRequests: 1, FallbackHealthWrites: 1, FallbackHealthReads: 1, FallbackExtra: 1.995, RecordBytes: 585, RecordUnits: 1},
+		Throughput: []ThroughputLevel{level(4, 64, 121, 0.90), level(16, 64, 143, 0.96)},
+		Race:       RaceResult{Instances: 25, CallersEach: 8, Outcomes: Counts{"201": 25, "409 ALLOCATION_IN_PROGRESS": 175}, Created: 25},
+		Integrity:  []Integrity{{Pool: 4, Instances: 2125}, {Pool: 16, Instances: 900}},
+		Answered:   3025,
+		Lifecycle: LifecycleResult{HeartbeatEvery: 10 * time.Second, Game: 20 * time.Minute,
+			Link:        LifecycleCall{Name: "link", N: 20, Requests: 2, ReadUnits: 1, WriteUnits: 3, IndexWrites: 2, USDPerMillion: 3.21},
+			Heartbeat:   LifecycleCall{Name: "heartbeat", N: 100, Requests: 2, ReadUnits: 1, WriteUnits: 3, IndexWrites: 2, USDPerMillion: 3.21},
+			End:         LifecycleCall{Name: "end", N: 20, Requests: 2, ReadUnits: 1, WriteUnits: 2, IndexWrites: 1, USDPerMillion: 2.58},
+			PerGameHour: 1154, PerGame: 391},
+		Sweep: SweepResult{Instances: 20000, Linked: 4000, LinkedEvery: 5, RunTimeout: time.Minute, SeedTook: 6572 * msec, Took: 40 * time.Second,
+			States: Counts{"Unhealthy/LinkTimeout": 16000, "Unhealthy/MissedHeartbeats": 4000}, Limit: 10000, Workers: 16, MinMargin: 5 * time.Second,
+			Dispatch: 54 * time.Second, Floor: 10000.0 / 54,
+			Runs: []SweepRun{
+				{N: 1, FirstShard: 2, TakenOn: 10000, Reviewed: 10000, Took: 24 * time.Second, PerSecond: 417, MinShard: 625, MaxShard: 625},
+				{N: 2, FirstShard: 3, TakenOn: 10000, Reviewed: 10000, Took: 16 * time.Second, PerSecond: 625, MinShard: 613, MaxShard: 635},
+			}},
+		Micro: MicroResult{Command: "go test -run '^$' -bench . ./shared/...", Lines: []string{"pkg: x", "BenchmarkX-2 \t 10 \t 5 ns/op"}, Took: 7 * time.Second},
+	}
+	r.Sweep.summarise()
+	r.derive()
+	return r
+}
+
+// The report renders from the data alone: every section, with the numbers
+// in their places.
+func TestMarkdownRendersEverySection(t *testing.T) {
+	md, err := fixedReport().Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"Generated by `make bench` (`go run ./local/cmd/bench`) on 2026-11-22 07:08 UTC in 1m51s;",
+		"| 1. Cold start, median first response ÷ hello-world's | worst 2.00× (HealthSweepFunction) | ≤ 1.3× | ❌ no |",
+		"| 1. Binary size (stripped linux/arm64) | largest 8.45 MB (AllocateFunction) | ≤ 12 MB | ✅ yes |",
+		"| 2. Allocate overhead, p50 (stack ÷ direct) | 34.5 ms ÷ 21.0 ms = 1.64× | ≤ 1.15× | ❌ no |",
+		"| 2. DynamoDB requests per fresh allocation (SDK middleware) | 2.00 (+ 0.005 amortised health reads) | ≤ 2 | ✅ yes |",
+		"| 3. Fallback cost beyond the two round trips, p50 | 2.4 ms (paired 2.2 ms) | ≤ 5.0 ms | ✅ yes |",
+		"| 4. Throughput, best sustained | 143 allocations/s (16 sandboxes, 64 callers) | — | — |",
+		"| 4. Game instances given two servers | 0 of 3025 | 0 | ✅ yes |",
+		"| 5. The game server's calls, per 1M 20m0s games (link, heartbeat every 10s, end) | $391 | — | — |",
+		"| Health sweep: runs to mark 20000 due instances (60 s each) | 2 runs (10000 + 10000; 417–625 reviews/s); 0 starved a shard | all marked, no shard starved | ✅ yes |",
+		"| Load average at start / end | 1.00 1.00 1.00 / 2.00 2.00 2.00 |",
+		"closed-loop callers (8, 32, 64) each allocating",
+		"| hello-world (baseline) | 10.0 | 10.0 | 10.0 | 10.0 | 8.0 | 1.00× | 1.00× | — | — |",
+		"| AllocateFunction | 12.0 | 12.0 | 12.0 | 12.0 | 10.0 | 1.20× | 1.20× | yes | 40.0 (4.00×) |",
+		"| HealthSweepFunction | 20.0 | 20.0 | 20.0 | 20.0 | 9.0 | 2.00× | 2.00× | **no** | same as first (scheduled) |",
+		"- **AllocateFunction**, realistic (init median 12.0 ms): `events/e.json`: e → HTTP 400",
+		"| AllocateFunction | 8.45 | 8450000 | yes |\n| hello-world (reference) | 5.83 | 5832866 | — |",
+		"| Direct call to the stand-in (reference) | 200 | 21.0 ms | 22.5 ms | 0.0 ms | 0.0 ms |",
+		"The overhead is an absolute **13.5 ms** at p50, so the ratio depends on the upstream delay: with this overhead the 1.15× goal holds for an allocator answering in 90.0 ms or more (13.5 ms ÷ 0.15)",
+		"| replay (200) | DynamoDB UpdateItem (GameInstancesTable) | 1.000 | 1.000 | not returned | ConditionalCheckFailedException ×200 |",
+		"| first call of a new sandbox (1) | SecretsManager GetSecretValue | 1.000 | 1.000 | — | — |",
+		"the fresh phase (200 allocations in 5.599s on one sandbox) made 1 `BatchGetItem`s = 0.005 per allocation",
+		"**Extra = 32.9 ms − 30.2 ms − 0.3 ms = 2.4 ms** (goal ≤ 5.0 ms: ✅ yes); paired per triple: 2.2 ms.",
+		"each fallback makes 2.00 extra DynamoDB requests on `RegionHealthTable`",
+		"| 16 | 64 | 600 / 600 | 4.978s | **143** | 524.4 ms | 599.0 ms | 201 ×600 | 96% of 2 cores (other processes: 2% of one core) | DynamoDB Local (Java) 124%; AllocateFunction sandboxes 45%; bench process (HTTP API gateway, Runtime APIs, stand-in, callers) 20% |",
+		"- Stack with 16 sandboxes: 900 game instances answered `201`; **0 given two servers**;",
+		"- Same instance, simultaneous callers: 25 game instances × 8 callers released together → 201 ×25, 409 ALLOCATION_IN_PROGRESS ×175; 25 instances got exactly one `201`, **0 got more than one**.",
+		"- Pool of 4 sandboxes: best 121 allocations/s with 64 callers (p50 524.4 ms, p99 599.0 ms) — CPU-bound: the 2 cores were 90% busy, 1.90 cores by this run's processes and 0.02 by other processes on the machine; the largest consumer was DynamoDB Local (Java) at 124% of one core; sandbox-pool-bound: 4 sandboxes ÷ 27.6 ms per invocation (unloaded) = 145/s ceiling, 83% reached, while latency grew with the callers.",
+		"- Pool of 16 sandboxes: best 143 allocations/s with 64 callers (p50 524.4 ms, p99 599.0 ms) — CPU-bound: the 2 cores were 96% busy, 1.90 cores by this run's processes and 0.02 by other processes on the machine; the largest consumer was DynamoDB Local (Java) at 124% of one core.",
+		"- Raising the pool from 4 to 16 sandboxes changed the best rate from 121/s to 143/s (1.18×), so the pool of 4 did limit it, and with 16 the cores (96% busy) became the limit.",
+		"AWS prices, us-east-1, as of 2026-11: Lambda arm64 **$0.0000133334 per GB-second**",
+		"| Lambda duration | 0.0 ms billed × 0.125 GB × $0.0000133334/GB-s | $0.0000 |",
+		"| link | 2.00 | 1.00 | 3.00 (2.00) | 0.0 ms | $3.21 |",
+		"| 2 | 03 | 10000 | 10000 | 16s | 625 | 613–635 | no | 0 | 0 |",
+		"**2 runs** marked the 20000 instances (stored afterwards: Unhealthy/LinkTimeout ×16000, Unhealthy/MissedHeartbeats ×4000) in 40s of sweeping, 500 a second overall; **0 runs left a shard with due instances untouched**",
+		"fewer than 185 a second (10000 in the 54 s it dispatches)",
+		"`go test -run '^$' -bench . ./shared/...` (every `Benchmark` function under `shared/`, 7s):\n\n```\npkg: x\nBenchmarkX-2 \t 10 \t 5 ns/op\n```\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("the report lacks\n\t%s", want)
+		}
+	}
+	var headings []string
+	for line := range strings.Lines(md) {
+		if strings.HasPrefix(line, "#") {
+			headings = append(headings, strings.TrimSpace(line))
+		}
+	}
+	wantHeadings := []string{"# Benchmarks", "## Summary", "## Machine", "## Method", "## 1. Cold start and binary size", "### Cold start",
+		"### Binary size", "## 2. Allocate overhead", "### DynamoDB and Secrets Manager requests per allocation", "## 3. Fallback cost",
+		"## 4. Throughput", "## 5. Cost model", "### The game server's calls (not part of the per-allocation goal)", "## Health sweep backlog",
+		"## Go micro-benchmarks"}
+	if strings.Join(headings, "\n") != strings.Join(wantHeadings, "\n") {
+		t.Errorf("headings:\n%s\nwant:\n%s", strings.Join(headings, "\n"), strings.Join(wantHeadings, "\n"))
+	}
+	if strings.Contains(md, "\n\n\n") || strings.Contains(md, "<no value>") || !strings.HasSuffix(md, "ns/op\n```\n") {
+		t.Error("the report has a doubled blank line, a missing value or a loose end")
+	}
+}
+
+// Phases that were skipped or failed leave their lines out instead of
+// breaking the render: the summary still prints.
+func TestSummaryOfAPartialRun(t *testing.T) {
+	for _, c := range []struct {
+		name    string
+		r       *Report
+		want    []string
+		wantNot []string
+	}{
+		{"nothing measured", &Report{Errors: []string{"cold start: boom"}},
+			[]string{"| 4. Game instances given two servers | 0 of 0 | 0 | ❌ no |", "FAILED: cold start: boom"},
+			[]string{"Cold start", "Throughput, best", "Health sweep"}},
+		{"sweep skipped", func() *Report { r := fixedReport(); r.Sweep = SweepResult{}; return r }(),
+			[]string{"| 1. Cold start"}, []string{"Health sweep"}},
+		{"a starved shard", func() *Report { r := fixedReport(); r.Sweep.Runs[1].Starved = 3; r.Sweep.summarise(); return r }(),
+			[]string{"1 starved a shard | all marked, no shard starved | ❌ no |"}, nil},
+	} {
+		s, err := c.r.Summary()
+		if err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(s, w) {
+				t.Errorf("%s: summary lacks %q:\n%s", c.name, w, s)
+			}
+		}
+		for _, w := range c.wantNot {
+			if strings.Contains(s, w) {
+				t.Errorf("%s: summary has %q:\n%s", c.name, w, s)
+			}
+		}
+		if _, err := c.r.Markdown(); err != nil {
+			t.Errorf("%s: %v", c.name, err)
+		}
+	}
+}
+
+func TestAnalyseThroughput(t *testing.T) {
+	level := func(pool int, rate, busy float64) ThroughputLevel {
+		return ThroughputLevel{PoolSize: pool, PerSecond: rate, CPU: CPUUsage{Cores: 2, Busy: busy}}
+	}
+	perInvocation := 25 * msec // a pool of 4 allows 160/s
+	for _, c := range []struct {
+		name              string
+		levels            []ThroughputLevel
+		cpuBound, poolBnd []bool
+		gain              float64
+		poolLimited       bool
+	}{
+		{"pool-bound", []ThroughputLevel{level(4, 100, 0.5), level(4, 140, 0.6)}, []bool{false}, []bool{true}, 0, false},
+		{"neither", []ThroughputLevel{level(4, 100, 0.5)}, []bool{false}, []bool{false}, 0, false},
+		{"a bigger pool helps until the cores bind", []ThroughputLevel{level(4, 140, 0.6), level(16, 168, 0.96)},
+			[]bool{false, true}, []bool{true, false}, 1.2, true},
+		{"a bigger pool within noise", []ThroughputLevel{level(4, 140, 0.9), level(16, 143, 0.95)},
+			[]bool{true, true}, []bool{true, false}, 143.0 / 140, false},
+	} {
+		b := AnalyseThroughput(c.levels, perInvocation)
+		if len(b.Pools) != len(c.cpuBound) {
+			t.Fatalf("%s: %d pools", c.name, len(b.Pools))
+		}
+		for i, p := range b.Pools {
+			if p.CPUBound != c.cpuBound[i] || p.PoolBound != c.poolBnd[i] {
+				t.Errorf("%s: pool %d: CPU-bound %v, pool-bound %v", c.name, p.Best.PoolSize, p.CPUBound, p.PoolBound)
+			}
+		}
+		if math.Abs(b.Gain-c.gain) > 1e-9 || b.PoolLimited != c.poolLimited || (b.Largest != nil) != (c.gain > 0) {
+			t.Errorf("%s: gain %v, pool limited %v", c.name, b.Gain, b.PoolLimited)
+		}
+	}
+	if b := AnalyseThroughput([]ThroughputLevel{level(4, 100, 0.5), level(4, 150, 0.5)}, perInvocation); b.Pools[0].Best.PerSecond != 150 {
+		t.Errorf("best level %v, want the 150/s one", b.Pools[0].Best.PerSecond)
+	}
+}

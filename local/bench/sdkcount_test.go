@@ -1,0 +1,58 @@
+package bench
+
+import (
+	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+)
+
+// The counter reads and sets DynamoDB fields by name; every operation the
+// handlers use must be seen, and other services' calls left alone.
+func TestSDKCounterReadsEveryOperation(t *testing.T) {
+	units := func(u float64) *types.ConsumedCapacity {
+		return &types.ConsumedCapacity{Table: &types.Capacity{CapacityUnits: aws.Float64(u)},
+			GlobalSecondaryIndexes: map[string]types.Capacity{"HealthDeadlineIndex": {CapacityUnits: aws.Float64(1)}}}
+	}
+	batch := map[string]types.KeysAndAttributes{"b-table": {}, "a-table": {}}
+	for _, c := range []struct {
+		name        string
+		in, out     any
+		table, op   string
+		tableUnits  float64
+		indexUnits  float64
+		hasCapacity bool
+	}{
+		{name: "update", in: &dynamodb.UpdateItemInput{TableName: aws.String("gi")}, out: &dynamodb.UpdateItemOutput{ConsumedCapacity: units(2)},
+			table: "gi", op: "UpdateItem", tableUnits: 2, indexUnits: 1, hasCapacity: true},
+		{name: "get", in: &dynamodb.GetItemInput{TableName: aws.String("gi")}, out: &dynamodb.GetItemOutput{},
+			table: "gi", op: "GetItem"},
+		{name: "batch get", in: &dynamodb.BatchGetItemInput{RequestItems: batch},
+			out:   &dynamodb.BatchGetItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{CapacityUnits: aws.Float64(1)}, {CapacityUnits: aws.Float64(1)}}},
+			table: "a-table,b-table", op: "BatchGetItem", tableUnits: 2, hasCapacity: true},
+		{name: "secrets", in: &secretsmanager.GetSecretValueInput{SecretId: aws.String("s")}, out: &secretsmanager.GetSecretValueOutput{},
+			op: "GetSecretValue"},
+	} {
+		askForCapacity(c.in)
+		if f := field(c.in, "ReturnConsumedCapacity"); f.IsValid() && f.Interface() != types.ReturnConsumedCapacityIndexes {
+			t.Errorf("%s: ReturnConsumedCapacity = %v", c.name, f.Interface())
+		}
+		if got := tableOf(c.in); got != c.table {
+			t.Errorf("%s: table %q, want %q", c.name, got, c.table)
+		}
+		if got := operationName(t.Context(), c.in); got != c.op {
+			t.Errorf("%s: operation %q, want %q", c.name, got, c.op)
+		}
+		counter := NewSDKCounter()
+		counter.record(counter.call(OpKey{Operation: c.op, Table: c.table}), c.out, nil)
+		got := counter.Take()[OpKey{Operation: c.op, Table: c.table}]
+		if got.Calls != 1 || got.TableUnits != c.tableUnits || got.IndexUnits != c.indexUnits || got.CapacityReturned != c.hasCapacity {
+			t.Errorf("%s: counted %+v", c.name, got)
+		}
+		if len(counter.Take()) != 0 {
+			t.Errorf("%s: Take did not start over", c.name)
+		}
+	}
+}
