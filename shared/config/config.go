@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Allocate is the allocate function's configuration.
@@ -67,7 +68,7 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		AllocatePath:          r.required("GAMEFABRIC_ALLOCATE_PATH"),
 		TokenSecretID:         r.required("ALLOCATOR_TOKEN_SECRET_ID"),
 		BackendAddress:        r.url("BACKEND_ADDRESS"),
-		FallbackRegion:        strings.ToLower(r.optional("FALLBACK_REGION")),
+		FallbackRegion:        r.regionName("FALLBACK_REGION"),
 		FallbackEnvironment:   r.optional("FALLBACK_ENVIRONMENT"),
 		FallbackArmadaSet:     r.optional("FALLBACK_ARMADA_SET"),
 		GameInstancesTable:    r.required("GAME_INSTANCES_TABLE"),
@@ -110,6 +111,15 @@ func (c Allocate) check(r *reader) {
 	if c.MaxAllocationAttempts > MaxAllocationAttempts {
 		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.MaxAllocationAttempts)
 	}
+}
+
+// regionName reads an optional region name, normalised as callers' are.
+func (r *reader) regionName(name string) string {
+	v := region.Normalize(r.optional(name))
+	if v != "" && !region.Valid(v) {
+		r.problem("%s must be a region name: %s, got %q", name, region.Rule, v)
+	}
+	return v
 }
 
 // reader collects every problem instead of stopping at the first.

@@ -90,3 +90,25 @@ func TestLoadAllocateListsEveryProblem(t *testing.T) {
 		})
 	}
 }
+
+func TestLoadAllocateFallbackRegion(t *testing.T) {
+	tests := []struct{ value, want, problem string }{
+		{" US-West ", "us-west", ""},
+		{"", "", ""},
+		{"us west", "", "FALLBACK_REGION must be a region name"},
+	}
+	for _, tc := range tests {
+		m := valid()
+		m["FALLBACK_REGION"] = tc.value
+		c, err := LoadAllocate(env(m))
+		if tc.problem != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.problem) {
+				t.Errorf("%q: err = %v, want %q", tc.value, err, tc.problem)
+			}
+			continue
+		}
+		if err != nil || c.FallbackRegion != tc.want {
+			t.Errorf("%q: FallbackRegion = %q, %v; want %q", tc.value, c.FallbackRegion, err, tc.want)
+		}
+	}
+}
