@@ -154,7 +154,7 @@ func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
 // observe records the plan's region outcomes after the allocation's own
 // outcome, within what is left of the budget and at most healthTimeout.
 func (s *Service) observe(ctx context.Context, b budget, run planRun) {
-	if len(run.observed) == 0 {
+	if off, ok := s.o.Health.(interface{ Off() bool }); len(run.observed) == 0 || ok && off.Off() {
 		return
 	}
 	hctx, cancel := detached(ctx, b.end, healthTimeout)

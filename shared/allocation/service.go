@@ -76,6 +76,9 @@ func (everyRegion) Admit(_ context.Context, regions []string) []Verdict {
 
 func (everyRegion) Observe(context.Context, string, bool) {}
 
+// Off says there is no region health to record into.
+func (everyRegion) Off() bool { return true }
+
 type noMetrics struct{}
 
 func (noMetrics) Allocated(Outcome) {}

@@ -37,6 +37,10 @@ func (Off) Observe(context.Context, string, bool)                           {}
 func (Off) LinkTimedOut(context.Context, string)                            {}
 func (Off) RecordPing(context.Context, []string, []string, time.Time) error { return nil }
 
+// Off says there is no region health to record into, so an allocation
+// skips even preparing its observations.
+func (Off) Off() bool { return true }
+
 // RecordPing records which regions have ping targets (see Store.RecordPing).
 func (b *Breaker) RecordPing(ctx context.Context, regionsWithTargets, knownRegions []string, now time.Time) error {
 	return b.Store.RecordPing(ctx, regionsWithTargets, knownRegions, now)
