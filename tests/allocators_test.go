@@ -14,7 +14,7 @@ import (
 	"testing"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/allocateapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
@@ -24,7 +24,7 @@ import (
 
 // twoAllocators is a deployment with two GameFabric installations' worth
 // of Allocators, wired as functions/allocate/main.go wires them (config,
-// then app.AllocateRoutes over moto's Secrets Manager):
+// then allocateapp.Routes over moto's Secrets Manager):
 //
 //	us (the default, GAMEFABRIC_URL): us-west as "prod-us-west"
 //	eu (GAMEFABRIC_ALLOCATORS):       eu-central-1 as "prod-eu-central", eu-west as "prod-eu-west"
@@ -73,8 +73,8 @@ func newTwoAllocators(t *testing.T, o twoAllocatorsOptions) *twoAllocators {
 	d.store = store.NewGameInstances(stack.ddb, d.table)
 	d.lifecycle = &lifecycle.Service{Store: d.store, Policy: lifecycle.DefaultPolicy}
 	// Built by the allocate function's own composition root.
-	clients := app.Clients{DynamoDB: stack.ddb, Secrets: stack.sm, HTTP: &http.Client{}, Metrics: io.Discard}
-	d.api = httptest.NewServer(httpapi.NewHandler(app.AllocateRoutes(cfg, clients), logging.New(io.Discard, slog.LevelDebug)))
+	clients := allocateapp.Clients{DynamoDB: stack.ddb, Secrets: stack.sm, HTTP: &http.Client{}, Metrics: io.Discard}
+	d.api = httptest.NewServer(httpapi.NewHandler(allocateapp.Routes(cfg, clients), logging.New(io.Discard, slog.LevelDebug)))
 	t.Cleanup(d.api.Close)
 	return d
 }

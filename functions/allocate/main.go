@@ -9,7 +9,7 @@ import (
 	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/allocateapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -17,6 +17,6 @@ import (
 func main() {
 	cfg := config.Must(config.LoadAllocate(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	clients := app.NewClients(config.AWS(log), os.Stdout)
-	lambda.Start(httpadapter.NewV2(app.Allocate(cfg, clients, log)).ProxyWithContext)
+	clients := allocateapp.NewClients(config.AWS(log), os.Stdout)
+	lambda.Start(httpadapter.NewV2(allocateapp.Handler(cfg, clients, log)).ProxyWithContext)
 }

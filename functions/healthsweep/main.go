@@ -7,8 +7,9 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/sweepapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -16,6 +17,6 @@ import (
 func main() {
 	cfg := config.Must(config.LoadLifecycle(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	clients := app.NewClients(config.AWS(log), os.Stdout)
-	lambda.Start(app.HealthSweep(cfg, clients, log))
+	db := dynamodb.NewFromConfig(config.AWS(log))
+	lambda.Start(sweepapp.Handler(cfg, db, log))
 }

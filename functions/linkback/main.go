@@ -7,9 +7,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/linkbackapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -17,6 +18,6 @@ import (
 func main() {
 	cfg := config.Must(config.LoadLifecycle(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	clients := app.NewClients(config.AWS(log), os.Stdout)
-	lambda.Start(httpadapter.NewV2(app.LinkBack(cfg, clients, log)).ProxyWithContext)
+	db := dynamodb.NewFromConfig(config.AWS(log))
+	lambda.Start(httpadapter.NewV2(linkbackapp.Handler(cfg, db, log)).ProxyWithContext)
 }

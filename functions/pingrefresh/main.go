@@ -6,8 +6,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/pingapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -15,6 +17,6 @@ import (
 func main() {
 	cfg := config.Must(config.LoadPingRefresh(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	clients := app.NewClients(config.AWS(log), os.Stdout)
-	lambda.Start(app.PingRefresh(cfg, clients, log))
+	awsCfg := config.AWS(log)
+	lambda.Start(pingapp.PingRefresh(cfg, dynamodb.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg), log))
 }

@@ -6,9 +6,10 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/regionsapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -16,6 +17,6 @@ import (
 func main() {
 	cfg := config.Must(config.LoadRegions(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	clients := app.NewClients(config.AWS(log), os.Stdout)
-	lambda.Start(httpadapter.NewV2(app.Regions(cfg, clients, log)).ProxyWithContext)
+	db := dynamodb.NewFromConfig(config.AWS(log))
+	lambda.Start(httpadapter.NewV2(regionsapp.Handler(cfg, db, log)).ProxyWithContext)
 }

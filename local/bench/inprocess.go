@@ -16,7 +16,7 @@ import (
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/allocateapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -64,8 +64,8 @@ func NewInProcess(s *Stack) (*InProcess, error) {
 	})
 
 	// The function's own composition root, with counting clients.
-	clients := app.Clients{DynamoDB: db, Secrets: sm, HTTP: &http.Client{}, Metrics: ip.Logs}
-	ip.proxy = httpadapter.NewV2(app.Allocate(cfg, clients, log))
+	clients := allocateapp.Clients{DynamoDB: db, Secrets: sm, HTTP: &http.Client{}, Metrics: ip.Logs}
+	ip.proxy = httpadapter.NewV2(allocateapp.Handler(cfg, clients, log))
 	return ip, nil
 }
 

@@ -1,48 +1,40 @@
-// Package app is the composition root: for each function it turns a loaded
-// configuration and the AWS clients into the handler that main.go starts.
-// functions/<name>/main.go, the bench and the tests build through it, so
-// there is one wiring of each function, not a copy per caller.
+// Package app holds what the composition roots share. Each function has
+// its own root under shared/app (allocateapp, linkbackapp, sweepapp,
+// pingapp, regionsapp) that turns its configuration and AWS clients into the
+// handler main.go starts; the bench and the tests build through them too.
+// They are separate packages so that each binary links only what its
+// function uses: an SDK client package's init runs on every cold start.
 package app
 
 import (
-	"io"
-	"net/http"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
-
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// Clients are what the functions talk to. Build them once per cold start.
-type Clients struct {
-	DynamoDB *dynamodb.Client
-	Secrets  secrets.SecretGetter
-	// HTTP calls GameFabric.
-	HTTP *http.Client
-	// Metrics is where EMF metric lines go (stdout in Lambda).
-	Metrics io.Writer
-}
-
-// NewClients builds the clients from an AWS configuration.
-func NewClients(awsCfg aws.Config, metrics io.Writer) Clients {
-	return Clients{DynamoDB: dynamodb.NewFromConfig(awsCfg), Secrets: secretsmanager.NewFromConfig(awsCfg),
-		HTTP: &http.Client{}, Metrics: metrics}
-}
-
-// regionHealth is the breaker on DynamoDB, or the no-op one when region
-// health is off (no table configured).
-// The breaker is also returned on its own (nil when off) for the regions
-// API, which leaves health out of its answer when it is off.
-func regionHealth(db store.RegionHealthDB, c config.RegionHealth) (regionhealth.Regions, *regionhealth.Breaker) {
+// RegionHealth is the breaker on DynamoDB, or regionhealth.Off when region
+// health is off (no table configured). The breaker is also returned on its
+// own (nil when off) for the regions API, which leaves health out of its
+// answer when it is off.
+func RegionHealth(db store.RegionHealthDB, c config.RegionHealth) (regionhealth.Regions, *regionhealth.Breaker) {
 	if c.Table == "" {
 		return regionhealth.Off{}, nil
 	}
 	p := regionhealth.BreakerPolicy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
 	b := &regionhealth.Breaker{Store: store.NewRegionHealth(db, c.Table, p), Policy: p}
 	return b, b
+}
+
+// Lifecycle is the game-instance lifecycle as LinkBackFunction and
+// HealthSweepFunction run it.
+func Lifecycle(cfg config.Lifecycle, db *dynamodb.Client) *lifecycle.Service {
+	regions, _ := RegionHealth(db, cfg.RegionHealth)
+	return &lifecycle.Service{
+		Store: store.NewGameInstances(db, cfg.GameInstancesTable),
+		Policy: lifecycle.Policy{LinkTimeout: cfg.LinkTimeout, Period: cfg.HealthPeriod, FailureThreshold: cfg.HealthFailureThreshold,
+			InitialDelay: cfg.HealthInitialDelay, Retention: cfg.RecordRetention},
+		Regions: regions,
+	}
 }

@@ -1,4 +1,5 @@
-package app
+// Package pingapp is PingRefreshFunction's composition root.
+package pingapp
 
 import (
 	"context"
@@ -7,10 +8,11 @@ import (
 	"time"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
-	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
@@ -23,14 +25,12 @@ const pingFetchTimeout = 20 * time.Second
 
 // PingRefresh is PingRefreshFunction: one refresh of the ping cache per
 // scheduled event, logged with the Lambda request id.
-func PingRefresh(cfg config.PingRefresh, c Clients, log *slog.Logger) func(context.Context, events.EventBridgeEvent) (pingcache.Summary, error) {
-	regions, _ := regionHealth(c.DynamoDB, cfg.RegionHealth)
-	client := *c.HTTP
-	client.Timeout = pingFetchTimeout
+func PingRefresh(cfg config.PingRefresh, db *dynamodb.Client, sm secrets.SecretGetter, log *slog.Logger) func(context.Context, events.EventBridgeEvent) (pingcache.Summary, error) {
+	regions, _ := app.RegionHealth(db, cfg.RegionHealth)
 	r := &pingcache.Refresher{
-		Source: gamefabric.NewPingClient(&client, cfg.PingURL()),
-		Tokens: secrets.NewTokenSource(c.Secrets, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Store:  store.NewPingCache(c.DynamoDB, cfg.Table),
+		Source: gamefabric.NewPingClient(&http.Client{Timeout: pingFetchTimeout}, cfg.PingURL()),
+		Tokens: secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
+		Store:  store.NewPingCache(db, cfg.Table),
 		Zones:  cfg.ZonesByRegion,
 		Period: cfg.Period,
 		Health: regions,
@@ -43,14 +43,4 @@ func PingRefresh(cfg config.PingRefresh, c Clients, log *slog.Logger) func(conte
 		}
 		return s, err
 	}
-}
-
-// Regions is RegionsFunction: GET /v1/regions from the ping cache, with
-// region health when it is on.
-func Regions(cfg config.Regions, c Clients, log *slog.Logger) http.Handler {
-	var health httpapi.HealthLister // nil: health is left out of the answer
-	if _, b := regionHealth(c.DynamoDB, cfg.RegionHealth); b != nil {
-		health = b
-	}
-	return httpapi.NewRegionsHandler(store.NewPingCache(c.DynamoDB, cfg.Table), health, cfg.Period, log)
 }

@@ -1,0 +1,74 @@
+// Package allocateapp is AllocateFunction's composition root.
+package allocateapp
+
+import (
+	"io"
+	"log/slog"
+	"net/http"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+)
+
+// Clients are what the function talks to; build them once per cold start.
+type Clients struct {
+	DynamoDB *dynamodb.Client
+	Secrets  secrets.SecretGetter
+	// HTTP calls GameFabric's Allocators.
+	HTTP *http.Client
+	// Metrics is where EMF metric lines go (stdout in Lambda).
+	Metrics io.Writer
+}
+
+// NewClients builds the clients from an AWS configuration.
+func NewClients(awsCfg aws.Config, metrics io.Writer) Clients {
+	return Clients{DynamoDB: dynamodb.NewFromConfig(awsCfg), Secrets: secretsmanager.NewFromConfig(awsCfg),
+		HTTP: &http.Client{}, Metrics: metrics}
+}
+
+// Handler is AllocateFunction: POST, GET and DELETE /v1/allocations.
+func Handler(cfg config.Allocate, c Clients, log *slog.Logger) http.Handler {
+	return httpapi.NewAllocateHandler(Service(cfg, c), ender(cfg, c), log)
+}
+
+// Routes are the function's routes, for callers that serve several
+// functions' routes on one server (the tests).
+func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
+	return httpapi.AllocateRoutes(Service(cfg, c), ender(cfg, c))
+}
+
+// Service is the allocate use case as the function runs it.
+func Service(cfg config.Allocate, c Clients) *allocation.Service {
+	health, _ := app.RegionHealth(c.DynamoDB, cfg.RegionHealth)
+	return allocation.NewService(allocation.Options{
+		Store:     store.NewGameInstances(c.DynamoDB, cfg.GameInstancesTable),
+		Upstreams: allocators.New(cfg, c.HTTP, c.Secrets, nil),
+		Health:    health,
+		Metrics:   metrics.Allocations{EMF: metrics.NewEMF(c.Metrics)},
+		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
+			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs},
+		BackendAddress: cfg.BackendAddress,
+		AttemptTimeout: cfg.AttemptTimeout,
+		Lease:          cfg.AllocationLease,
+		Retention:      cfg.RecordRetention,
+		LinkTimeout:    cfg.LinkTimeout,
+		Budget:         cfg.AllocationBudget,
+	})
+}
+
+// ender serves DELETE: the retention of Ended records is all the
+// lifecycle policy it needs.
+func ender(cfg config.Allocate, c Clients) *lifecycle.Service {
+	return &lifecycle.Service{Store: store.NewGameInstances(c.DynamoDB, cfg.GameInstancesTable),
+		Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
+}
