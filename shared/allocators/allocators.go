@@ -5,8 +5,6 @@
 package allocators
 
 import (
-	"time"
-
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
@@ -24,8 +22,8 @@ type Set struct {
 var _ allocation.Upstreams = (*Set)(nil)
 
 // New builds the clients and token sources of every configured Allocator
-// and of the default one. now may be nil (time.Now).
-func New(cfg config.Allocate, doer gamefabric.Doer, sm secrets.SecretGetter, now func() time.Time) *Set {
+// and of the default one.
+func New(cfg config.Allocate, doer gamefabric.Doer, sm secrets.SecretGetter) *Set {
 	s := &Set{cfg: cfg, clients: map[string]*gamefabric.Client{}, tokens: map[string]*secrets.TokenSource{}}
 	all := []config.Allocator{cfg.AllocatorFor("")}
 	for _, a := range cfg.Allocators {
@@ -36,7 +34,7 @@ func New(cfg config.Allocate, doer gamefabric.Doer, sm secrets.SecretGetter, now
 			s.clients[a.URL] = gamefabric.NewClient(doer, a.URL)
 		}
 		if s.tokens[a.TokenSecretID] == nil {
-			s.tokens[a.TokenSecretID] = secrets.NewTokenSource(sm, a.TokenSecretID, cfg.TokenCacheTTL, now)
+			s.tokens[a.TokenSecretID] = secrets.NewTokenSource(sm, a.TokenSecretID, cfg.TokenCacheTTL, nil)
 		}
 	}
 	return s

@@ -61,7 +61,7 @@ func TestSetRoutesEachRegionToItsAllocator(t *testing.T) {
 		t.Fatal(err)
 	}
 	sm, doer := &fakeSecrets{reads: map[string]int{}}, &recorder{}
-	set := New(cfg, doer, sm, nil)
+	set := New(cfg, doer, sm)
 	tests := []struct {
 		region, wantID, wantCall string
 	}{

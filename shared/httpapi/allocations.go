@@ -38,12 +38,6 @@ func AllocateRoutes(svc Allocations, ender Ender) map[string]http.HandlerFunc {
 	}
 }
 
-// NewAllocateHandler serves the allocate function's routes with logging,
-// panic recovery and JSON errors for unknown routes.
-func NewAllocateHandler(svc Allocations, ender Ender, log *slog.Logger) http.Handler {
-	return NewHandler(AllocateRoutes(svc, ender), log)
-}
-
 type allocationHandlers struct {
 	svc   Allocations
 	ender Ender

@@ -50,7 +50,7 @@ func TestStatusOf(t *testing.T) {
 
 func serve(t *testing.T, f *fakeAllocations, method, path, body string) (*http.Response, map[string]any) {
 	t.Helper()
-	h := NewAllocateHandler(f, f, logging.New(io.Discard, 0))
+	h := NewHandler(AllocateRoutes(f, f), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
 	var doc map[string]any

@@ -38,21 +38,25 @@ func NewClients(awsCfg aws.Config, metrics io.Writer) Clients {
 
 // Handler is AllocateFunction: POST, GET and DELETE /v1/allocations.
 func Handler(cfg config.Allocate, c Clients, log *slog.Logger) http.Handler {
-	return httpapi.NewAllocateHandler(Service(cfg, c), ender(cfg, c), log)
+	return httpapi.NewHandler(Routes(cfg, c), log)
 }
 
 // Routes are the function's routes, for callers that serve several
-// functions' routes on one server (the tests).
+// functions' routes on one server (the tests). DELETE ends an instance
+// through the lifecycle; the retention of Ended records is all the
+// lifecycle policy it needs.
 func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
-	return httpapi.AllocateRoutes(Service(cfg, c), ender(cfg, c))
+	records := store.NewGameInstances(c.DynamoDB, cfg.GameInstancesTable)
+	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
+	return httpapi.AllocateRoutes(service(cfg, c, records), ender)
 }
 
-// Service is the allocate use case as the function runs it.
-func Service(cfg config.Allocate, c Clients) *allocation.Service {
+// service is the allocate use case as the function runs it.
+func service(cfg config.Allocate, c Clients, records *store.GameInstances) *allocation.Service {
 	health, _ := app.RegionHealth(c.DynamoDB, cfg.RegionHealth)
 	return allocation.NewService(allocation.Options{
-		Store:     store.NewGameInstances(c.DynamoDB, cfg.GameInstancesTable),
-		Upstreams: allocators.New(cfg, c.HTTP, c.Secrets, nil),
+		Store:     records,
+		Upstreams: allocators.New(cfg, c.HTTP, c.Secrets),
 		Health:    health,
 		Metrics:   metrics.Allocations{EMF: metrics.NewEMF(c.Metrics)},
 		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
@@ -64,11 +68,4 @@ func Service(cfg config.Allocate, c Clients) *allocation.Service {
 		LinkTimeout:    cfg.LinkTimeout,
 		Budget:         cfg.AllocationBudget,
 	})
-}
-
-// ender serves DELETE: the retention of Ended records is all the
-// lifecycle policy it needs.
-func ender(cfg config.Allocate, c Clients) *lifecycle.Service {
-	return &lifecycle.Service{Store: store.NewGameInstances(c.DynamoDB, cfg.GameInstancesTable),
-		Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
 }
