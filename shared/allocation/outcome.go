@@ -122,31 +122,23 @@ func failureOf(rec gameinstance.Record, attempts []attempt) *gameinstance.Error 
 
 // How long a caller should wait before retrying the same gameInstanceId
 // after a failure GameFabric may get over: its own Retry-After when it sent
-// one (the longest, capped), else a default per code.
-const (
-	noCapacityRetryAfter      = 5 * time.Second
-	rateLimitedRetryAfter     = 2 * time.Second
-	upstreamTimeoutRetryAfter = 2 * time.Second
-	maxRetryAfter             = time.Minute
-)
+// one with a lack of capacity or a rate limit (the longest, capped), else
+// a default per code.
+var defaultRetryAfter = map[gameinstance.Code]time.Duration{
+	gameinstance.CodeNoCapacity:      5 * time.Second,
+	gameinstance.CodeRateLimited:     2 * time.Second,
+	gameinstance.CodeUpstreamTimeout: 2 * time.Second,
+}
+
+const maxRetryAfter = time.Minute
 
 func retryAfterFor(code gameinstance.Code, attempts []attempt) time.Duration {
-	var wait time.Duration
-	switch code {
-	case gameinstance.CodeNoCapacity:
-		wait = noCapacityRetryAfter
-		if upstream := longestRetryAfter(attempts); upstream > 0 {
-			wait = upstream
-		}
-	case gameinstance.CodeRateLimited:
-		wait = rateLimitedRetryAfter
-		if upstream := longestRetryAfter(attempts); upstream > 0 {
-			wait = upstream
-		}
-	case gameinstance.CodeUpstreamTimeout:
-		wait = upstreamTimeoutRetryAfter
-	default:
+	wait, ok := defaultRetryAfter[code]
+	if !ok {
 		return 0
+	}
+	if upstream := longestRetryAfter(attempts); upstream > 0 && code != gameinstance.CodeUpstreamTimeout {
+		wait = upstream
 	}
 	return min(gameinstance.WholeSeconds(wait), maxRetryAfter)
 }
