@@ -1,0 +1,334 @@
+// Package streams emulates a Lambda event source mapping for a DynamoDB
+// stream, locally: it polls every shard of the stream through the DynamoDB
+// Streams API (DynamoDB Local's), drops records the FilterCriteria rejects,
+// batches the rest (BatchSize, MaximumBatchingWindowInSeconds), invokes the
+// function with Lambda's DynamoDBEvent and handles the outcome as Lambda
+// does: ReportBatchItemFailures (retry from the lowest failed sequence
+// number), retries of failed invocations with BisectBatchOnFunctionError,
+// MaximumRetryAttempts and MaximumRecordAgeInSeconds, and an on-failure
+// record (DDBStreamBatchInfo) sent to the destination for every batch set
+// aside. Records of a shard go to the function in order, one batch at a
+// time; a shard's children start when it is finished.
+package streams
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+)
+
+// StreamsAPI is the part of *dynamodbstreams.Client a mapping uses.
+type StreamsAPI interface {
+	DescribeStream(ctx context.Context, in *dynamodbstreams.DescribeStreamInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.DescribeStreamOutput, error)
+	GetShardIterator(ctx context.Context, in *dynamodbstreams.GetShardIteratorInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetShardIteratorOutput, error)
+	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
+}
+
+// Invoker runs the function once, synchronously, with event and returns
+// its response payload. Any error is a failed invocation (a function error,
+// a timeout, a crash): Lambda retries those.
+type Invoker interface {
+	Invoke(ctx context.Context, event []byte) ([]byte, error)
+}
+
+// InvokerFunc adapts a function to Invoker.
+type InvokerFunc func(ctx context.Context, event []byte) ([]byte, error)
+
+// Invoke calls f.
+func (f InvokerFunc) Invoke(ctx context.Context, event []byte) ([]byte, error) { return f(ctx, event) }
+
+// Destination receives the on-failure records of batches set aside (an SQS
+// queue in Lambda).
+type Destination interface {
+	Send(ctx context.Context, body string) error
+}
+
+// Config is one event source mapping.
+type Config struct {
+	Function    string // the function's name, for logs and the on-failure record
+	FunctionARN string // requestContext.functionArn; default arn:aws:lambda:<Region>:123456789012:function:<Function>
+	StreamARN   string
+	Region      string // awsRegion of the records; default us-east-1
+
+	StartingPosition string // TRIM_HORIZON (default) or LATEST
+	BatchSize        int    // default 100
+	BatchingWindow   time.Duration
+	// MaximumRetryAttempts: -1 retries until the record is too old (or
+	// forever without MaximumRecordAge).
+	MaximumRetryAttempts       int
+	BisectBatchOnFunctionError bool
+	MaximumRecordAge           time.Duration // 0: no limit
+	ReportBatchItemFailures    bool
+	Filter                     *Filter     // nil: every record
+	OnFailure                  Destination // nil: records set aside are logged and discarded, as Lambda does without one
+
+	// Local knobs, with short defaults: how often an idle shard is polled
+	// (250 ms, Lambda's four times a second), the pause before retrying a
+	// failed batch (200 ms) and how often new shards are looked for (2 s).
+	PollInterval     time.Duration
+	RetryBackoff     time.Duration
+	DescribeInterval time.Duration
+
+	Log *slog.Logger
+}
+
+// Mapping is a running event source mapping.
+type Mapping struct {
+	cfg    Config
+	api    StreamsAPI
+	fn     Invoker
+	cancel context.CancelFunc
+	done   chan struct{}
+	now    func() time.Time
+}
+
+// Start polls the stream until Stop.
+func Start(cfg Config, api StreamsAPI, fn Invoker) (*Mapping, error) {
+	if cfg.StreamARN == "" {
+		return nil, errors.New("streams: no stream ARN")
+	}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if cfg.FunctionARN == "" {
+		cfg.FunctionARN = "arn:aws:lambda:" + cfg.Region + ":123456789012:function:" + cfg.Function
+	}
+	if cfg.StartingPosition == "" {
+		cfg.StartingPosition = string(types.ShardIteratorTypeTrimHorizon)
+	}
+	if cfg.BatchSize <= 0 {
+		cfg.BatchSize = 100
+	}
+	if cfg.PollInterval <= 0 {
+		cfg.PollInterval = 250 * time.Millisecond
+	}
+	if cfg.RetryBackoff <= 0 {
+		cfg.RetryBackoff = 200 * time.Millisecond
+	}
+	if cfg.DescribeInterval <= 0 {
+		cfg.DescribeInterval = 2 * time.Second
+	}
+	if cfg.Log == nil {
+		cfg.Log = slog.New(slog.DiscardHandler)
+	}
+	cfg.Log = cfg.Log.With("function", cfg.Function, "stream", cfg.StreamARN)
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Mapping{cfg: cfg, api: api, fn: fn, cancel: cancel, done: make(chan struct{}), now: time.Now}
+	go m.run(ctx)
+	return m, nil
+}
+
+// Stop ends polling and waits for the batch in flight, if any, to end
+// (its invocation is cancelled).
+func (m *Mapping) Stop() error {
+	m.cancel()
+	<-m.done
+	return nil
+}
+
+// run discovers shards and runs one worker per shard whose parent is done.
+func (m *Mapping) run(ctx context.Context) {
+	defer close(m.done)
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	started, finished := map[string]bool{}, map[string]bool{}
+	finishedCh := make(chan string, 16)
+	first := true
+	for {
+		shards, err := m.describe(ctx)
+		if err != nil && ctx.Err() == nil {
+			m.cfg.Log.Warn("streams: describing the stream failed; trying again", "error", err)
+		}
+		known := map[string]bool{}
+		for _, s := range shards {
+			known[aws.ToString(s.ShardId)] = true
+		}
+		for _, s := range shards {
+			id, parent := aws.ToString(s.ShardId), aws.ToString(s.ParentShardId)
+			if started[id] || (parent != "" && known[parent] && !finished[parent]) {
+				continue
+			}
+			// Shards there at the start begin at StartingPosition; any
+			// found later (children, new shards) from their beginning.
+			pos := types.ShardIteratorTypeTrimHorizon
+			if first {
+				pos = types.ShardIteratorType(m.cfg.StartingPosition)
+			}
+			started[id] = true
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				m.runShard(ctx, id, pos)
+				select {
+				case finishedCh <- id:
+				case <-ctx.Done():
+				}
+			}()
+		}
+		if err == nil {
+			first = false
+		}
+		timer := time.NewTimer(m.cfg.DescribeInterval)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return
+		case id := <-finishedCh:
+			finished[id] = true
+		case <-timer.C:
+		}
+		timer.Stop()
+	}
+}
+
+func (m *Mapping) describe(ctx context.Context) ([]types.Shard, error) {
+	var shards []types.Shard
+	var start *string
+	for {
+		out, err := m.api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(m.cfg.StreamARN), ExclusiveStartShardId: start})
+		if err != nil {
+			return shards, err
+		}
+		if out.StreamDescription == nil {
+			return shards, nil
+		}
+		shards = append(shards, out.StreamDescription.Shards...)
+		start = out.StreamDescription.LastEvaluatedShardId
+		if start == nil {
+			return shards, nil
+		}
+	}
+}
+
+// pending is a record read from the shard and not yet processed.
+type pending struct {
+	rec      Record
+	arrival  time.Time // ApproximateCreationDateTime
+	filtered bool
+}
+
+// runShard delivers a shard's records in order until the shard is closed
+// and drained, or ctx ends.
+func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardIteratorType) {
+	log := m.cfg.Log.With("shard", shardID)
+	var iter *string
+	var lastRead string
+	getIterator := func() bool {
+		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(m.cfg.StreamARN), ShardId: aws.String(shardID), ShardIteratorType: pos}
+		if lastRead != "" {
+			in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(lastRead)
+		}
+		for ctx.Err() == nil {
+			out, err := m.api.GetShardIterator(ctx, in)
+			if err == nil {
+				iter = out.ShardIterator
+				return true
+			}
+			var gone *types.ResourceNotFoundException
+			if errors.As(err, &gone) {
+				log.Warn("streams: shard is gone", "error", err)
+				return false
+			}
+			log.Warn("streams: getting a shard iterator failed; trying again", "error", err)
+			sleep(ctx, m.cfg.PollInterval)
+		}
+		return false
+	}
+	if !getIterator() {
+		return
+	}
+	var buf []Record
+	var firstBuffered time.Time
+	ended := false
+	for ctx.Err() == nil {
+		gotNone := false
+		if !ended && len(buf) < m.cfg.BatchSize {
+			out, err := m.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(int32(min(m.cfg.BatchSize, 1000)))})
+			if err != nil {
+				if ctx.Err() != nil {
+					return
+				}
+				var expired *types.ExpiredIteratorException
+				if errors.As(err, &expired) {
+					if !getIterator() {
+						return
+					}
+					continue
+				}
+				log.Warn("streams: reading the shard failed; trying again", "error", err)
+				sleep(ctx, m.cfg.PollInterval)
+				continue
+			}
+			gotNone = len(out.Records) == 0
+			for _, r := range out.Records {
+				rec, err := FromStream(r, m.cfg.Region, m.cfg.StreamARN)
+				if r.Dynamodb != nil {
+					lastRead = aws.ToString(r.Dynamodb.SequenceNumber)
+				}
+				if err != nil {
+					// Never dropped silently: a record we cannot convert is
+					// delivered as far as it converted, and logged.
+					log.Error("streams: record not fully converted", "sequenceNumber", lastRead, "error", err)
+				}
+				ok, err := m.cfg.Filter.Match(rec)
+				if err != nil {
+					log.Error("streams: filtering a record failed; delivering it", "sequenceNumber", lastRead, "error", err)
+					ok = true
+				}
+				if !ok {
+					continue
+				}
+				if len(buf) == 0 {
+					firstBuffered = m.now()
+				}
+				buf = append(buf, rec)
+			}
+			if out.NextShardIterator == nil {
+				ended = true
+			}
+			iter = out.NextShardIterator
+		}
+		full := len(buf) >= m.cfg.BatchSize
+		windowOver := len(buf) > 0 && m.now().Sub(firstBuffered) >= m.cfg.BatchingWindow
+		if full || windowOver || (ended && len(buf) > 0) {
+			n := min(len(buf), m.cfg.BatchSize)
+			m.process(ctx, shardID, buf[:n])
+			buf = append([]Record(nil), buf[n:]...)
+			if len(buf) > 0 {
+				firstBuffered = m.now()
+			}
+			continue
+		}
+		if ended {
+			return
+		}
+		if gotNone || len(buf) > 0 {
+			wait := m.cfg.PollInterval
+			if len(buf) > 0 {
+				wait = min(wait, m.cfg.BatchingWindow-m.now().Sub(firstBuffered))
+			}
+			sleep(ctx, max(wait, time.Millisecond))
+		}
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
+
+// String describes the mapping for logs.
+func (m *Mapping) String() string {
+	return fmt.Sprintf("%s <- %s", m.cfg.Function, m.cfg.StreamARN)
+}
