@@ -20,11 +20,28 @@ type Components struct {
 	Allocators []*Allocator
 	Ping       *PingService
 
+	// Moto is moto's endpoint: Secrets Manager, SQS and EventBridge.
+	Moto string
+	// Queues are the template's SQS queues in moto, logical ID → queue URL
+	// (EventsDLQ, ScheduledFunctionsDLQ), with their ARNs in QueueARNs.
+	Queues, QueueARNs map[string]string
+	// EventBuses are the template's EventBridge buses in moto, logical ID
+	// → name (GameServerEventBus → local-game-server-events).
+	EventBuses map[string]string
+	// Streams are the tables' stream ARNs, logical ID → ARN.
+	Streams map[string]string
+	// EventsTapURL is an SQS queue receiving every event published on
+	// GameServerEventBus with source gamefabric.allocation (read it with
+	// ReadTap); "" without that bus.
+	EventsTapURL string
+	eventsLogURL string // the tap's twin the stack prints (WatchEvents)
+
 	closers []func() error
 }
 
 // StartComponents starts DynamoDB Local and moto, creates the template's
-// tables, and serves the emulated Allocators and Ping Service with their
+// tables (with their streams), SQS queues and EventBridge buses (and the
+// events tap on GameServerEventBus), and serves the emulated Allocators and Ping Service with their
 // token secrets.
 func StartComponents(ctx context.Context, cfg Config, root string) (c *Components, err error) {
 	c = &Components{}
@@ -46,7 +63,7 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 		return c, fmt.Errorf("moto_server (Secrets Manager): %w", err)
 	}
 	c.closers = append(c.closers, moto.Stop)
-	c.DynamoDB, c.SecretsManager = ddb.Endpoint, moto.Endpoint
+	c.DynamoDB, c.SecretsManager, c.Moto = ddb.Endpoint, moto.Endpoint, moto.Endpoint
 
 	tables, err := c.Template.Tables()
 	if err != nil {
@@ -59,6 +76,9 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	awsCfg := harness.AWSConfig()
 	if err := template.CreateTables(ctx, harness.NewDynamoDB(awsCfg, c.DynamoDB), c.Template, c.Tables); err != nil {
 		return c, fmt.Errorf("create tables from template.yaml: %w", err)
+	}
+	if err := c.startEventing(ctx); err != nil {
+		return c, err
 	}
 	if err := c.startGameFabric(ctx, cfg.GameFabric, harness.NewSecretsManager(awsCfg, c.SecretsManager)); err != nil {
 		return c, err
@@ -77,6 +97,7 @@ func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
 	for logical, name := range c.Tables {
 		refs[logical] = name
 	}
+	c.eventRefs(refs)
 	return refs
 }
 
@@ -90,6 +111,8 @@ func (c *Components) FunctionEnv(logicalID string, refs map[string]string) ([]st
 	env := []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=" + c.DynamoDB,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + c.SecretsManager,
+		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + c.motoEndpoint(),
+		"AWS_ENDPOINT_URL_SQS=" + c.motoEndpoint(),
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_EC2_METADATA_DISABLED=true",
 	}
 	for k, v := range vars {

@@ -19,6 +19,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/fleet"
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/streams"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 )
@@ -28,6 +29,8 @@ type Options struct {
 	Root    string    // the repository (template.yaml, functions/, local/)
 	WorkDir string    // binaries and game server working dirs
 	Log     io.Writer // the stack's own log lines and every child's output
+	// Streams tunes the event source mappings (tests shorten them).
+	Streams StreamTuning
 }
 
 // Stack is the running local product.
@@ -37,6 +40,9 @@ type Stack struct {
 	Refs      map[string]string
 	Fleet     *fleet.Fleet
 	Schedules []template.Schedule
+	// Mappings are the running DynamoDB stream event source mappings, one
+	// per DynamoDB event of every function.
+	Mappings []*streams.Mapping
 
 	pools   map[string]*gateway.Pool
 	log     *slog.Logger
@@ -100,8 +106,17 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	go func() { _ = srv.Serve(ln) }()
 	s.closers = append(s.closers, srv.Close)
 
+	if err := s.startStreams(s.Refs, o.Streams, o.Log); err != nil {
+		return s, fmt.Errorf("DynamoDB stream event sources: %w", err)
+	}
+
 	runCtx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.WatchEvents(runCtx, o.Log)
+	}()
 	s.Fleet, err = fleet.Start(runCtx, s.fleetConfig(cfg, bins["sampleserver"], o))
 	if err != nil {
 		return s, fmt.Errorf("game server fleet: %w", err)

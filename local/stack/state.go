@@ -19,6 +19,12 @@ type State struct {
 	GameFabric     []string          `json:"gamefabricUrls"` // every Allocator's, then the Ping Service's
 	Refs           map[string]string `json:"refs"`
 	PID            int               `json:"pid"`
+	// Moto serves Secrets Manager, SQS and EventBridge.
+	Moto       string            `json:"motoEndpoint"`
+	Queues     map[string]string `json:"queueUrls"`    // logical ID → URL (EventsDLQ, ...)
+	EventBuses map[string]string `json:"eventBuses"`   // logical ID → name
+	Streams    map[string]string `json:"streamArns"`   // table logical ID → stream ARN
+	EventsTap  string            `json:"eventsTapUrl"` // every published event, for people and tests
 }
 
 // StateFile is where the state lives under a work dir.
@@ -31,7 +37,15 @@ func (s *Stack) State() State {
 		gf = append(gf, a.URL)
 	}
 	return State{APIURL: s.APIURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
-		GameFabric: append(gf, s.Ping.URL), Refs: s.Refs, PID: os.Getpid()}
+		GameFabric: append(gf, s.Ping.URL), Refs: s.Refs, PID: os.Getpid(),
+		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL}
+}
+
+// Components are the state's components, enough to run a function against
+// them (no emulated GameFabric handles, no Template).
+func (st State) Components() *Components {
+	return &Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager, Moto: st.Moto,
+		Queues: st.Queues, EventBuses: st.EventBuses, Streams: st.Streams, EventsTapURL: st.EventsTap}
 }
 
 // WriteState saves st to path.

@@ -54,19 +54,20 @@ func run(fn, eventPath, configPath, workDir string) error {
 		return err
 	}
 
-	var c *stack.Components
+	var c, own *stack.Components
 	var refs map[string]string
 	if st, err := stack.ReadLiveState(stack.StateFile(workDir)); err == nil {
 		fmt.Fprintf(os.Stderr, "invoke: using the running `make dev` stack (%s)\n", st.APIURL)
-		c = &stack.Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager}
+		c = st.Components()
 		refs = st.Refs
 	} else {
-		fmt.Fprintln(os.Stderr, "invoke: no `make dev` running; starting DynamoDB Local, moto and the emulated GameFabric Allocators and Ping Service for this call")
+		fmt.Fprintln(os.Stderr, "invoke: no `make dev` running; starting DynamoDB Local, moto (Secrets Manager, SQS, EventBridge) and the emulated GameFabric Allocators and Ping Service for this call")
 		if c, err = stack.StartComponents(ctx, cfg, root); err != nil {
 			return err
 		}
 		defer c.Close()
 		refs = c.Refs(cfg, "http://127.0.0.1:3000")
+		own = c
 	}
 	if c.Template == nil {
 		if c.Template, err = stack.LoadTemplate(root); err != nil {
@@ -96,6 +97,16 @@ func run(fn, eventPath, configPath, workDir string) error {
 	}
 	fmt.Fprintf(os.Stderr, "invoke: %s answered in %s (init %s)\n", fn, res.Duration.Round(time.Millisecond), rt.InitDuration().Round(time.Millisecond))
 	fmt.Println(pretty.String())
+	if own != nil && own.EventsTapURL != "" {
+		// No `make dev` prints what the function published: show it here.
+		events, err := own.ReadTap(ctx, 500*time.Millisecond)
+		for _, e := range events {
+			fmt.Fprintln(os.Stderr, stack.EventLine(e))
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "invoke: reading the events tap:", err)
+		}
+	}
 	if res.FunctionError != nil {
 		return res.FunctionError
 	}

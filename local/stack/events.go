@@ -1,0 +1,284 @@
+package stack
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+)
+
+// moto puts every resource in this account; ARNs in refs use it.
+const motoAccount = "123456789012"
+
+// EventsSource is the source of every event the EventsFunction publishes.
+const EventsSource = "gamefabric.allocation"
+
+// The local tap on the event bus: a rule matching EventsSource with two
+// SQS targets, one the stack prints and empties (events log) and one left
+// for tests and people to read (events tap).
+const (
+	tapRule     = "local-events-tap"
+	tapQueue    = "local-events-tap"
+	logQueue    = "local-events-log"
+	tapBusLogID = "GameServerEventBus"
+)
+
+// startEventing creates the template's SQS queues and EventBridge buses in
+// moto and the tap on GameServerEventBus, and records each table's stream.
+func (c *Components) startEventing(ctx context.Context) error {
+	awsCfg := harness.AWSConfig()
+	q := c.SQS()
+	queues, err := c.Template.Queues()
+	if err != nil {
+		return err
+	}
+	c.Queues, c.QueueARNs = map[string]string{}, map[string]string{}
+	for _, tq := range queues {
+		name := tq.Name
+		if name == "" {
+			name = tq.LogicalID
+		}
+		url, arn, err := createQueue(ctx, q, name)
+		if err != nil {
+			return fmt.Errorf("queue %s: %w", tq.LogicalID, err)
+		}
+		c.Queues[tq.LogicalID], c.QueueARNs[tq.LogicalID] = url, arn
+	}
+	buses, err := c.Template.EventBuses()
+	if err != nil {
+		return err
+	}
+	eb := c.EventBridge()
+	c.EventBuses = map[string]string{}
+	for _, b := range buses {
+		if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(b.Name)}); err != nil {
+			return fmt.Errorf("event bus %s (%s): %w", b.Name, b.LogicalID, err)
+		}
+		c.EventBuses[b.LogicalID] = b.Name
+	}
+	if bus, ok := c.EventBuses[tapBusLogID]; ok {
+		if err := c.startTap(ctx, q, eb, bus); err != nil {
+			return err
+		}
+	}
+	ddb := harness.NewDynamoDB(awsCfg, c.DynamoDB)
+	c.Streams = map[string]string{}
+	for logical, name := range c.Tables {
+		out, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
+		if err != nil {
+			return fmt.Errorf("describe table %s: %w", name, err)
+		}
+		if arn := aws.ToString(out.Table.LatestStreamArn); arn != "" {
+			c.Streams[logical] = arn
+		}
+	}
+	return nil
+}
+
+func (c *Components) startTap(ctx context.Context, q *sqs.Client, eb *eventbridge.Client, bus string) error {
+	var arns []string
+	for _, name := range []string{tapQueue, logQueue} {
+		url, arn, err := createQueue(ctx, q, name)
+		if err != nil {
+			return fmt.Errorf("events tap: %w", err)
+		}
+		arns = append(arns, arn)
+		if name == tapQueue {
+			c.EventsTapURL = url
+		} else {
+			c.eventsLogURL = url
+		}
+	}
+	pattern, _ := json.Marshal(map[string][]string{"source": {EventsSource}})
+	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(tapRule), EventBusName: aws.String(bus), EventPattern: aws.String(string(pattern))}); err != nil {
+		return fmt.Errorf("events tap rule: %w", err)
+	}
+	in := &eventbridge.PutTargetsInput{Rule: aws.String(tapRule), EventBusName: aws.String(bus)}
+	for i, arn := range arns {
+		in.Targets = append(in.Targets, ebTarget(fmt.Sprintf("tap-%d", i), arn))
+	}
+	out, err := eb.PutTargets(ctx, in)
+	if err == nil && out.FailedEntryCount > 0 {
+		err = fmt.Errorf("%d targets failed", out.FailedEntryCount)
+	}
+	if err != nil {
+		return fmt.Errorf("events tap targets: %w", err)
+	}
+	return nil
+}
+
+func ebTarget(id, arn string) ebtypes.Target {
+	return ebtypes.Target{Id: aws.String(id), Arn: aws.String(arn)}
+}
+
+func createQueue(ctx context.Context, q *sqs.Client, name string) (url, arn string, err error) {
+	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
+	if err != nil {
+		return "", "", fmt.Errorf("create queue %s: %w", name, err)
+	}
+	return aws.ToString(out.QueueUrl), "arn:aws:sqs:" + harness.Region + ":" + motoAccount + ":" + name, nil
+}
+
+// eventRefs are the deploy-time values of the queues', buses' and
+// streams' references.
+func (c *Components) eventRefs(refs map[string]string) {
+	for logical, url := range c.Queues {
+		refs[logical] = url
+		refs[logical+".Arn"] = c.QueueARNs[logical]
+		refs[logical+".QueueName"] = url[strings.LastIndexByte(url, '/')+1:]
+		refs[logical+".QueueUrl"] = url
+	}
+	for logical, name := range c.EventBuses {
+		refs[logical] = name
+		refs[logical+".Name"] = name
+		refs[logical+".Arn"] = "arn:aws:events:" + harness.Region + ":" + motoAccount + ":event-bus/" + name
+	}
+	for logical, arn := range c.Streams {
+		refs[logical+".StreamArn"] = arn
+	}
+}
+
+// SQS is a client for moto's SQS.
+func (c *Components) SQS() *sqs.Client {
+	return sqs.NewFromConfig(harness.AWSConfig(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(c.motoEndpoint()) })
+}
+
+// EventBridge is a client for moto's EventBridge.
+func (c *Components) EventBridge() *eventbridge.Client {
+	return eventbridge.NewFromConfig(harness.AWSConfig(), func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(c.motoEndpoint()) })
+}
+
+// DynamoDBStreams is a client for DynamoDB Local's streams.
+func (c *Components) DynamoDBStreams() *dynamodbstreams.Client {
+	return dynamodbstreams.NewFromConfig(harness.AWSConfig(), func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(c.DynamoDB) })
+}
+
+func (c *Components) motoEndpoint() string {
+	if c.Moto != "" {
+		return c.Moto
+	}
+	return c.SecretsManager
+}
+
+// Published is one event as EventBridge delivered it to the tap.
+type Published struct {
+	ID         string          `json:"id"`
+	DetailType string          `json:"detail-type"`
+	Source     string          `json:"source"`
+	Time       string          `json:"time"`
+	Resources  []string        `json:"resources"`
+	Detail     json.RawMessage `json:"detail"`
+	// Raw is the whole message body.
+	Raw string `json:"-"`
+}
+
+// ReadTap receives (and deletes) the events delivered to the tap queue
+// (EventsTapURL) so far, waiting up to wait for the first one. Nothing else
+// reads that queue.
+func (c *Components) ReadTap(ctx context.Context, wait time.Duration) ([]Published, error) {
+	if c.EventsTapURL == "" {
+		return nil, errors.New("no events tap: the template has no GameServerEventBus")
+	}
+	return receive(ctx, c.SQS(), c.EventsTapURL, wait)
+}
+
+// ReadQueue receives (and deletes) the messages on the template queue
+// logicalID (e.g. EventsDLQ), waiting up to wait for the first.
+func (c *Components) ReadQueue(ctx context.Context, logicalID string, wait time.Duration) ([]string, error) {
+	url, ok := c.Queues[logicalID]
+	if !ok {
+		return nil, fmt.Errorf("no queue %s in the template", logicalID)
+	}
+	msgs, err := receive(ctx, c.SQS(), url, wait)
+	var bodies []string
+	for _, m := range msgs {
+		bodies = append(bodies, m.Raw)
+	}
+	return bodies, err
+}
+
+func receive(ctx context.Context, q *sqs.Client, url string, wait time.Duration) ([]Published, error) {
+	var out []Published
+	deadline := time.Now().Add(wait)
+	for {
+		res, err := q.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(url), MaxNumberOfMessages: 10})
+		if err != nil {
+			return out, err
+		}
+		for _, m := range res.Messages {
+			p := Published{Raw: aws.ToString(m.Body)}
+			_ = json.Unmarshal([]byte(p.Raw), &p)
+			out = append(out, p)
+			if _, err := q.DeleteMessage(ctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(url), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				return out, err
+			}
+		}
+		if len(res.Messages) > 0 {
+			continue // drain what is there
+		}
+		if len(out) > 0 || time.Now().After(deadline) {
+			return out, nil
+		}
+		select {
+		case <-ctx.Done():
+			return out, ctx.Err()
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+}
+
+// WatchEvents prints each event published on the bus as one line starting
+// with "event " to w until ctx ends.
+func (c *Components) WatchEvents(ctx context.Context, w io.Writer) {
+	if c.eventsLogURL == "" {
+		return
+	}
+	q := c.SQS()
+	for ctx.Err() == nil {
+		msgs, err := receive(ctx, q, c.eventsLogURL, 0)
+		if err != nil && ctx.Err() == nil {
+			fmt.Fprintf(w, "event watcher: %v\n", err)
+		}
+		for _, m := range msgs {
+			fmt.Fprintln(w, EventLine(m))
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(300 * time.Millisecond):
+		}
+	}
+}
+
+// EventLine is the readable one-line form of a published event:
+// "event GameServerAllocated gi-1 Allocating → Allocated (gi-1:2:GameServerAllocated)".
+func EventLine(p Published) string {
+	var d struct {
+		IdempotencyKey string `json:"idempotencyKey"`
+		GameInstanceID string `json:"gameInstanceId"`
+		Region         string `json:"region"`
+		State          string `json:"state"`
+		PreviousState  string `json:"previousState"`
+	}
+	_ = json.Unmarshal(p.Detail, &d)
+	subject := d.GameInstanceID
+	if subject == "" {
+		subject = "region " + d.Region
+	}
+	prev := d.PreviousState
+	if prev == "" {
+		prev = "-"
+	}
+	return fmt.Sprintf("event %s %s %s → %s (%s)", p.DetailType, subject, prev, d.State, d.IdempotencyKey)
+}
