@@ -12,11 +12,12 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/app/pingapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 )
 
 func main() {
 	cfg := config.Must(config.LoadPingRefresh(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
-	lambda.Start(pingapp.PingRefresh(cfg, dynamodb.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg), log))
+	lambda.Start(pingapp.PingRefresh(cfg, dynamodb.NewFromConfig(awsCfg), secretsmanager.NewFromConfig(awsCfg), metrics.NewEMF(os.Stdout), log))
 }

@@ -38,6 +38,8 @@ type budget struct {
 	// record ends the outcome write; end ends reading it back, and the
 	// answer is due.
 	record, end time.Time
+	// start is when the allocation began (for its latency metric).
+	start time.Time
 }
 
 // wallNow is the clock of deadlines and durations. It is the wall clock,
@@ -55,7 +57,7 @@ func (s *Service) budgetFor(ctx context.Context) budget {
 	if d, ok := ctx.Deadline(); ok && d.Add(-responseMargin).Before(end) {
 		end = d.Add(-responseMargin)
 	}
-	b := budget{end: end, record: end.Add(-confirmReserve)}
+	b := budget{start: start, end: end, record: end.Add(-confirmReserve)}
 	b.upstream = b.record.Add(-OutcomeReserve)
 	if lease := start.Add(s.o.Lease - min(leaseMargin, s.o.Lease/4)); lease.Before(b.upstream) {
 		b.upstream = lease

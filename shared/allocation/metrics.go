@@ -1,6 +1,10 @@
 package allocation
 
-import "github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+import (
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+)
 
 // Outcome is what the metrics port hears of one finished allocation.
 type Outcome struct {
@@ -12,6 +16,9 @@ type Outcome struct {
 	// Known are the regions the deployment knows: with a region-health
 	// record, FALLBACK_REGION, or where a server was allocated.
 	Known map[string]bool
+	// Duration is the whole allocation's, from the request to the
+	// outcome stored.
+	Duration time.Duration
 }
 
 // OtherRegion is the metric dimension of every region the deployment does
@@ -28,6 +35,6 @@ func (o Outcome) RegionLabel(region string) string {
 	return OtherRegion
 }
 
-func (run planRun) metrics(rec gameinstance.Record) Outcome {
-	return Outcome{Record: rec, SkippedUnhealthy: run.skipped, SuspectedOrphans: run.orphans, Known: run.known}
+func (run planRun) metrics(rec gameinstance.Record, d time.Duration) Outcome {
+	return Outcome{Record: rec, SkippedUnhealthy: run.skipped, SuspectedOrphans: run.orphans, Known: run.known, Duration: d}
 }

@@ -205,7 +205,7 @@ func (s *Service) finish(ctx context.Context, b budget, rec gameinstance.Record,
 	rec = s.outcome(rec, run)
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)
-	s.o.Metrics.Allocated(run.metrics(rec))
+	s.o.Metrics.Allocated(run.metrics(rec, wallNow().Sub(b.start)))
 	if err != nil {
 		return Result{}, err
 	}

@@ -42,3 +42,13 @@ const (
 	PingRefreshSchedule = "rate(1 minute)" // PING_REFRESH_SCHEDULE / PingRefreshSchedule
 	HealthSweepSchedule = "rate(1 minute)" // HealthSweepSchedule
 )
+
+// Events (EventsFunction).
+const (
+	// EventPublishAttempts: how often an event EventBridge refused is put
+	// before its stream record is handed back to Lambda (not configurable:
+	// the event source mapping's retries, EventsMaxRetryAttempts, are the
+	// knob).
+	EventPublishAttempts = 3
+	EventPublishBackoff  = 100 * time.Millisecond
+)

@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Allocations turns allocation outcomes into metrics.
@@ -22,8 +23,24 @@ func (a Allocations) Allocated(o allocation.Outcome) {
 	if rec.FallbackUsed {
 		fallback = 1
 	}
+	failed, noCapacity := 0.0, 0.0
+	region := "none" // a failure has no region; its attempts are in UpstreamLatency
+	if rec.State == gameinstance.StateFailed {
+		failed = 1
+	} else {
+		region = o.RegionLabel(rec.Region)
+	}
+	if rec.Failure != nil && rec.Failure.Code == gameinstance.CodeNoCapacity {
+		noCapacity = 1
+	}
 	a.EMF.Emit(map[string]string{"Outcome": outcome}, Metric{"Allocations", 1, "Count"})
+	a.EMF.Emit(map[string]string{"Outcome": outcome, "Region": region}, Metric{"Allocations", 1, "Count"})
+	a.EMF.Emit(map[string]string{"Region": region}, Metric{"AllocationLatency", float64(o.Duration.Milliseconds()), "Milliseconds"})
+	// The 0/1 metrics' Average is a rate (the alarms use it); Sum a count.
 	a.EMF.Emit(nil,
+		Metric{"AllocationFailed", failed, "Count"},
+		Metric{"NoCapacity", noCapacity, "Count"},
+		Metric{"AllocationLatency", float64(o.Duration.Milliseconds()), "Milliseconds"},
 		Metric{"FallbacksUsed", fallback, "Count"},
 		Metric{"AttemptsPerAllocation", float64(len(rec.Attempts)), "Count"},
 		Metric{"RegionsSkippedUnhealthy", float64(o.SkippedUnhealthy), "Count"},

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/eventcatalog"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -44,14 +45,16 @@ func TestEmitIsEMF(t *testing.T) {
 func TestAllocationMetrics(t *testing.T) {
 	var buf bytes.Buffer
 	Allocations{EMF: NewEMF(&buf)}.Allocated(allocation.Outcome{
-		Record: gameinstance.Record{State: gameinstance.StateAllocated, FallbackUsed: true,
+		Record: gameinstance.Record{State: gameinstance.StateAllocated, FallbackUsed: true, Region: "eu",
 			Attempts: []gameinstance.Attempt{{Region: "us-west", Status: 0, DurationMs: 300, SuspectedOrphan: true},
 				{Region: "made-up-by-a-caller", Status: 503, DurationMs: 12}, {Region: "eu", Status: 200, DurationMs: 30}}},
-		SkippedUnhealthy: 1, SuspectedOrphans: []string{"us-west"}, Known: map[string]bool{"us-west": true, "eu": true}})
+		SkippedUnhealthy: 1, SuspectedOrphans: []string{"us-west"}, Known: map[string]bool{"us-west": true, "eu": true},
+		Duration: 345 * time.Millisecond})
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{`"Allocations":1`, `"Outcome":"Allocated"`, `"FallbacksUsed":1`, `"AttemptsPerAllocation":3`, `"RegionsSkippedUnhealthy":1`,
 		`"SuspectedOrphans":1`, `"Region":"us-west","SuspectedOrphans":1`, `"Region":"us-west","UpstreamLatency":300`,
-		`"Region":"other","UpstreamLatency":12`, `"Region":"eu","UpstreamLatency":30`}
+		`"Region":"other","UpstreamLatency":12`, `"Region":"eu","UpstreamLatency":30`,
+		`"Outcome":"Allocated","Region":"eu"`, `"AllocationLatency":345`, `"AllocationFailed":0`, `"NoCapacity":0`}
 	for _, w := range want {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("metrics lack %s:\n%s", w, buf.String())
@@ -60,7 +63,44 @@ func TestAllocationMetrics(t *testing.T) {
 	if strings.Contains(buf.String(), "made-up") {
 		t.Errorf("an unknown region became a dimension:\n%s", buf.String())
 	}
-	if len(lines) != 6 {
-		t.Errorf("%d lines, want 6", len(lines))
+	if len(lines) != 8 {
+		t.Errorf("%d lines, want 8", len(lines))
+	}
+}
+
+func TestFailedAllocationMetrics(t *testing.T) {
+	var buf bytes.Buffer
+	Allocations{EMF: NewEMF(&buf)}.Allocated(allocation.Outcome{Record: gameinstance.Record{State: gameinstance.StateFailed,
+		Failure: &gameinstance.Failure{Code: gameinstance.CodeNoCapacity}}})
+	for _, w := range []string{`"Allocations":1,"Outcome":"NO_CAPACITY","Region":"none"`, `"AllocationFailed":1`, `"NoCapacity":1`} {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("metrics lack %s:\n%s", w, buf.String())
+		}
+	}
+}
+
+func TestEventMetrics(t *testing.T) {
+	var buf bytes.Buffer
+	at := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	linked := func(allocated, linked time.Time, recovered bool) gameinstance.Record {
+		return gameinstance.Record{GameInstanceID: "g", State: gameinstance.StateLinked, UpdatedAt: linked, LinkedAt: linked, RecoveredByLink: recovered}
+	}
+	var evs []eventcatalog.Event
+	evs = append(evs, eventcatalog.FromGameInstance(&gameinstance.Record{State: gameinstance.StateAllocated, UpdatedAt: at}, linked(at, at.Add(1500*time.Millisecond), false))...)
+	evs = append(evs, eventcatalog.FromGameInstance(&gameinstance.Record{State: gameinstance.StateAllocating, UpdatedAt: at}, linked(at, at.Add(time.Hour), true))...)
+	for _, reason := range []string{gameinstance.ReasonLinkTimeout, gameinstance.ReasonMissedHeartbeats, gameinstance.ReasonMissedHeartbeats} {
+		evs = append(evs, eventcatalog.FromGameInstance(&gameinstance.Record{State: gameinstance.StateLinked},
+			gameinstance.Record{State: gameinstance.StateUnhealthy, UnhealthyReason: reason})...)
+	}
+	Events{EMF: NewEMF(&buf)}.Published(evs, 2)
+	out := buf.String()
+	for _, w := range []string{`"EventsPublished":5`, `"EventsPublishFailed":2`, `"LinkTime":1500`,
+		`"GameInstancesUnhealthy":1,"Reason":"LinkTimeout"`, `"GameInstancesUnhealthy":2,"Reason":"MissedHeartbeats"`} {
+		if !strings.Contains(out, w) {
+			t.Errorf("metrics lack %s:\n%s", w, out)
+		}
+	}
+	if strings.Count(out, `"LinkTime":`) != 1 {
+		t.Errorf("a link the server recovered has no link time:\n%s", out)
 	}
 }

@@ -144,3 +144,19 @@ func (b *Breaker) LinkTimedOut(ctx context.Context, region string) {
 	}
 	b.forget(region)
 }
+
+// Unhealthy lists the regions stored Unhealthy, read from the store (not
+// the cache): the UnhealthyRegions gauge is what an operator alarms on.
+func (b *Breaker) Unhealthy(ctx context.Context) ([]string, error) {
+	all, err := b.Store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, h := range all {
+		if h.EffectiveState() == RegionUnhealthy {
+			out = append(out, h.Region)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,23 @@
+// Command events is the EventsFunction Lambda: DynamoDB Streams of the
+// game-instance and region-health tables in, lifecycle events on the
+// GameServerEventBus out (docs/events.md).
+package main
+
+import (
+	"os"
+
+	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/app/eventsapp"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+)
+
+func main() {
+	cfg := config.Must(config.LoadEvents(os.Getenv))
+	log := logging.New(os.Stdout, cfg.LogLevel)
+	bus := eventbridge.NewFromConfig(config.AWS(log))
+	lambda.Start(eventsapp.Handler(cfg, bus, metrics.NewEMF(os.Stdout), log))
+}

@@ -1,0 +1,127 @@
+// Package eventsapp is EventsFunction's composition root: DynamoDB stream
+// records of GameInstancesTable and RegionHealthTable in, catalogue events
+// on the bus out.
+package eventsapp
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"github.com/aws/aws-lambda-go/events"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
+	"github.com/gamefabric-alloc/allocsvc/shared/eventbus"
+	"github.com/gamefabric-alloc/allocsvc/shared/eventcatalog"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+)
+
+// Handler is EventsFunction. It answers with the batch item failures
+// Lambda's event source mapping expects (ReportBatchItemFailures): the
+// first record whose events could not all be put, so Lambda retries from
+// it -- in order, never skipping one -- and, once its retries are spent,
+// sends the batch's description to the on-failure destination.
+func Handler(cfg config.Events, bus eventbus.API, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	pub := eventbus.Publisher{API: bus, Bus: cfg.Bus, Attempts: defaults.EventPublishAttempts, Backoff: defaults.EventPublishBackoff}
+	m := metrics.Events{EMF: emf}
+	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+		ctx = logging.WithLogger(ctx, log)
+		return publish(ctx, pub, m, ev.Records), nil
+	}
+}
+
+// publish derives every record's events, puts them in order and reports
+// the first record not done.
+func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, records []events.DynamoDBEventRecord) events.DynamoDBEventResponse {
+	log := logging.FromContext(ctx)
+	var evs []eventcatalog.Event
+	var owner []int // owner[i] is the record event i came from
+	failedAt := len(records)
+	for i, r := range records {
+		derived, err := derive(r)
+		if err != nil {
+			// A record that cannot be read is not dropped: Lambda retries
+			// it, then sets it aside in the on-failure destination.
+			log.Error("stream record cannot become events; handing it back", "eventID", r.EventID,
+				"sequenceNumber", r.Change.SequenceNumber, "source", r.EventSourceArn, "error", err)
+			failedAt = i
+			break
+		}
+		evs = append(evs, derived...)
+		for range derived {
+			owner = append(owner, i)
+		}
+	}
+	n, err := pub.Publish(ctx, evs)
+	if err != nil {
+		failedAt = min(failedAt, owner[n])
+		log.Error("events not put on the bus; handing their stream record back", "sequenceNumber", records[owner[n]].Change.SequenceNumber,
+			"event", evs[n].Type, "idempotencyKey", evs[n].Key(), "error", err)
+	}
+	done := 0
+	for done < len(evs) && owner[done] < failedAt {
+		done++
+	}
+	m.Published(evs[:done], len(evs)-done)
+	log.Debug("stream records published", "records", failedAt, "of", len(records), "events", done)
+	if failedAt == len(records) {
+		return events.DynamoDBEventResponse{}
+	}
+	return events.DynamoDBEventResponse{BatchItemFailures: []events.DynamoDBBatchItemFailure{{ItemIdentifier: records[failedAt].Change.SequenceNumber}}}
+}
+
+// derive returns the events of one stream record. Keys say which table it
+// comes from; REMOVE (TTL expiry of a finished record) is no event.
+func derive(r events.DynamoDBEventRecord) ([]eventcatalog.Event, error) {
+	if r.EventName == string(events.DynamoDBOperationTypeRemove) {
+		return nil, nil
+	}
+	cur, err := image(r.Change.NewImage)
+	if err != nil {
+		return nil, fmt.Errorf("new image: %w", err)
+	}
+	old, err := image(r.Change.OldImage)
+	if err != nil {
+		return nil, fmt.Errorf("old image: %w", err)
+	}
+	switch {
+	case hasKey(r, store.GameInstanceKey):
+		after, err := store.DecodeGameInstance(cur)
+		if err != nil {
+			return nil, err
+		}
+		if len(old) == 0 {
+			return eventcatalog.FromGameInstance(nil, after), nil
+		}
+		before, err := store.DecodeGameInstance(old)
+		if err != nil {
+			return nil, fmt.Errorf("old image: %w", err)
+		}
+		return eventcatalog.FromGameInstance(&before, after), nil
+	case hasKey(r, store.RegionKey):
+		after, err := store.DecodeRegionHealth(cur)
+		if err != nil {
+			return nil, err
+		}
+		if len(old) == 0 {
+			return eventcatalog.FromRegion(nil, after), nil
+		}
+		before, err := store.DecodeRegionHealth(old)
+		if err != nil {
+			return nil, fmt.Errorf("old image: %w", err)
+		}
+		return eventcatalog.FromRegion(&before, after), nil
+	}
+	return nil, errUnknownTable
+}
+
+var errUnknownTable = errors.New("keys are neither a game instance's nor a region's")
+
+func hasKey(r events.DynamoDBEventRecord, name string) bool {
+	_, ok := r.Change.Keys[name]
+	return ok
+}

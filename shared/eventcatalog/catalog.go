@@ -1,0 +1,76 @@
+// Package eventcatalog is the catalogue of events the service publishes:
+// which stored change becomes which event, and what the event says. It is
+// pure: the images of a record before and after a write go in, events come
+// out. Deriving events from the stored images (DynamoDB Streams) rather
+// than from the request path means every transition that was stored
+// produces its event, and nothing that was not stored ever does.
+package eventcatalog
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Source is every event's EventBridge source.
+const Source = "gamefabric.allocation"
+
+// DetailType is an event's EventBridge detail-type.
+type DetailType string
+
+// The catalogue (docs/events.md).
+const (
+	GameServerAllocated   DetailType = "GameServerAllocated"
+	AllocationFailed      DetailType = "AllocationFailed"
+	GameServerLinked      DetailType = "GameServerLinked"
+	GameInstanceEnded     DetailType = "GameInstanceEnded"
+	GameInstanceUnhealthy DetailType = "GameInstanceUnhealthy"
+	SuspectedOrphan       DetailType = "SuspectedOrphan"
+	RegionHealthChanged   DetailType = "RegionHealthChanged"
+)
+
+// DetailTypes lists the catalogue in the order docs/events.md presents it.
+var DetailTypes = []DetailType{GameServerAllocated, AllocationFailed, GameServerLinked, GameInstanceEnded,
+	GameInstanceUnhealthy, SuspectedOrphan, RegionHealthChanged}
+
+// Event is one entry for the bus. Exactly one of Instance and Region is set.
+type Event struct {
+	Type DetailType
+	// Time is when the change was stored (EventBridge's event time).
+	Time     time.Time
+	Instance *InstanceDetail
+	Region   *RegionDetail
+}
+
+// Key is the event's idempotency key: the same stored change always yields
+// the same key, so consumers drop the duplicates at-least-once delivery
+// brings by remembering keys.
+func (e Event) Key() string {
+	if e.Instance != nil {
+		return e.Instance.IdempotencyKey
+	}
+	return e.Region.IdempotencyKey
+}
+
+// Subject is what the event is about: a game instance id or a region.
+func (e Event) Subject() string {
+	if e.Instance != nil {
+		return e.Instance.GameInstanceID
+	}
+	return e.Region.Region
+}
+
+// Detail is the event's detail as JSON.
+func (e Event) Detail() ([]byte, error) {
+	if e.Instance != nil {
+		return json.Marshal(e.Instance)
+	}
+	return json.Marshal(e.Region)
+}
+
+// timestamp is t as events show it: RFC 3339 in UTC, "" (omitted) for zero.
+func timestamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}

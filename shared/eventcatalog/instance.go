@@ -1,0 +1,168 @@
+package eventcatalog
+
+import (
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+)
+
+// InstanceDetail is the detail of every game-instance event. Its fields
+// are those of GET /v1/allocations/{id}, plus the transition (state,
+// previousState), the record version and the idempotency key. Token
+// hashes, claim ids and upstream response bodies are never in it.
+type InstanceDetail struct {
+	// IdempotencyKey is "<gameInstanceId>:<version>:<detail-type>".
+	IdempotencyKey string `json:"idempotencyKey"`
+	GameInstanceID string `json:"gameInstanceId"`
+	// Version is the stored record's version: it grows with every write.
+	Version           int64                 `json:"version"`
+	State             gameinstance.State    `json:"state"`
+	PreviousState     gameinstance.State    `json:"previousState,omitempty"`
+	Region            string                `json:"region,omitempty"`
+	DesiredRegion     string                `json:"desiredRegion,omitempty"`
+	GameServerVersion string                `json:"gameServerVersion,omitempty"`
+	Environment       string                `json:"environment,omitempty"`
+	ArmadaSet         string                `json:"armadaSet,omitempty"`
+	Server            *gameinstance.Server  `json:"server,omitempty"`
+	FallbackUsed      bool                  `json:"fallbackUsed"`
+	LatencyRelaxed    bool                  `json:"latencyRelaxed,omitempty"`
+	Attempts          []Attempt             `json:"attempts"`
+	Error             *gameinstance.Failure `json:"error,omitempty"`
+	// SuspectedOrphans: in SuspectedOrphan events, the attempts that may
+	// have left a server allocated upstream.
+	SuspectedOrphans []Attempt              `json:"suspectedOrphans,omitempty"`
+	RecoveredByLink  bool                   `json:"recoveredByLink,omitempty"`
+	LinkedServer     *gameinstance.LinkInfo `json:"linkedServer,omitempty"`
+	EndReason        string                 `json:"endReason,omitempty"`
+	UnhealthyReason  string                 `json:"unhealthyReason,omitempty"`
+	CreatedAt        string                 `json:"createdAt,omitempty"`
+	UpdatedAt        string                 `json:"updatedAt,omitempty"`
+	// AllocatedAt is when the outcome Allocated was stored; set when this
+	// change is that write or the one right after it (link, link timeout).
+	AllocatedAt     string `json:"allocatedAt,omitempty"`
+	LinkedAt        string `json:"linkedAt,omitempty"`
+	LastHeartbeatAt string `json:"lastHeartbeatAt,omitempty"`
+	EndedAt         string `json:"endedAt,omitempty"`
+	UnhealthyAt     string `json:"unhealthyAt,omitempty"`
+}
+
+// Attempt is one step of the decision trace: a region tried or skipped,
+// and why.
+type Attempt struct {
+	Region          string `json:"region"`
+	Reason          string `json:"reason,omitempty"`
+	Status          int    `json:"status"`
+	Error           string `json:"error,omitempty"`
+	DurationMs      int64  `json:"durationMs"`
+	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
+	RateLimited     bool   `json:"rateLimited,omitempty"`
+	AllocatorRegion string `json:"allocatorRegion,omitempty"`
+}
+
+// MaxTextBytes bounds each free-text field copied from a record (attempt
+// errors, failure messages), so an event stays far below EventBridge's
+// 256 KB entry limit whatever an upstream said.
+const MaxTextBytes = 1024
+
+// stateEvents is the event a record's arrival in a state produces. States
+// not listed (Allocating: a claim) produce none.
+var stateEvents = map[gameinstance.State]DetailType{
+	gameinstance.StateAllocated: GameServerAllocated,
+	gameinstance.StateFailed:    AllocationFailed,
+	gameinstance.StateLinked:    GameServerLinked,
+	gameinstance.StateEnded:     GameInstanceEnded,
+	gameinstance.StateUnhealthy: GameInstanceUnhealthy,
+}
+
+// FromGameInstance returns the events of one stored write: old is the
+// record before it (nil when the write created it), cur the record after.
+// A write that leaves the state as it was (a heartbeat, a claim takeover)
+// produces nothing. An outcome write whose attempts include suspected
+// orphans also produces a SuspectedOrphan event.
+func FromGameInstance(old *gameinstance.Record, cur gameinstance.Record) []Event {
+	var prev gameinstance.State
+	if old != nil {
+		prev = old.State
+	}
+	typ, ok := stateEvents[cur.State]
+	if prev == cur.State || !ok {
+		return nil
+	}
+	d := instanceDetail(old, cur)
+	evs := []Event{instanceEvent(typ, cur, d)}
+	if cur.State != gameinstance.StateAllocated && cur.State != gameinstance.StateFailed {
+		return evs
+	}
+	for _, a := range d.Attempts {
+		if a.SuspectedOrphan {
+			d.SuspectedOrphans = append(d.SuspectedOrphans, a)
+		}
+	}
+	if len(d.SuspectedOrphans) > 0 {
+		evs = append(evs, instanceEvent(SuspectedOrphan, cur, d))
+	}
+	return evs
+}
+
+func instanceEvent(typ DetailType, cur gameinstance.Record, d InstanceDetail) Event {
+	d.IdempotencyKey = fmt.Sprintf("%s:%d:%s", cur.GameInstanceID, cur.Version, typ)
+	return Event{Type: typ, Time: cur.UpdatedAt, Instance: &d}
+}
+
+func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceDetail {
+	d := InstanceDetail{
+		GameInstanceID:    cur.GameInstanceID,
+		Version:           cur.Version,
+		State:             cur.State,
+		Region:            cur.Region,
+		DesiredRegion:     cur.Fingerprint.DesiredRegion,
+		GameServerVersion: cur.Fingerprint.GameServerVersion,
+		Environment:       cur.Environment,
+		ArmadaSet:         cur.ArmadaSet,
+		Server:            cur.Server,
+		FallbackUsed:      cur.FallbackUsed,
+		LatencyRelaxed:    cur.LatencyRelaxed,
+		Attempts:          make([]Attempt, 0, len(cur.Attempts)),
+		RecoveredByLink:   cur.RecoveredByLink,
+		LinkedServer:      cur.LinkInfo,
+		EndReason:         cur.EndReason,
+		UnhealthyReason:   cur.UnhealthyReason,
+		CreatedAt:         timestamp(cur.CreatedAt),
+		UpdatedAt:         timestamp(cur.UpdatedAt),
+		LinkedAt:          timestamp(cur.LinkedAt),
+		LastHeartbeatAt:   timestamp(cur.LastHeartbeatAt),
+		EndedAt:           timestamp(cur.EndedAt),
+		UnhealthyAt:       timestamp(cur.UnhealthyAt),
+	}
+	if old != nil {
+		d.PreviousState = old.State
+	}
+	switch {
+	case cur.State == gameinstance.StateAllocated:
+		d.AllocatedAt = timestamp(cur.UpdatedAt)
+	case old != nil && old.State == gameinstance.StateAllocated:
+		d.AllocatedAt = timestamp(old.UpdatedAt)
+	}
+	if cur.Failure != nil {
+		d.Error = &gameinstance.Failure{Code: cur.Failure.Code, Message: bounded(cur.Failure.Message)}
+	}
+	for _, a := range cur.Attempts {
+		d.Attempts = append(d.Attempts, Attempt{Region: a.Region, Reason: bounded(a.Reason), Status: a.Status, Error: bounded(a.Error),
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
+	}
+	return d
+}
+
+// bounded cuts s to MaxTextBytes at a rune boundary, marking the cut.
+func bounded(s string) string {
+	if len(s) <= MaxTextBytes {
+		return s
+	}
+	const mark = "…"
+	cut := MaxTextBytes - len(mark)
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + mark
+}

@@ -1,0 +1,36 @@
+package metrics
+
+import (
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/eventcatalog"
+)
+
+// Events turns published lifecycle events into metrics: they are the
+// record of truth's transitions, so link time and unhealthy instances are
+// measured once each, whichever function made the change.
+type Events struct{ EMF *EMF }
+
+// Published records events now on the bus and failed how many were not.
+func (m Events) Published(evs []eventcatalog.Event, failed int) {
+	m.EMF.Emit(nil, Metric{"EventsPublished", float64(len(evs)), "Count"}, Metric{"EventsPublishFailed", float64(failed), "Count"})
+	unhealthy := map[string]int{}
+	for _, e := range evs {
+		switch d := e.Instance; e.Type {
+		case eventcatalog.GameServerLinked:
+			if d.AllocatedAt == "" || d.RecoveredByLink {
+				continue
+			}
+			allocated, err1 := time.Parse(time.RFC3339Nano, d.AllocatedAt)
+			linked, err2 := time.Parse(time.RFC3339Nano, d.LinkedAt)
+			if err1 == nil && err2 == nil && !linked.Before(allocated) {
+				m.EMF.Emit(nil, Metric{"LinkTime", float64(linked.Sub(allocated).Milliseconds()), "Milliseconds"})
+			}
+		case eventcatalog.GameInstanceUnhealthy:
+			unhealthy[d.UnhealthyReason]++
+		}
+	}
+	for reason, n := range unhealthy {
+		m.EMF.Emit(map[string]string{"Reason": reason}, Metric{"GameInstancesUnhealthy", float64(n), "Count"})
+	}
+}

@@ -1,0 +1,36 @@
+package store
+
+import (
+	"errors"
+
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+)
+
+// Key attributes of the two tables whose changes become events: a stream
+// record's Keys say which table's item it is.
+const (
+	GameInstanceKey = "gameInstanceId"
+	RegionKey       = "region"
+)
+
+// DecodeGameInstance reads a game-instance item image, as DynamoDB Streams
+// carries it, into its record.
+func DecodeGameInstance(av map[string]types.AttributeValue) (gameinstance.Record, error) {
+	r, err := decode(av)
+	if err == nil && (r.GameInstanceID == "" || r.State == "") {
+		err = errors.New("decode record: image without gameInstanceId or state")
+	}
+	return r, err
+}
+
+// DecodeRegionHealth reads a region-health item image into its health.
+func DecodeRegionHealth(av map[string]types.AttributeValue) (regionhealth.Health, error) {
+	h, err := decodeRegion(av)
+	if err == nil && h.Region == "" {
+		err = errors.New("decode region health: image without region")
+	}
+	return h, err
+}
