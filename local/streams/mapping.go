@@ -255,8 +255,17 @@ func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardI
 				if ctx.Err() != nil {
 					return
 				}
+				// An expired iterator, or one DynamoDB Local considers behind
+				// the shard's trim horizon (it says so for an iterator taken
+				// on an empty shard once records arrive), is replaced: after
+				// the last record read, else from the trim horizon.
 				var expired *types.ExpiredIteratorException
-				if errors.As(err, &expired) {
+				var trimmed *types.TrimmedDataAccessException
+				if errors.As(err, &expired) || errors.As(err, &trimmed) {
+					if trimmed != nil {
+						pos = types.ShardIteratorTypeTrimHorizon
+						log.Debug("streams: iterator behind the trim horizon; taking a new one", "lastRead", lastRead)
+					}
 					if !getIterator() {
 						return
 					}

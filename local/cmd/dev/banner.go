@@ -29,7 +29,16 @@ func banner(s *stack.Stack, cfg stack.Config) string {
 	}
 	fmt.Fprintf(&b, "Ping Service        %s   (its own tokens; discovers through %s)\n", s.Ping.URL, strings.Join(names, ", "))
 	fmt.Fprintf(&b, "DynamoDB Local      %s   tables: %s\n", s.DynamoDB, strings.Join(sortedValues(s.Tables), ", "))
-	fmt.Fprintf(&b, "Secrets Manager     %s   (moto)\n", s.SecretsManager)
+	fmt.Fprintf(&b, "Secrets Manager     %s   (moto; also SQS and EventBridge)\n", s.SecretsManager)
+	for logical, name := range s.EventBuses {
+		fmt.Fprintf(&b, "event bus           %s (%s); every event it gets is printed as an \"event ...\" line\n", name, logical)
+	}
+	for _, m := range s.Mappings {
+		fmt.Fprintf(&b, "stream              %s\n", m)
+	}
+	for _, logical := range sortedKeys(s.Queues) {
+		fmt.Fprintf(&b, "queue               %-22s %s\n", logical, s.Queues[logical])
+	}
 	for _, a := range s.Allocators {
 		fmt.Fprintf(&b, "  Allocator %-7s %s\n", a.Name, a.SecretARN)
 	}
@@ -50,6 +59,9 @@ func banner(s *stack.Stack, cfg stack.Config) string {
 	fmt.Fprintf(&b, "       -d '{\"gameInstanceId\":\"gi-1\",\"desiredRegion\":\"us-west\",\"gameServerVersion\":\"prag::sample-game-armada-set\"}'\n")
 	fmt.Fprintf(&b, "  curl -s %s/v1/allocations/gi-1\n", s.APIURL)
 	fmt.Fprintf(&b, "  curl -s %s/v1/regions\n\n", s.APIURL)
+	if len(s.Mappings) > 0 {
+		fmt.Fprintf(&b, "Each allocation, link, end and region change then shows up below as \"event <detail-type> ...\" (EventsFunction via the DynamoDB streams).\n")
+	}
 	fmt.Fprintf(&b, "Then end the game like a player would: echo IWON | nc <server ip> <server port> (from the allocation's \"server\").\n")
 	if fb := cfg.Parameters["FallbackRegion"]; fb != "" {
 		fmt.Fprintf(&b, "A region whose servers are all taken falls back to %s, across Allocators (\"fallbackUsed\": true).\n", fb)
@@ -86,6 +98,15 @@ func callbackAuth(a *stack.Allocator) string {
 		return "Bearer <token>"
 	}
 	return "<token>"
+}
+
+func sortedKeys(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
 
 func sortedValues(m map[string]string) []string {
