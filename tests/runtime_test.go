@@ -17,6 +17,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 )
 
 // eventExpectations is what each file in events/ must produce when fed, in
@@ -87,6 +88,11 @@ var eventExpectations = []struct {
 			t.Errorf("refresh summary = %v", b)
 		}
 	}},
+	{"stream-allocated.json", "EventsFunction", 0, streamCheck("GameServerAllocated gi-1:2:GameServerAllocated")},
+	// The heartbeat (Linked → Linked) in the same batch is no event.
+	{"stream-linked.json", "EventsFunction", 0, streamCheck("GameServerLinked gi-1:3:GameServerLinked")},
+	{"stream-unhealthy.json", "EventsFunction", 0, streamCheck("GameInstanceUnhealthy gi-1:5:GameInstanceUnhealthy")},
+	{"stream-region-unhealthy.json", "EventsFunction", 0, streamCheck("RegionHealthChanged us-west:Unhealthy:")},
 	{"get-regions.json", "RegionsFunction", 200, func(t *testing.T, b map[string]any) {
 		regions, _ := b["regions"].([]any)
 		// us-west has allocated (Deployed); both have ping targets (Deployed).
@@ -104,6 +110,31 @@ var functionDirs = map[string]string{
 	"RegionsFunction":     "regions",
 	"LinkBackFunction":    "linkback",
 	"HealthSweepFunction": "healthsweep",
+	"EventsFunction":      "events",
+}
+
+// eventsQueue receives, through a rule on the bus EventsFunction puts on,
+// what the stream-*.json events publish.
+var eventsQueue string
+
+// streamCheck expects a stream batch to be handled completely and to put
+// exactly want ("<detail-type> <idempotencyKey prefix>") on the bus.
+func streamCheck(want string) func(t *testing.T, b map[string]any) {
+	return func(t *testing.T, b map[string]any) {
+		if failures, _ := b["batchItemFailures"].([]any); len(failures) != 0 {
+			t.Fatalf("batch item failures %v", failures)
+		}
+		var got []string
+		testkit.WaitFor(t, 10*time.Second, want, func() bool {
+			got = append(got, receiveEvents(t, eventsQueue)...)
+			return len(got) > 0
+		})
+		time.Sleep(300 * time.Millisecond)
+		got = append(got, receiveEvents(t, eventsQueue)...)
+		if len(got) != 1 || !strings.HasPrefix(got[0], want) {
+			t.Errorf("events %q, want one %q", got, want)
+		}
+	}
 }
 
 // functionEnv is the environment the template gives function, with local
@@ -117,6 +148,7 @@ func functionEnv(t *testing.T, function string, refs map[string]string) []string
 	env := []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=" + stack.ddbEndpoint,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + stack.smEndpoint,
+		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + stack.smEndpoint, // moto serves every service on one port
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_SESSION_TOKEN=local",
 		"AWS_EC2_METADATA_DISABLED=true",
 	}
@@ -155,6 +187,7 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	allocators, _ := json.Marshal(map[string]map[string]string{"eu-central-1": {
 		"url": euStub.BaseURL() + "/" + euStub.AllocatePath(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
 	refs := newTables(t)
+	refs["GameServerEventBus"], eventsQueue = newEventBus(t)
 	for k, v := range map[string]string{
 		"Allocators":              string(allocators),
 		"GameFabricUrl":           stub.BaseURL(),

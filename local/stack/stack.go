@@ -197,11 +197,17 @@ func (s *Stack) runSchedule(ctx context.Context, sch template.Schedule, first, p
 
 // InvokeScheduled runs fn once with an EventBridge scheduled event.
 func (s *Stack) InvokeScheduled(ctx context.Context, fn string) (json.RawMessage, error) {
+	return s.Invoke(ctx, fn, ScheduledEvent(fn))
+}
+
+// Invoke runs fn once with event, as a synchronous invocation; a function
+// error is returned with its payload.
+func (s *Stack) Invoke(ctx context.Context, fn string, event []byte) (json.RawMessage, error) {
 	pool, ok := s.pools[fn]
 	if !ok {
 		return nil, fmt.Errorf("no function %s", fn)
 	}
-	res, err := pool.Invoke(ctx, ScheduledEvent(fn), time.Minute)
+	res, err := pool.Invoke(ctx, event, time.Minute)
 	if err != nil {
 		return nil, err
 	}
