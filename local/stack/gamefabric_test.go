@@ -103,6 +103,15 @@ func TestRefsResolveTheRepoTemplate(t *testing.T) {
 	for _, id := range c.Template.LogicalIDs("AWS::DynamoDB::Table") {
 		c.Tables[id] = id
 	}
+	// What StartComponents creates in moto.
+	buses, err := c.Template.EventBuses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.EventBuses = map[string]string{}
+	for _, b := range buses {
+		c.EventBuses[b.LogicalID] = b.Name
+	}
 	refs := c.Refs(Defaults(), "http://127.0.0.1:3000")
 	for _, fn := range c.Template.LogicalIDs("AWS::Serverless::Function") {
 		if _, err := c.FunctionEnv(fn, refs); err != nil {
