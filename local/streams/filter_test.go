@@ -5,11 +5,13 @@ import (
 	"testing"
 )
 
-// The contract's GameInstancesStream filters (issue 14).
+// GameInstancesStream's filters in template.yaml (local/stack's
+// TestTemplateFiltersPassExactlyTheEvents holds the template's own to the
+// event catalogue).
 var gameInstanceFilters = []string{
-	`{"eventName":["INSERT"]}`,
-	`{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"state":{"S":[{"anything-but":["Linked"]}]}}}}`,
-	`{"eventName":["MODIFY"],"dynamodb":{"OldImage":{"state":{"S":[{"anything-but":["Linked"]}]}}}}`,
+	`{"eventName":["INSERT","MODIFY"],"dynamodb":{"NewImage":{"state":{"S":["Allocated","Failed","Ended","Unhealthy"]}}}}`,
+	`{"eventName":["MODIFY"],"dynamodb":{"NewImage":{"state":{"S":["Linked"]}},"OldImage":{"state":{"S":[{"anything-but":["Linked"]}]}}}}`,
+	`{"eventName":["INSERT"],"dynamodb":{"NewImage":{"state":{"S":["Linked"]}}}}`,
 }
 
 func stateRecord(event, oldState, newState string) string {
@@ -37,7 +39,8 @@ func TestFilterMatches(t *testing.T) {
 		want     bool
 	}{
 		{"no patterns: everything", nil, `{"eventName":"REMOVE"}`, true},
-		{"insert", gameInstanceFilters, stateRecord("INSERT", "", "Allocating"), true},
+		{"claim: insert Allocating", gameInstanceFilters, stateRecord("INSERT", "", "Allocating"), false},
+		{"retry claim: failed to allocating", gameInstanceFilters, stateRecord("MODIFY", "Failed", "Allocating"), false},
 		{"allocating to allocated", gameInstanceFilters, stateRecord("MODIFY", "Allocating", "Allocated"), true},
 		{"allocated to linked (old is not Linked)", gameInstanceFilters, stateRecord("MODIFY", "Allocated", "Linked"), true},
 		{"linked to ended (new is not Linked)", gameInstanceFilters, stateRecord("MODIFY", "Linked", "Ended"), true},
