@@ -131,6 +131,13 @@ func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
 			first: &coldEvent{file: "health-sweep-scheduled.json",
 				describe: "the scheduled event: DynamoDB queries for overdue instances — necessarily real loopback calls"},
 		},
+		// No realistic start: putting an event on moto's bus includes moto
+		// delivering it to the stack's SQS tap inside the call (~0.3 s per
+		// target), which EventBridge does after answering.
+		"EventsFunction": {
+			first: &coldEvent{file: "stream-heartbeat.json",
+				describe: "a stream batch of one heartbeat (Linked → Linked; the filters keep such records from deployed invocations): decoded and compared, no event, no AWS call"},
+		},
 	}
 }
 

@@ -51,6 +51,9 @@ type LifecycleResult struct {
 	// Allocation is what allocating the game's server costs per 1M (the
 	// first cost scenario), and TimesAllocation PerGame over it.
 	Allocation, TimesAllocation float64
+	// IDPrefix starts the ids of the games played (MeasureEvents reads
+	// their stream records).
+	IDPrefix string
 }
 
 // MeasureLifecycle links, heartbeats and ends n Allocated instances through
@@ -119,7 +122,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 			c.ReadUnits*prices.DynamoRRU + c.WriteUnits*prices.DynamoWRU
 		return c, nil
 	}
-	res := LifecycleResult{HeartbeatEvery: HeartbeatEvery, Game: typicalGame}
+	res := LifecycleResult{HeartbeatEvery: HeartbeatEvery, Game: typicalGame, IDPrefix: "lc-" + run + "-"}
 	var err error
 	if res.Link, err = call("link", 1, `{"address":"127.0.0.1:7777","ports":{"game":7777}}`); err != nil {
 		return res, err

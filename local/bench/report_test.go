@@ -100,7 +100,7 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"closed-loop callers (8, 32, 64) each allocating",
 		"| hello-world (baseline) | 10.0 | 10.0 | 10.0 | 10.0 | 8.0 | 1.00× | 1.00× | — | — |",
 		"| AllocateFunction | 12.0 | 12.0 | 12.0 | 12.0 | 10.0 | 1.20× | 1.20× | yes | 40.0 (4.00×) |",
-		"| HealthSweepFunction | 20.0 | 20.0 | 20.0 | 20.0 | 9.0 | 2.00× | 2.00× | **no** | same as first (scheduled) |",
+		"| HealthSweepFunction | 20.0 | 20.0 | 20.0 | 20.0 | 9.0 | 2.00× | 2.00× | **no** | same as first (no realistic series) |",
 		"- **AllocateFunction**, realistic (init median 12.0 ms): `events/e.json`: e → HTTP 400",
 		"| AllocateFunction | 8.45 | 8450000 | yes |\n| hello-world (reference) | 5.83 | 5832866 | — |",
 		"| Direct call to the stand-in (reference) | 200 | 21.0 ms | 22.5 ms | 0.0 ms | 0.0 ms |",

@@ -43,6 +43,7 @@ type Report struct {
 	Billed     BilledResult
 	Requests   RequestsResult
 	Lifecycle  LifecycleResult
+	Events     EventsResult
 	Throughput []ThroughputLevel
 	Best       *ThroughputLevel // the highest rate of any level
 	Race       RaceResult
@@ -195,6 +196,8 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		}
 		if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
 			fail("link-back calls", err)
+		} else if r.Events, err = MeasureEvents(ctx, s, r.Lifecycle, o.Log); err != nil {
+			fail("lifecycle events", err)
 		}
 	} else if len(callers) > 0 {
 		callers = callers[len(callers)-1:]

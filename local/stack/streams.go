@@ -15,11 +15,18 @@ import (
 // take the streams package's short defaults.
 type StreamTuning struct {
 	PollInterval, RetryBackoff, DescribeInterval time.Duration
+	// Off starts no event source mapping: the stack's writes then invoke
+	// no stream-triggered function (make bench measures the allocate path
+	// alone, and EventsFunction on its own).
+	Off bool
 }
 
 // startStreams runs one event source mapping per DynamoDB event of every
 // function, invoking it through its pool with its template timeout.
 func (s *Stack) startStreams(refs map[string]string, tuning StreamTuning, log io.Writer) error {
+	if tuning.Off {
+		return nil
+	}
 	sources, err := s.Template.DynamoDBEventSources(refs)
 	if err != nil {
 		return err

@@ -1,0 +1,170 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
+	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/streams"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/eventsapp"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/eventbus"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+)
+
+// EventsResult prices a game's lifecycle events: the stream records its
+// writes made, those template.yaml's filters let invoke EventsFunction,
+// the events put on the bus and the handler's time per invocation.
+type EventsResult struct {
+	Games int
+	// Per game: stream records written (with Heartbeats heartbeats), the
+	// records the filters pass (invocations, at worst one each: the
+	// batching window only merges them) and events put.
+	Records, Invocations, Events float64
+	Heartbeats                   int
+	Took                         Summary // handler time per invocation, moto's EventBridge included
+	LogBytes                     float64 // per invocation: EMF and log lines, and Lambda's platform lines
+	// USD per 1M games: EventBridge, Lambda (requests and billed
+	// duration), CloudWatch Logs; PerGame their sum.
+	EventBridgeUSD, LambdaUSD, LogsUSD, PerGame float64
+}
+
+// eventsWarmup invocations are not timed: the first put opens connections.
+const eventsWarmup = 3
+
+// MeasureEvents reads the stream records of the games MeasureLifecycle
+// played (ids starting with l.IDPrefix: claim, outcome, link, heartbeats,
+// end), passes them through the template's FilterCriteria, and hands each
+// record that passes to the events handler in process, alone. It puts on a
+// bus of its own in moto, without rules: moto delivers an event to every
+// rule's targets inside PutEvents (the stack's tap: two SQS queues, ~0.3 s
+// each), which EventBridge does after answering.
+func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writer) (EventsResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	records, err := streamRecords(ctx, s, "GameInstancesTable", l.IDPrefix)
+	if err != nil {
+		return EventsResult{}, err
+	}
+	mapping, err := s.MappingConfig("EventsFunction", "GameInstancesStream", s.Refs)
+	if err != nil {
+		return EventsResult{}, err
+	}
+	eb := s.EventBridge()
+	busName := "bench-" + strings.TrimSuffix(l.IDPrefix, "-")
+	if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)}); err != nil {
+		return EventsResult{}, fmt.Errorf("bench event bus: %w", err)
+	}
+	bus := &countingBus{API: eb}
+	out := &countingWriter{}
+	handler := eventsapp.Handler(config.Events{Bus: busName}, bus, metrics.NewEMF(out), logging.New(out, slog.LevelInfo))
+	games := map[string]bool{}
+	res := EventsResult{Heartbeats: heartbeatsPerServer}
+	var took []time.Duration
+	for _, r := range records {
+		games[fmt.Sprint(r.DynamoDB.Keys["gameInstanceId"])] = true
+		pass, err := mapping.Filter.Match(r)
+		if err != nil {
+			return res, err
+		}
+		if !pass {
+			continue
+		}
+		res.Invocations++
+		var ev events.DynamoDBEvent
+		b, _ := json.Marshal(streams.Event{Records: []streams.Record{r}})
+		if err := json.Unmarshal(b, &ev); err != nil {
+			return res, err
+		}
+		start := time.Now()
+		resp, err := handler(ctx, ev)
+		d := time.Since(start)
+		if err != nil || len(resp.BatchItemFailures) > 0 {
+			return res, fmt.Errorf("events handler: %v %v", resp.BatchItemFailures, err)
+		}
+		if int(res.Invocations) > eventsWarmup {
+			took = append(took, d)
+		}
+	}
+	if len(games) == 0 || len(took) == 0 {
+		return res, fmt.Errorf("no stream records of the lifecycle's games (%s*) passed the filters", l.IDPrefix)
+	}
+	n := float64(len(games))
+	logBytes, _ := out.counts()
+	res.Took = Summarize(took)
+	res.Games, res.Records, res.Events = len(games), float64(len(records))/n, float64(bus.entries.Load())/n
+	// The function's own lines, and Lambda's START/END/REPORT per invocation.
+	res.LogBytes = float64(logBytes)/res.Invocations + float64(PlatformLogBytes(toMs(res.Took.Mean), math.Ceil(toMs(res.Took.Mean))))
+	res.Invocations /= n
+	res.EventBridgeUSD = res.Events * prices.EventBridgeEvents
+	res.LambdaUSD = res.Invocations * (prices.LambdaRequests + math.Ceil(toMs(res.Took.Mean))*lambdaUSDPerMs)
+	res.LogsUSD = res.Invocations * res.LogBytes * 1e6 / 1e9 * prices.LogsPerGB
+	res.PerGame = res.EventBridgeUSD + res.LambdaUSD + res.LogsUSD
+	progress(log, "events: %.1f stream records per game, %.1f pass the filters, %.1f events; handler p50 %s; $%.2f per 1M games",
+		res.Records, res.Invocations, res.Events, res.Took.P50.Round(10*time.Microsecond), res.PerGame)
+	return res, nil
+}
+
+// countingBus counts the entries put.
+type countingBus struct {
+	eventbus.API
+	entries atomic.Int64
+}
+
+func (c *countingBus) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
+	c.entries.Add(int64(len(in.Entries)))
+	return c.API.PutEvents(ctx, in, opts...)
+}
+
+// streamRecords reads every record of table's stream whose key starts with
+// prefix, in Lambda's shape, from the trim horizon of every shard.
+func streamRecords(ctx context.Context, s *Stack, table, prefix string) ([]streams.Record, error) {
+	api, arn := s.DynamoDBStreams(), s.Streams[table]
+	desc, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	if err != nil {
+		return nil, err
+	}
+	var out []streams.Record
+	for _, sh := range desc.StreamDescription.Shards {
+		it, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
+			ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
+		if err != nil {
+			return nil, err
+		}
+		iter := it.ShardIterator
+		for range 10_000 { // bounded: a shard of the bench's writes ends long before
+			page, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
+			if err != nil {
+				return nil, err
+			}
+			for _, r := range page.Records {
+				if k, ok := r.Dynamodb.Keys["gameInstanceId"].(*streamtypes.AttributeValueMemberS); !ok || !strings.HasPrefix(k.Value, prefix) {
+					continue
+				}
+				rec, err := streams.FromStream(r, harness.Region, arn)
+				if err != nil {
+					return nil, err
+				}
+				out = append(out, rec)
+			}
+			if iter = page.NextShardIterator; iter == nil || len(page.Records) == 0 {
+				break
+			}
+		}
+	}
+	return out, nil
+}
