@@ -11,7 +11,9 @@ import (
 // measured once each, whichever function made the change.
 type Events struct{ EMF *EMF }
 
-// Published records events now on the bus and failed how many were not.
+// Published records events now on the bus, and failed: how many were not
+// (events refused or not tried, and a stream record that could not be
+// read: EventsPublishFailedAlarm watches both).
 func (m Events) Published(evs []eventcatalog.Event, failed int) {
 	m.EMF.Emit(nil, Metric{"EventsPublished", float64(len(evs)), "Count"}, Metric{"EventsPublishFailed", float64(failed), "Count"})
 	unhealthy := map[string]int{}

@@ -40,7 +40,7 @@ func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, reco
 	log := logging.FromContext(ctx)
 	var evs []eventcatalog.Event
 	var owner []int // owner[i] is the record event i came from
-	failedAt := len(records)
+	failedAt, unreadable := len(records), 0
 	for i, r := range records {
 		derived, err := derive(r)
 		if err != nil {
@@ -48,7 +48,7 @@ func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, reco
 			// it, then sets it aside in the on-failure destination.
 			log.Error("stream record cannot become events; handing it back", "eventID", r.EventID,
 				"sequenceNumber", r.Change.SequenceNumber, "source", r.EventSourceArn, "error", err)
-			failedAt = i
+			failedAt, unreadable = i, 1
 			break
 		}
 		evs = append(evs, derived...)
@@ -66,7 +66,7 @@ func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, reco
 	for done < len(evs) && owner[done] < failedAt {
 		done++
 	}
-	m.Published(evs[:done], len(evs)-done)
+	m.Published(evs[:done], len(evs)-done+unreadable)
 	log.Debug("stream records published", "records", failedAt, "of", len(records), "events", done)
 	if failedAt == len(records) {
 		return events.DynamoDBEventResponse{}

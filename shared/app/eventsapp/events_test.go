@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"log/slog"
 	"strings"
 	"testing"
@@ -77,15 +76,17 @@ func TestHandler(t *testing.T) {
 		refuse  string
 		want    []string
 		failed  string
+		// notPut is the EventsPublishFailed metric.
+		notPut int
 	}{
 		{"transitions only, in order", []string{claim, allocated, heartbeat, linked, expired}, "",
-			[]string{"GameServerAllocated g1:2:GameServerAllocated", "GameServerLinked g1:3:GameServerLinked"}, ""},
-		{"region health", []string{regionUnhealthy}, "", []string{"RegionHealthChanged eu:Unhealthy:1795435200000"}, ""},
+			[]string{"GameServerAllocated g1:2:GameServerAllocated", "GameServerLinked g1:3:GameServerLinked"}, "", 0},
+		{"region health", []string{regionUnhealthy}, "", []string{"RegionHealthChanged eu:Unhealthy:1795435200000"}, "", 0},
 		{"an unreadable record is handed back, nothing after it is put", []string{allocated, poison, linked}, "",
-			[]string{"GameServerAllocated g1:2:GameServerAllocated"}, "20"},
-		{"a record of no known table is handed back", []string{unknown, allocated}, "", nil, "21"},
+			[]string{"GameServerAllocated g1:2:GameServerAllocated"}, "20", 1},
+		{"a record of no known table is handed back", []string{unknown, allocated}, "", nil, "21", 1},
 		{"a refused event hands back its record", []string{allocated, linked}, "Linked",
-			[]string{"GameServerAllocated g1:2:GameServerAllocated"}, "12"},
+			[]string{"GameServerAllocated g1:2:GameServerAllocated"}, "12", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -94,8 +95,8 @@ func TestHandler(t *testing.T) {
 				t.Fatal(err)
 			}
 			b := &bus{refuse: tt.refuse}
-			var out bytes.Buffer
-			h := Handler(config.Events{Bus: "bus"}, b, metrics.NewEMF(io.Discard), slog.New(slog.NewJSONHandler(&out, nil)))
+			var out, emf bytes.Buffer
+			h := Handler(config.Events{Bus: "bus"}, b, metrics.NewEMF(&emf), slog.New(slog.NewJSONHandler(&out, nil)))
 			res, err := h(context.Background(), ev)
 			if err != nil {
 				t.Fatal(err)
@@ -109,6 +110,9 @@ func TestHandler(t *testing.T) {
 			}
 			if failed != tt.failed {
 				t.Errorf("batch item failures %q, want %q", failed, tt.failed)
+			}
+			if want := fmt.Sprintf(`"EventsPublishFailed":%d,`, tt.notPut); !strings.Contains(emf.String(), want) {
+				t.Errorf("metrics lack %s: %s", want, emf.String())
 			}
 			if strings.Contains(out.String(), "secret-hash") {
 				t.Errorf("a token hash reached the log: %s", out.String())
