@@ -16,22 +16,24 @@ type InstanceDetail struct {
 	IdempotencyKey string `json:"idempotencyKey"`
 	GameInstanceID string `json:"gameInstanceId"`
 	// Version is the stored record's version: it grows with every write.
-	Version           int64                 `json:"version"`
-	State             gameinstance.State    `json:"state"`
-	PreviousState     gameinstance.State    `json:"previousState,omitempty"`
-	Region            string                `json:"region,omitempty"`
-	DesiredRegion     string                `json:"desiredRegion,omitempty"`
-	GameServerVersion string                `json:"gameServerVersion,omitempty"`
-	Environment       string                `json:"environment,omitempty"`
-	ArmadaSet         string                `json:"armadaSet,omitempty"`
-	Server            *gameinstance.Server  `json:"server,omitempty"`
-	FallbackUsed      bool                  `json:"fallbackUsed"`
-	LatencyRelaxed    bool                  `json:"latencyRelaxed,omitempty"`
-	Attempts          []Attempt             `json:"attempts"`
-	Error             *gameinstance.Failure `json:"error,omitempty"`
+	Version           int64                `json:"version"`
+	State             gameinstance.State   `json:"state"`
+	PreviousState     gameinstance.State   `json:"previousState,omitempty"`
+	Region            string               `json:"region,omitempty"`
+	DesiredRegion     string               `json:"desiredRegion,omitempty"`
+	GameServerVersion string               `json:"gameServerVersion,omitempty"`
+	Environment       string               `json:"environment,omitempty"`
+	ArmadaSet         string               `json:"armadaSet,omitempty"`
+	Server            *gameinstance.Server `json:"server,omitempty"`
+	FallbackUsed      bool                 `json:"fallbackUsed"`
+	LatencyRelaxed    bool                 `json:"latencyRelaxed,omitempty"`
+	// Attempts is the decision trace: each region tried or skipped, and
+	// why, as recorded (without the upstream's response body).
+	Attempts []gameinstance.Attempt `json:"attempts"`
+	Error    *gameinstance.Failure  `json:"error,omitempty"`
 	// SuspectedOrphans: in SuspectedOrphan events, the attempts that may
 	// have left a server allocated upstream.
-	SuspectedOrphans []Attempt              `json:"suspectedOrphans,omitempty"`
+	SuspectedOrphans []gameinstance.Attempt `json:"suspectedOrphans,omitempty"`
 	RecoveredByLink  bool                   `json:"recoveredByLink,omitempty"`
 	LinkedServer     *gameinstance.LinkInfo `json:"linkedServer,omitempty"`
 	EndReason        string                 `json:"endReason,omitempty"`
@@ -45,19 +47,6 @@ type InstanceDetail struct {
 	LastHeartbeatAt string `json:"lastHeartbeatAt,omitempty"`
 	EndedAt         string `json:"endedAt,omitempty"`
 	UnhealthyAt     string `json:"unhealthyAt,omitempty"`
-}
-
-// Attempt is one step of the decision trace: a region tried or skipped,
-// and why.
-type Attempt struct {
-	Region          string `json:"region"`
-	Reason          string `json:"reason,omitempty"`
-	Status          int    `json:"status"`
-	Error           string `json:"error,omitempty"`
-	DurationMs      int64  `json:"durationMs"`
-	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
-	RateLimited     bool   `json:"rateLimited,omitempty"`
-	AllocatorRegion string `json:"allocatorRegion,omitempty"`
 }
 
 // MaxTextBytes bounds each free-text field copied from a record (attempt
@@ -123,7 +112,7 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 		Server:            cur.Server,
 		FallbackUsed:      cur.FallbackUsed,
 		LatencyRelaxed:    cur.LatencyRelaxed,
-		Attempts:          make([]Attempt, 0, len(cur.Attempts)),
+		Attempts:          make([]gameinstance.Attempt, 0, len(cur.Attempts)),
 		RecoveredByLink:   cur.RecoveredByLink,
 		LinkedServer:      cur.LinkInfo,
 		EndReason:         cur.EndReason,
@@ -148,8 +137,8 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 		d.Error = &gameinstance.Failure{Code: cur.Failure.Code, Message: bounded(cur.Failure.Message)}
 	}
 	for _, a := range cur.Attempts {
-		d.Attempts = append(d.Attempts, Attempt{Region: a.Region, Reason: bounded(a.Reason), Status: a.Status, Error: bounded(a.Error),
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
+		a.Body, a.Reason, a.Error = "", bounded(a.Reason), bounded(a.Error)
+		d.Attempts = append(d.Attempts, a)
 	}
 	return d
 }

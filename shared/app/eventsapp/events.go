@@ -10,6 +10,7 @@ import (
 	"log/slog"
 
 	"github.com/aws/aws-lambda-go/events"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
@@ -90,33 +91,29 @@ func derive(r events.DynamoDBEventRecord) ([]eventcatalog.Event, error) {
 	}
 	switch {
 	case hasKey(r, store.GameInstanceKey):
-		after, err := store.DecodeGameInstance(cur)
-		if err != nil {
-			return nil, err
-		}
-		if len(old) == 0 {
-			return eventcatalog.FromGameInstance(nil, after), nil
-		}
-		before, err := store.DecodeGameInstance(old)
-		if err != nil {
-			return nil, fmt.Errorf("old image: %w", err)
-		}
-		return eventcatalog.FromGameInstance(&before, after), nil
+		return change(old, cur, store.DecodeGameInstance, eventcatalog.FromGameInstance)
 	case hasKey(r, store.RegionKey):
-		after, err := store.DecodeRegionHealth(cur)
-		if err != nil {
-			return nil, err
-		}
-		if len(old) == 0 {
-			return eventcatalog.FromRegion(nil, after), nil
-		}
-		before, err := store.DecodeRegionHealth(old)
-		if err != nil {
-			return nil, fmt.Errorf("old image: %w", err)
-		}
-		return eventcatalog.FromRegion(&before, after), nil
+		return change(old, cur, store.DecodeRegionHealth, eventcatalog.FromRegion)
 	}
 	return nil, errUnknownTable
+}
+
+// change decodes a record's images with decode and derives its events;
+// an absent old image (INSERT) is nil.
+func change[T any](old, cur map[string]types.AttributeValue, decode func(map[string]types.AttributeValue) (T, error),
+	events func(*T, T) []eventcatalog.Event) ([]eventcatalog.Event, error) {
+	after, err := decode(cur)
+	if err != nil {
+		return nil, err
+	}
+	if len(old) == 0 {
+		return events(nil, after), nil
+	}
+	before, err := decode(old)
+	if err != nil {
+		return nil, fmt.Errorf("old image: %w", err)
+	}
+	return events(&before, after), nil
 }
 
 var errUnknownTable = errors.New("keys are neither a game instance's nor a region's")
