@@ -34,12 +34,11 @@ type fieldPattern struct {
 }
 
 type matcher struct {
-	kind    string // "literal", "anything-but", "prefix", "suffix", "equals-ignore-case", "exists"
-	values  []any  // literal values (json.Number, string, bool, nil) for literal and anything-but
-	text    string // prefix/suffix/equals-ignore-case operand
-	sub     string // anything-but's "prefix" or "suffix", with text
-	exists  bool
-	negated bool
+	kind   string // "literal", "anything-but", "prefix", "suffix", "equals-ignore-case", "exists"
+	values []any  // literal values (json.Number, string, bool, nil) for literal and anything-but
+	text   string // prefix/suffix/equals-ignore-case operand
+	sub    string // anything-but's "prefix" or "suffix", with text
+	exists bool
 }
 
 // CompileFilter compiles FilterCriteria patterns (JSON objects).

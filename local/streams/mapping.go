@@ -207,13 +207,6 @@ func (m *Mapping) describe(ctx context.Context) ([]types.Shard, error) {
 	}
 }
 
-// pending is a record read from the shard and not yet processed.
-type pending struct {
-	rec      Record
-	arrival  time.Time // ApproximateCreationDateTime
-	filtered bool
-}
-
 // runShard delivers a shard's records in order until the shard is closed
 // and drained, or ctx ends.
 func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardIteratorType) {
