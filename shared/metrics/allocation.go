@@ -33,18 +33,19 @@ func (a Allocations) Allocated(o allocation.Outcome) {
 	if rec.Failure != nil && rec.Failure.Code == gameinstance.CodeNoCapacity {
 		noCapacity = 1
 	}
-	a.EMF.Emit(map[string]string{"Outcome": outcome}, Metric{"Allocations", 1, "Count"})
-	a.EMF.Emit(map[string]string{"Outcome": outcome, "Region": region}, Metric{"Allocations", 1, "Count"})
-	a.EMF.Emit(map[string]string{"Region": region}, Metric{"AllocationLatency", float64(o.Duration.Milliseconds()), "Milliseconds"})
-	// The 0/1 metrics' Average is a rate (the alarms use it); Sum a count.
-	a.EMF.Emit(nil,
-		Metric{"AllocationFailed", failed, "Count"},
-		Metric{"NoCapacity", noCapacity, "Count"},
-		Metric{"AllocationLatency", float64(o.Duration.Milliseconds()), "Milliseconds"},
-		Metric{"FallbacksUsed", fallback, "Count"},
-		Metric{"AttemptsPerAllocation", float64(len(rec.Attempts)), "Count"},
-		Metric{"RegionsSkippedUnhealthy", float64(o.SkippedUnhealthy), "Count"},
-		Metric{"SuspectedOrphans", float64(len(o.SuspectedOrphans)), "Count"})
+	// One line for the allocation's own metrics: the 0/1 metrics' Average
+	// is a rate (the alarms use it), their Sum a count.
+	latency := Metric{"AllocationLatency", float64(o.Duration.Milliseconds()), "Milliseconds"}
+	a.EMF.EmitGroups(map[string]string{"Outcome": outcome, "Region": region},
+		Group{DimensionSets: [][]string{{"Outcome"}, {"Outcome", "Region"}}, Metrics: []Metric{{"Allocations", 1, "Count"}}},
+		Group{DimensionSets: [][]string{nil, {"Region"}}, Metrics: []Metric{latency}},
+		Group{DimensionSets: [][]string{nil}, Metrics: []Metric{
+			{"AllocationFailed", failed, "Count"},
+			{"NoCapacity", noCapacity, "Count"},
+			{"FallbacksUsed", fallback, "Count"},
+			{"AttemptsPerAllocation", float64(len(rec.Attempts)), "Count"},
+			{"RegionsSkippedUnhealthy", float64(o.SkippedUnhealthy), "Count"},
+			{"SuspectedOrphans", float64(len(o.SuspectedOrphans)), "Count"}}})
 	orphans := map[string]int{}
 	for _, region := range o.SuspectedOrphans {
 		orphans[o.RegionLabel(region)]++
