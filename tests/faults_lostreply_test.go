@@ -17,7 +17,8 @@ import (
 const (
 	claimWrite     = "attribute_not_exists(gameInstanceId)" // the claim's condition
 	outcomeWrite   = "claimId = :c_claim"                   // the outcome's
-	lifecycleWrite = "#v = :c_seen"                         // link, heartbeat, end, sweep: version-conditioned
+	lifecycleWrite = "#v = :c_seen"                         // link, end, sweep: version-conditioned
+	heartbeatWrite = "partnerGameTokenHash = :hash"         // the heartbeat's one conditional write
 )
 
 // lostReply is one row of the saved-but-reply-lost matrix: DynamoDB applies
@@ -82,7 +83,7 @@ func TestLostReplies(t *testing.T) {
 			next: func(t *testing.T, e *env, id string, _ response) {
 				e.server(t, "heartbeat", id, "").expect(t, http.StatusOK, "")
 			}},
-		{name: "heartbeat", write: lifecycleWrite, times: 1, setup: linked,
+		{name: "heartbeat", write: heartbeatWrite, times: 1, setup: linked,
 			call:   func(t *testing.T, e *env, id string) response { return e.server(t, "heartbeat", id, "") },
 			status: 200, state: "Linked", version: "4",
 			next: func(t *testing.T, e *env, id string, first response) {

@@ -152,3 +152,20 @@ var errStoreDown = errors.New("store down")
 func quiet(ctx context.Context) context.Context {
 	return logging.WithLogger(ctx, logging.New(io.Discard, slog.LevelError))
 }
+
+// Heartbeat applies the store's condition: Linked, with that token hash.
+func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	r, ok := f.recs[id]
+	if !ok {
+		return gameinstance.Record{}, false, gameinstance.ErrNotFound
+	}
+	if r.State != gameinstance.StateLinked || r.PartnerGameTokenHash != tokenHash {
+		return r, false, nil
+	}
+	r.LastHeartbeatAt, r.UpdatedAt, r.HealthDeadline = now, now, indexDeadline
+	r.Version++
+	f.recs[id] = r
+	return r, true, nil
+}

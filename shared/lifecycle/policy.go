@@ -42,6 +42,22 @@ func (p Policy) heartbeatDeadline(rec gameinstance.Record) time.Time {
 	return since.Add(p.Period * time.Duration(p.FailureThreshold))
 }
 
+// HeartbeatIndexDeadline is where a heartbeat at now puts the instance's
+// health index key: its deadline (now + Period × FailureThreshold) rounded
+// down to a multiple of Period. Heartbeats within one Period give the same
+// value, and DynamoDB writes the index only when the value changes, so
+// the key moves at most once per Period, however often servers heartbeat.
+// Rounding down keeps the key at or before the real deadline, never after:
+// the sweep finds the instance on time and, as it re-derives the deadline
+// from the record, moves a key that is early instead of marking it.
+func (p Policy) HeartbeatIndexDeadline(now time.Time) time.Time {
+	exact := now.Add(p.Period * time.Duration(p.FailureThreshold))
+	if p.Period <= 0 {
+		return exact
+	}
+	return exact.Truncate(p.Period)
+}
+
 func wrongState(rec gameinstance.Record, action string) error {
 	if rec.State == gameinstance.StateAllocating {
 		// The game server hears of its allocation (the callback) before the

@@ -22,6 +22,12 @@ type Store interface {
 	Due(ctx context.Context, shard int, now time.Time, limit int, cursor string) (ids []string, next string, err error)
 	// HealthShards is how many shards Due's index has.
 	HealthShards() int
+	// Heartbeat records a heartbeat of a Linked instance whose token hash
+	// is tokenHash in one conditional write, moving the health index key to
+	// indexDeadline. applied is false when the record is not Linked with
+	// that token (or lacks its index key); rec is then the stored record,
+	// and ErrNotFound when there is none.
+	Heartbeat(ctx context.Context, id, tokenHash string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error)
 }
 
 // Service applies lifecycle calls.
@@ -66,8 +72,32 @@ func (s *Service) Link(ctx context.Context, id, token string, info *gameinstance
 }
 
 // Heartbeat: the game server is still up; the answer carries its state.
+// The common case, a Linked instance's server, is one conditional write
+// with no read (Store.Heartbeat); everything else -- a wrong token, an
+// instance not Linked -- is answered from the record the refused write
+// returns, exactly as the read-transition-write path would.
 func (s *Service) Heartbeat(ctx context.Context, id, token string) (gameinstance.Record, error) {
-	return result(s.apply(ctx, id, &token, s.Policy.Heartbeat))
+	if err := gameinstance.ValidateID(id); err != nil {
+		return gameinstance.Record{}, err
+	}
+	now := s.now()
+	rec, applied, err := s.Store.Heartbeat(ctx, id, gameinstance.HashToken(token), now, s.Policy.HeartbeatIndexDeadline(now))
+	switch {
+	case applied:
+		return rec, nil
+	case errors.Is(err, gameinstance.ErrNotFound):
+		return gameinstance.Record{}, errUnauthorized
+	case err != nil:
+		return gameinstance.Record{}, storeUnavailable(err)
+	case !holdsToken(rec, token):
+		return gameinstance.Record{}, errUnauthorized
+	case rec.State == gameinstance.StateLinked:
+		// Linked, the right token, and still refused: a record without its
+		// index key, or changed in between. The full path settles it.
+		return result(s.apply(ctx, id, &token, s.Policy.Heartbeat))
+	}
+	_, _, err = s.Policy.Heartbeat(rec, now) // Ended, Unhealthy: no change, no error
+	return rec, err
 }
 
 // End: the game server's game is over.
