@@ -3,6 +3,7 @@ package bench
 import (
 	"math"
 	"testing"
+	"time"
 )
 
 // The model's arithmetic, checked by hand: 30 ms at 128 MB, 3 write units
@@ -52,5 +53,27 @@ func TestCostModelPricesTheInputs(t *testing.T) {
 	// 2 ms of CPU at 128/1769 of a vCPU: 2 × (1769/128 − 1) ≈ 25.6 ms more.
 	if m.CPUScaledMs != 56 {
 		t.Errorf("CPU-scaled billed duration %v ms, want 56", m.CPUScaledMs)
+	}
+}
+
+// A game's heartbeats pay their index moves once per period at most.
+func TestPerGame(t *testing.T) {
+	l := LifecycleResult{Link: LifecycleCall{USDPerMillion: 3}, End: LifecycleCall{USDPerMillion: 2},
+		Heartbeat: LifecycleCall{USDPerMillion: 2 + 0.5*prices.DynamoWRU, IndexWrites: 0.5}}
+	tests := []struct {
+		every time.Duration
+		want  float64
+	}{
+		// 120 heartbeats at $2, 40 moves of 2 write units.
+		{10 * time.Second, 5 + 120*2 + 40*2*prices.DynamoWRU},
+		// 40 heartbeats, each a move.
+		{30 * time.Second, 5 + 40*2 + 40*2*prices.DynamoWRU},
+		// 20 heartbeats, each a move.
+		{time.Minute, 5 + 20*2 + 20*2*prices.DynamoWRU},
+	}
+	for _, tt := range tests {
+		if got := perGame(l, tt.every, 30*time.Second); math.Abs(got-tt.want) > 1e-9 {
+			t.Errorf("every %v: $%.4f, want $%.4f", tt.every, got, tt.want)
+		}
 	}
 }
