@@ -183,4 +183,3 @@ func perGame(l LifecycleResult, every, period time.Duration) float64 {
 	base := l.Heartbeat.USDPerMillion - l.Heartbeat.IndexWrites*prices.DynamoWRU
 	return l.Link.USDPerMillion + l.End.USDPerMillion + beats*base + moves*2*prices.DynamoWRU
 }
-

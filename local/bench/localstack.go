@@ -3,6 +3,7 @@ package bench
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -37,7 +38,11 @@ type Stack struct {
 	PoolSize int
 	DDB      *dynamodb.Client // the bench's own client, for reading records
 	Bin      string           // the allocate bootstrap the sandboxes run
-	logFile  *os.File
+	// CPU confines AllocateFunction's sandboxes to a Lambda CPU share
+	// (MeasureCPUShare); nil, with CPUWhy, where the machine cannot.
+	CPU     *cpuShares
+	CPUWhy  string
+	logFile *os.File
 }
 
 // StartStack starts the stack. GameFabric is redirected to the stand-in
@@ -85,19 +90,40 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	// write, putting on moto (which delivers to the tap's queues inside the
 	// call), would load the machine under the allocate figures.
 	// MeasureEvents runs the events handler on its own.
-	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: logFile, Streams: stack.StreamTuning{Off: true}})
+	shares, whyNot := newCPUShares()
+	var started func(fn string, pid int) error
+	if shares != nil {
+		started = func(fn string, pid int) error {
+			if fn != AllocateFunction {
+				return nil
+			}
+			return shares.add(pid)
+		}
+	}
+	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: logFile, Streams: stack.StreamTuning{Off: true},
+		SandboxStarted: started})
 	if err != nil {
 		_ = logFile.Close()
+		if shares != nil {
+			_ = shares.close()
+		}
 		return nil, fmt.Errorf("start the local stack (log: %s): %w", logFile.Name(), err)
 	}
-	return &Stack{Stack: s, StandIn: o.StandIn, PoolSize: o.PoolSize, logFile: logFile,
+	b := &Stack{Stack: s, StandIn: o.StandIn, PoolSize: o.PoolSize, logFile: logFile, CPU: shares,
 		DDB: harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB),
-		Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}, nil
+		Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}
+	if whyNot != nil {
+		b.CPUWhy = whyNot.Error()
+	}
+	return b, nil
 }
 
 // Close stops every process of the stack.
 func (s *Stack) Close() error {
 	err := s.Stack.Close()
+	if s.CPU != nil {
+		err = errors.Join(err, s.CPU.close())
+	}
 	_ = s.logFile.Close()
 	return err
 }

@@ -30,6 +30,7 @@ func fixedReport() *Report {
 		Options: Options{N: 200, Delay: 20 * msec, Pool: 4, BigPool: 16, RaceInstances: 25, RaceCallers: 8,
 			Throughput: ThroughputOptions{Callers: []int{8, 32, 64}, PerLevel: 600, Cap: 20 * time.Second}},
 		Const: Constants{RegionOK: RegionOK, RegionFallback: RegionFallback, RegionDown: RegionDown, OverheadWarmup: 20, ThroughputWarmup: 300,
+			CFSPeriod: 20 * time.Millisecond, CPUShareGoal: CPUShareGoal, CPUShareTarget: CPUShareTarget,
 			OverheadGoal: OverheadGoal, OverheadSlack: OverheadGoal - 1, FallbackGoal: FallbackGoal, HealthCacheTTLSecs: 5},
 		Machine: Machine{CPU: "AMD EPYC", Cores: 2, MemoryGiB: 23.5, OS: "Debian", Kernel: "6.1 amd64", GoVersion: "go1.26.8", Java: "openjdk 17",
 			Commit: "a16d9e8d9e8b", LoadAvg: "1.00 1.00 1.00", Date: time.Date(2026, 11, 22, 7, 8, 55, 0, time.UTC)},
@@ -59,6 +60,9 @@ func fixedReport() *Report {
 		Race:       RaceResult{Instances: 25, CallersEach: 8, Outcomes: Counts{"201": 25, "409 ALLOCATION_IN_PROGRESS": 175}, Created: 25},
 		Integrity:  []Integrity{{Pool: 4, Instances: 2125}, {Pool: 16, Instances: 900}},
 		Answered:   3025,
+		CPUShare: CPUShareResult{At128: 2.1, Recommended: 512, Rows: []CPUShareRow{
+			{MemoryMB: 128, Share: 128.0 / 1769, Overhead: OverheadResult{E2E: Summary{N: 100, P50: 44 * msec}, Direct: Summary{N: 100, P50: 21 * msec}, RatioP50: 2.1, RatioP99: 3}},
+			{MemoryMB: 512, Share: 512.0 / 1769, Overhead: OverheadResult{E2E: Summary{N: 100, P50: 25 * msec}, Direct: Summary{N: 100, P50: 21 * msec}, RatioP50: 1.19, RatioP99: 1.5}}}},
 		Lifecycle: LifecycleResult{HeartbeatEvery: 10 * time.Second, Game: 20 * time.Minute,
 			Link:        LifecycleCall{Name: "link", N: 20, Requests: 2, ReadUnits: 1, WriteUnits: 3, IndexWrites: 2, USDPerMillion: 3.21},
 			Heartbeat:   LifecycleCall{Name: "heartbeat", N: 100, Requests: 2, ReadUnits: 1, WriteUnits: 3, IndexWrites: 2, USDPerMillion: 3.21},
@@ -94,6 +98,9 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"| 3. Fallback cost beyond the two round trips, p50 | 2.4 ms (paired 2.2 ms) | ≤ 5.0 ms | ✅ yes |",
 		"| 4. Throughput, best sustained | 143 allocations/s (16 sandboxes, 64 callers) | — | — |",
 		"| 4. Game instances given two servers | 0 of 3025 | 0 | ✅ yes |",
+		"| 2. Allocate at a 128 MB CPU share, p50 (stack ÷ direct) | 2.10× | ≤ 1.35× | ❌ no |",
+		"| 2. Smallest MemorySize at ≤ 1.2× | 512 MB | — | — |",
+		"| 128 MB | 7.2 % | 44.0 ms | 21.0 ms | 2.10× | 3.00× | 0.00 | 0.0 ms |",
 		"| 5. The game server's calls, per 1M 20m0s games (link, heartbeat every 10s, end) | $391 ($130 heartbeating every 30 s) | — | — |",
 		"| Health sweep: runs to mark 20000 due instances (60 s each) | 2 runs (10000 + 10000; 417–625 reviews/s); 0 starved a shard | all marked, no shard starved | ✅ yes |",
 		"| Load average at start / end | 1.00 1.00 1.00 / 2.00 2.00 2.00 |",
@@ -135,7 +142,7 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		}
 	}
 	wantHeadings := []string{"# Benchmarks", "## Summary", "## Machine", "## Method", "## 1. Cold start and binary size", "### Cold start",
-		"### Binary size", "## 2. Allocate overhead", "### DynamoDB and Secrets Manager requests per allocation", "## 3. Fallback cost",
+		"### Binary size", "## 2. Allocate overhead", "### At Lambda's CPU share", "### DynamoDB and Secrets Manager requests per allocation", "## 3. Fallback cost",
 		"## 4. Throughput", "## 5. Cost model", "### The game server's calls (not part of the per-allocation goal)", "## Health sweep backlog",
 		"## Go micro-benchmarks"}
 	if strings.Join(headings, "\n") != strings.Join(wantHeadings, "\n") {

@@ -39,6 +39,7 @@ type Report struct {
 	ColdStart  *ColdStartReport
 	Sizes      *SizeReport
 	Overhead   OverheadResult
+	CPUShare   CPUShareResult
 	Fallback   FallbackResult
 	Billed     BilledResult
 	Requests   RequestsResult
@@ -67,6 +68,8 @@ type Constants struct {
 	OverheadGoal, OverheadSlack          float64 // the goal, and its margin over 1×
 	FallbackGoal                         time.Duration
 	HealthCacheTTLSecs                   int
+	CFSPeriod                            time.Duration // the CPU-share quota's period
+	CPUShareGoal, CPUShareTarget         float64
 }
 
 // Run measures everything, one phase after another so that phases do not
@@ -80,6 +83,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		RegionOK: RegionOK, RegionFallback: RegionFallback, RegionDown: RegionDown,
 		OverheadWarmup: overheadWarmup, ThroughputWarmup: throughputWarmup,
 		OverheadGoal: OverheadGoal, OverheadSlack: OverheadGoal - 1, FallbackGoal: FallbackGoal, HealthCacheTTLSecs: healthCacheTTLSecs,
+		CFSPeriod: cfsPeriodUs * time.Microsecond, CPUShareGoal: CPUShareGoal, CPUShareTarget: CPUShareTarget,
 	}}
 	fail := func(phase string, err error) {
 		progress(o.Log, "%s FAILED: %v", phase, err)
@@ -184,6 +188,10 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
 		if r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log); err != nil {
 			fail("allocate overhead", err)
+		}
+		share := OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}
+		if r.CPUShare, err = MeasureCPUShare(ctx, s, share, o.Log); err != nil {
+			fail("Lambda CPU share", err)
 		}
 		if r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log); err != nil {
 			fail("fallback cost", err)

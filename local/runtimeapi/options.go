@@ -8,6 +8,7 @@ type Option func(*config)
 type config struct {
 	functionName string
 	logOutput    io.Writer
+	started      func(pid int) error
 	// dir is the binary's directory: the working directory and
 	// LAMBDA_TASK_ROOT, as in Lambda where both are /var/task.
 	dir string
@@ -31,3 +32,9 @@ func WithFunctionName(name string) Option { return func(c *config) { c.functionN
 // WithLogOutput also copies the function's output to w as it is produced
 // (e.g. a writer that calls t.Log), in addition to Logs.
 func WithLogOutput(w io.Writer) Option { return func(c *config) { c.logOutput = w } }
+
+// WithStarted calls started with the bootstrap's process id as soon as it
+// runs, before the Runtime API answers its first request (e.g. to confine
+// it to a cgroup, as Lambda confines a sandbox to its CPU share). An error
+// stops the process and fails Start.
+func WithStarted(started func(pid int) error) Option { return func(c *config) { c.started = started } }

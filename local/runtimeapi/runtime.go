@@ -134,6 +134,13 @@ func Start(ctx context.Context, binary string, env []string, opts ...Option) (*R
 		return nil, fmt.Errorf("starting function: %w", err)
 	}
 	rt.child = child
+	if cfg.started != nil {
+		if err := cfg.started(child.Pid()); err != nil {
+			_ = child.Stop(0)
+			_ = ln.Close()
+			return nil, fmt.Errorf("starting function: %w", err)
+		}
+	}
 	// Serving only now publishes began and child to the handlers; the
 	// function's first connection simply waits in the listen backlog.
 	go func() { _ = rt.server.Serve(ln) }()

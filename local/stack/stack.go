@@ -31,6 +31,9 @@ type Options struct {
 	Log     io.Writer // the stack's own log lines and every child's output
 	// Streams tunes the event source mappings (tests shorten them).
 	Streams StreamTuning
+	// SandboxStarted, when set, hears of every function sandbox's process
+	// as it starts (make bench confines AllocateFunction's to a CPU share).
+	SandboxStarted func(function string, pid int) error
 }
 
 // Stack is the running local product.
@@ -91,8 +94,12 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 			return s, err
 		}
 		bin, name, out := bins[FunctionDir(fn)], fn, prefixed(o.Log, fn)
+		opts := []runtimeapi.Option{runtimeapi.WithFunctionName(name), runtimeapi.WithLogOutput(out)}
+		if o.SandboxStarted != nil {
+			opts = append(opts, runtimeapi.WithStarted(func(pid int) error { return o.SandboxStarted(name, pid) }))
+		}
 		pool := gateway.NewPool(fn, cfg.API.Concurrency, func(ctx context.Context) (*runtimeapi.Runtime, error) {
-			return runtimeapi.Start(ctx, bin, env, runtimeapi.WithFunctionName(name), runtimeapi.WithLogOutput(out))
+			return runtimeapi.Start(ctx, bin, env, opts...)
 		})
 		s.pools[fn], invokers[fn] = pool, pool
 		s.closers = append(s.closers, pool.Close)

@@ -1,0 +1,197 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Lambda allots CPU in proportion to memory: one vCPU at 1,769 MB. The
+// bench confines each AllocateFunction sandbox to that share with a cgroup
+// v1 CFS quota per 20 ms period, where the machine has the cpu controller.
+const (
+	cpuControllerDir = "/sys/fs/cgroup/cpu"
+	cfsPeriodUs      = 20_000
+	minCFSQuotaUs    = 1_000 // the kernel's floor for cpu.cfs_quota_us
+)
+
+// CPUShareSizes are the memory sizes measured; the last is a full vCPU.
+var CPUShareSizes = []int{128, 256, 512, 1024, 1769}
+
+// CPUShareGoal is the goal at 128 MB: allocate p50 ≤ 1.35× the
+// direct call; CPUShareTarget the ratio the README's recommended
+// MemorySize must reach.
+const (
+	CPUShareGoal   = 1.35
+	CPUShareTarget = 1.2
+)
+
+// cpuShares is one cgroup per confined process, under a group of the
+// bench's own.
+type cpuShares struct {
+	root string
+	mu   sync.Mutex
+	subs []string
+	mb   int // 0: not limited
+}
+
+// newCPUShares makes the bench's group, or says why it cannot.
+func newCPUShares() (*cpuShares, error) {
+	if _, err := os.Stat(filepath.Join(cpuControllerDir, "cpu.cfs_quota_us")); err != nil {
+		return nil, fmt.Errorf("no cgroup v1 cpu controller at %s (%v)", cpuControllerDir, err)
+	}
+	root := filepath.Join(cpuControllerDir, "allocsvc-bench-"+strconv.Itoa(os.Getpid()))
+	if err := os.Mkdir(root, 0o755); err != nil {
+		return nil, fmt.Errorf("cannot create a cpu cgroup (needs root): %w", err)
+	}
+	return &cpuShares{root: root}, nil
+}
+
+// add confines pid in a cgroup of its own, at the current share.
+func (c *cpuShares) add(pid int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	sub := filepath.Join(c.root, "sandbox-"+strconv.Itoa(len(c.subs)))
+	if err := os.Mkdir(sub, 0o755); err != nil {
+		return err
+	}
+	c.subs = append(c.subs, sub)
+	if err := limit(sub, c.mb); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(sub, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
+}
+
+func (c *cpuShares) count() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.subs)
+}
+
+// set gives every confined process memoryMB's share (0: no limit).
+func (c *cpuShares) set(memoryMB int) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.mb = memoryMB
+	var errs []error
+	for _, sub := range c.subs {
+		errs = append(errs, limit(sub, memoryMB))
+	}
+	return errors.Join(errs...)
+}
+
+func limit(group string, memoryMB int) error {
+	quota := "-1"
+	if memoryMB > 0 {
+		quota = strconv.Itoa(max(minCFSQuotaUs, cfsPeriodUs*memoryMB/int(prices.MBPerVCPU)))
+	}
+	if err := os.WriteFile(filepath.Join(group, "cpu.cfs_period_us"), []byte(strconv.Itoa(cfsPeriodUs)), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(group, "cpu.cfs_quota_us"), []byte(quota), 0o644)
+}
+
+// throttled sums the confined processes' throttled periods and time so
+// far (cpu.stat): the evidence that the quota bit.
+func (c *cpuShares) throttled() (periods int64, d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, sub := range c.subs {
+		b, err := os.ReadFile(filepath.Join(sub, "cpu.stat"))
+		if err != nil {
+			continue
+		}
+		for line := range strings.Lines(string(b)) {
+			k, v, _ := strings.Cut(strings.TrimSpace(line), " ")
+			n, _ := strconv.ParseInt(v, 10, 64)
+			switch k {
+			case "nr_throttled":
+				periods += n
+			case "throttled_time":
+				d += time.Duration(n)
+			}
+		}
+	}
+	return periods, d
+}
+
+// close removes the groups; the processes in them must have exited (the
+// kernel refuses to remove a group with tasks).
+func (c *cpuShares) close() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	for _, sub := range slices.Backward(c.subs) {
+		errs = append(errs, os.Remove(sub))
+	}
+	return errors.Join(append(errs, os.Remove(c.root))...)
+}
+
+// CPUShareRow is the allocate overhead with the sandboxes at one memory
+// size's CPU share.
+type CPUShareRow struct {
+	MemoryMB int
+	Share    float64 // of one CPU
+	Overhead OverheadResult
+	// Sandboxes confined, and their CFS periods throttled during the run
+	// and the time they waited for quota, per allocation.
+	Sandboxes          int
+	ThrottledPerCall   float64
+	ThrottledTimePerOp time.Duration
+}
+
+// CPUShareResult is the overhead by memory size, beside the full core.
+type CPUShareResult struct {
+	// Unavailable says why the table could not be measured ("" when it was).
+	Unavailable string
+	Rows        []CPUShareRow
+	// At128 is the 128 MB row's p50 ratio and Met its goal; Recommended
+	// the smallest size measured at CPUShareTarget or better (0: none).
+	At128       float64
+	Met         bool
+	Recommended int
+}
+
+// MeasureCPUShare runs the overhead measurement with every AllocateFunction
+// sandbox confined to each size's CPU share in turn, then lifts the limit.
+func MeasureCPUShare(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (CPUShareResult, error) {
+	var res CPUShareResult
+	if s.CPU == nil {
+		res.Unavailable = s.CPUWhy
+		progress(log, "Lambda CPU share: skipped: %s", s.CPUWhy)
+		return res, nil
+	}
+	defer func() { _ = s.CPU.set(0) }()
+	for _, mb := range CPUShareSizes {
+		if err := s.CPU.set(mb); err != nil {
+			return res, fmt.Errorf("CPU share of %d MB: %w", mb, err)
+		}
+		periods0, time0 := s.CPU.throttled()
+		ovh, err := MeasureOverhead(ctx, s, o, io.Discard)
+		if err != nil {
+			return res, fmt.Errorf("overhead at %d MB: %w", mb, err)
+		}
+		periods1, time1 := s.CPU.throttled()
+		calls := float64(o.Warmup + ovh.E2E.N)
+		row := CPUShareRow{MemoryMB: mb, Share: float64(mb) / prices.MBPerVCPU, Overhead: ovh, Sandboxes: s.CPU.count(),
+			ThrottledPerCall: float64(periods1-periods0) / calls, ThrottledTimePerOp: time.Duration(float64(time1-time0) / calls)}
+		res.Rows = append(res.Rows, row)
+		if mb == 128 {
+			res.At128, res.Met = ovh.RatioP50, ovh.RatioP50 <= CPUShareGoal
+		}
+		if res.Recommended == 0 && ovh.RatioP50 <= CPUShareTarget {
+			res.Recommended = mb
+		}
+		progress(log, "Lambda CPU share %4d MB (%.1f%% of a CPU, %d sandboxes): stack p50 %s ÷ direct %s = %.2f×; %.2f throttled periods, %s waiting per allocation",
+			mb, 100*row.Share, row.Sandboxes, fmtMs(ovh.E2E.P50), fmtMs(ovh.Direct.P50), ovh.RatioP50, row.ThrottledPerCall, fmtMs(row.ThrottledTimePerOp))
+	}
+	return res, nil
+}
