@@ -14,6 +14,7 @@ require (
 	github.com/aws/aws-sdk-go-v2/service/sqs v1.52.11
 	github.com/aws/smithy-go v1.28.8
 	github.com/awslabs/aws-lambda-go-api-proxy v0.16.2
+	github.com/google/pprof v0.0.0-20261016150608-1facf8f91b50
 	github.com/prometheus/procfs v0.23.0
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/time v0.16.0

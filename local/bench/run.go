@@ -43,6 +43,7 @@ type Report struct {
 	Fallback   FallbackResult
 	Billed     BilledResult
 	Requests   RequestsResult
+	Profile    ProfileResult
 	Lifecycle  LifecycleResult
 	Events     EventsResult
 	Throughput []ThroughputLevel
@@ -201,6 +202,9 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		}
 		if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
 			fail("DynamoDB requests", err)
+		}
+		if r.Profile, err = MeasureProfile(ctx, s, max(10*o.N, 800), o.WorkDir, o.Log); err != nil {
+			fail("CPU profile", err)
 		}
 		if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
 			fail("link-back calls", err)
