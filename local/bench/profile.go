@@ -169,7 +169,9 @@ func summarise(res *ProfileResult, p *profile.Profile) {
 	for name, v := range funcs {
 		res.Top = append(res.Top, ProfileShare{Name: name, PerCall: per(v), Share: float64(v) / float64(total)})
 	}
-	slices.SortFunc(res.Top, func(a, b ProfileShare) int { return cmp.Or(cmp.Compare(b.Share, a.Share), strings.Compare(a.Name, b.Name)) })
+	slices.SortFunc(res.Top, func(a, b ProfileShare) int {
+		return cmp.Or(cmp.Compare(b.Share, a.Share), strings.Compare(a.Name, b.Name))
+	})
 	res.Top = res.Top[:min(len(res.Top), 20)]
 }
 
