@@ -64,15 +64,15 @@ func TestPerGame(t *testing.T) {
 		every time.Duration
 		want  float64
 	}{
-		// 120 heartbeats at $2, 40 moves of 2 write units.
-		{10 * time.Second, 5 + 120*2 + 40*2*prices.DynamoWRU},
-		// 40 heartbeats, each a move.
-		{30 * time.Second, 5 + 40*2 + 40*2*prices.DynamoWRU},
-		// 20 heartbeats, each a move.
-		{time.Minute, 5 + 20*2 + 20*2*prices.DynamoWRU},
+		// 120 heartbeats at $2, 20 moves (one a minute) of 2 write units.
+		{10 * time.Second, 5 + 120*2 + 20*2*prices.DynamoWRU},
+		// 40 heartbeats, a move every other one.
+		{30 * time.Second, 5 + 40*2 + 20*2*prices.DynamoWRU},
+		// 10 heartbeats, each a move.
+		{2 * time.Minute, 5 + 10*2 + 10*2*prices.DynamoWRU},
 	}
 	for _, tt := range tests {
-		if got := perGame(l, tt.every, 30*time.Second); math.Abs(got-tt.want) > 1e-9 {
+		if got := perGame(l, tt.every, time.Minute); math.Abs(got-tt.want) > 1e-9 {
 			t.Errorf("every %v: $%.4f, want $%.4f", tt.every, got, tt.want)
 		}
 	}

@@ -138,7 +138,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	perHour := float64(time.Hour / HeartbeatEvery)
 	res.PerGameHour = perHour * res.Heartbeat.USDPerMillion
 	res.PerGame = res.Link.USDPerMillion + res.End.USDPerMillion + float64(typicalGame/HeartbeatEvery)*res.Heartbeat.USDPerMillion
-	res.PerGameAt30s = perGame(res, lifecycle.DefaultPolicy.Period, lifecycle.DefaultPolicy.Period)
+	res.PerGameAt30s = perGame(res, lifecycle.DefaultPolicy.Period, lifecycle.DefaultPolicy.IndexStep())
 	progress(log, "lifecycle: heartbeat = %.2f requests, %.2f RRU, %.2f WRU (%.2f on the index) = $%.2f per 1M; a %s game $%.0f per 1M games",
 		res.Heartbeat.Requests, res.Heartbeat.ReadUnits, res.Heartbeat.WriteUnits, res.Heartbeat.IndexWrites, res.Heartbeat.USDPerMillion, typicalGame, res.PerGame)
 	return res, nil
@@ -175,11 +175,11 @@ func linkBackCall(ctx context.Context, base, id, call, token, body string) (time
 
 // perGame prices a typical game heartbeating every every: the measured
 // heartbeat without its index writes, plus the index key's moves, one per
-// HEALTH_PERIOD (period) at most (a heartbeat moves it only when its
-// rounded deadline changes), at most one per heartbeat.
-func perGame(l LifecycleResult, every, period time.Duration) float64 {
+// step at most (a heartbeat moves it only when its rounded deadline
+// changes), at most one per heartbeat.
+func perGame(l LifecycleResult, every, step time.Duration) float64 {
 	beats := float64(typicalGame / every)
-	moves := float64(typicalGame / max(every, period))
+	moves := float64(typicalGame / max(every, step))
 	base := l.Heartbeat.USDPerMillion - l.Heartbeat.IndexWrites*prices.DynamoWRU
 	return l.Link.USDPerMillion + l.End.USDPerMillion + beats*base + moves*2*prices.DynamoWRU
 }

@@ -44,18 +44,25 @@ func (p Policy) heartbeatDeadline(rec gameinstance.Record) time.Time {
 
 // HeartbeatIndexDeadline is where a heartbeat at now puts the instance's
 // health index key: its deadline (now + Period × FailureThreshold) rounded
-// down to a multiple of Period. Heartbeats within one Period give the same
-// value, and DynamoDB writes the index only when the value changes, so
-// the key moves at most once per Period, however often servers heartbeat.
-// Rounding down keeps the key at or before the real deadline, never after:
-// the sweep finds the instance on time and, as it re-derives the deadline
-// from the record, moves a key that is early instead of marking it.
+// down to a multiple of IndexStep. Heartbeats within one step give the
+// same value, and DynamoDB writes the index only when the value changes,
+// so the key moves at most once per step, however often servers
+// heartbeat. Rounding down keeps the key at or before the real deadline,
+// never after, and still more than one Period away: the sweep finds the
+// instance on time and, as it re-derives the deadline from the record,
+// moves a key that is early instead of marking it.
 func (p Policy) HeartbeatIndexDeadline(now time.Time) time.Time {
 	exact := now.Add(p.Period * time.Duration(p.FailureThreshold))
-	if p.Period <= 0 {
-		return exact
+	if step := p.IndexStep(); step > 0 {
+		return exact.Truncate(step)
 	}
-	return exact.Truncate(p.Period)
+	return exact
+}
+
+// IndexStep is how often, at most, heartbeats move the index key:
+// (FailureThreshold − 1) periods, at least one (a minute by default).
+func (p Policy) IndexStep() time.Duration {
+	return p.Period * time.Duration(max(1, p.FailureThreshold-1))
 }
 
 func wrongState(rec gameinstance.Record, action string) error {

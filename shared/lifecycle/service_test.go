@@ -81,7 +81,8 @@ func TestHeartbeat(t *testing.T) {
 	}
 }
 
-// The index key moves at most once per Period, never past the deadline.
+// The index key moves at most once per IndexStep, never past the deadline
+// and never within a Period of the heartbeat.
 func TestHeartbeatIndexDeadline(t *testing.T) {
 	p := DefaultPolicy
 	start := time.Date(2026, 11, 23, 12, 0, 7, 0, time.UTC)
@@ -89,14 +90,14 @@ func TestHeartbeatIndexDeadline(t *testing.T) {
 	for at := start; at.Before(start.Add(10 * time.Minute)); at = at.Add(p.Period / 3) {
 		key := p.HeartbeatIndexDeadline(at)
 		exact := at.Add(p.Period * time.Duration(p.FailureThreshold))
-		if key.After(exact) || !key.After(exact.Add(-p.Period)) || !key.After(at) {
+		if key.After(exact) || !key.After(exact.Add(-p.IndexStep())) || !key.After(at.Add(p.Period)) {
 			t.Fatalf("heartbeat at %v: key %v, deadline %v", at, key, exact)
 		}
 		if !key.Equal(last) {
 			moves, last = moves+1, key
 		}
 	}
-	if want := int(10*time.Minute/p.Period) + 1; moves > want {
+	if want := int(10*time.Minute/p.IndexStep()) + 1; moves > want {
 		t.Errorf("%d index moves in 10 minutes of heartbeats every %v, want at most %d", moves, p.Period/3, want)
 	}
 }
