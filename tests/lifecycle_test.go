@@ -246,8 +246,12 @@ func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 
 	clk.Set(t0.Add(150 * time.Second))
 	sum, err := e.lifecycle.Sweep(context.Background())
-	if err != nil || sum.Due != 16 || sum.Marked != 16 || sum.LinkTimeouts != 8 || sum.MissedHeartbeats != 8 {
-		t.Fatalf("sweep = %+v, %v; want 16 due and marked: 8 link timeouts, 8 missed heartbeats", sum, err)
+	// A heartbeat puts the index key at its deadline rounded down to a
+	// minute (it moves the key at most once a minute), so a heartbeating
+	// instance's key may be early: then it is found, its real deadline
+	// re-derived, and its key moved, never marked.
+	if err != nil || sum.Marked != 16 || sum.LinkTimeouts != 8 || sum.MissedHeartbeats != 8 || sum.Due != 16+sum.Moved || sum.Moved > len(heartbeating) {
+		t.Fatalf("sweep = %+v, %v; want 16 marked: 8 link timeouts, 8 missed heartbeats (and at most the 8 heartbeating moved)", sum, err)
 	}
 	expectStates := func(ids []string, state, reason string) {
 		t.Helper()
