@@ -3,7 +3,6 @@ package template
 import (
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -74,49 +73,28 @@ func (r resolver) dynamoDBEventSource(fn, event string, props *yaml.Node) (Dynam
 	if src.StartingPosition != "TRIM_HORIZON" && src.StartingPosition != "LATEST" {
 		return src, fmt.Errorf("StartingPosition %q: want TRIM_HORIZON or LATEST", src.StartingPosition)
 	}
-	ints := []struct {
-		key      string
-		into     *int
-		min, max int
-	}{
-		{"BatchSize", &src.BatchSize, 1, 10000},
-		{"MaximumRetryAttempts", &src.MaximumRetryAttempts, -1, 10000},
+	if v, ok, err := r.intIn(p, "BatchSize", 1, 10000); err != nil {
+		return src, err
+	} else if ok {
+		src.BatchSize = int(v)
 	}
-	for _, f := range ints {
-		n := lookup(p, f.key)
-		if n == nil {
-			continue
-		}
-		v, err := r.integer(n, f.key)
-		if err != nil {
-			return src, err
-		}
-		if v < int64(f.min) || v > int64(f.max) {
-			return src, fmt.Errorf("%s %d: want %d to %d", f.key, v, f.min, f.max)
-		}
-		*f.into = int(v)
+	if v, ok, err := r.intIn(p, "MaximumRetryAttempts", -1, 10000); err != nil {
+		return src, err
+	} else if ok {
+		src.MaximumRetryAttempts = int(v)
 	}
-	if n := lookup(p, "MaximumBatchingWindowInSeconds"); n != nil {
-		v, err := r.integer(n, "MaximumBatchingWindowInSeconds")
-		if err != nil {
-			return src, err
-		}
-		if v < 0 || v > 300 {
-			return src, fmt.Errorf("MaximumBatchingWindowInSeconds %d: want 0 to 300", v)
-		}
+	if v, _, err := r.intIn(p, "MaximumBatchingWindowInSeconds", 0, 300); err != nil {
+		return src, err
+	} else {
 		src.MaximumBatchingWindow = time.Duration(v) * time.Second
 	}
-	if n := lookup(p, "MaximumRecordAgeInSeconds"); n != nil {
-		v, err := r.integer(n, "MaximumRecordAgeInSeconds")
-		if err != nil {
-			return src, err
-		}
-		if v != -1 && (v < 60 || v > 604800) {
-			return src, fmt.Errorf("MaximumRecordAgeInSeconds %d: want -1 or 60 to 604800", v)
-		}
-		if v > 0 {
-			src.MaximumRecordAge = time.Duration(v) * time.Second
-		}
+	// -1 (no limit), or 60 s to 7 days.
+	if v, ok, err := r.intIn(p, "MaximumRecordAgeInSeconds", -1, 604800); err != nil {
+		return src, err
+	} else if ok && v != -1 && v < 60 {
+		return src, fmt.Errorf("MaximumRecordAgeInSeconds %d: want -1 or 60 to 604800", v)
+	} else if v > 0 {
+		src.MaximumRecordAge = time.Duration(v) * time.Second
 	}
 	if n := lookup(p, "BisectBatchOnFunctionError"); n != nil {
 		if src.BisectBatchOnFunctionError, err = r.boolean(n, "BisectBatchOnFunctionError"); err != nil {
@@ -178,6 +156,22 @@ func (r resolver) dynamoDBEventSource(fn, event string, props *yaml.Node) (Dynam
 		src.Filters = append(src.Filters, pattern)
 	}
 	return src, nil
+}
+
+// intIn reads the whole number p[key] within [min, max]; ok is false when
+// the template leaves it out.
+func (r resolver) intIn(p *yaml.Node, key string, min, max int64) (v int64, ok bool, err error) {
+	n := lookup(p, key)
+	if n == nil {
+		return 0, false, nil
+	}
+	if v, err = r.integer(n, key); err != nil {
+		return 0, false, err
+	}
+	if v < min || v > max {
+		return 0, false, fmt.Errorf("%s %d: want %d to %d", key, v, min, max)
+	}
+	return v, true, nil
 }
 
 // getAttOf reads `!GetAtt <LogicalID>.<attr>` where LogicalID is a resource
@@ -276,13 +270,12 @@ func (t *Template) FunctionTimeout(logicalID string) (time.Duration, error) {
 	if n == nil {
 		return 3 * time.Second, nil
 	}
-	s, err := r.str(n, logicalID+" Timeout")
+	v, err := r.integer(n, logicalID+" Timeout")
 	if err != nil {
 		return 0, err
 	}
-	v, err := strconv.Atoi(s)
-	if err != nil || v < 1 {
-		return 0, fmt.Errorf("%s Timeout %q: want whole seconds", logicalID, s)
+	if v < 1 {
+		return 0, fmt.Errorf("%s Timeout %d: want whole seconds", logicalID, v)
 	}
 	return time.Duration(v) * time.Second, nil
 }
