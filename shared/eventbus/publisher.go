@@ -50,6 +50,7 @@ type Publisher struct {
 // their idempotency keys make harmless).
 func (p Publisher) Publish(ctx context.Context, evs []eventcatalog.Event) (int, error) {
 	entries := make([]types.PutEventsRequestEntry, len(evs))
+	sizes := make([]int, len(evs))
 	for i, e := range evs {
 		detail, err := e.Detail()
 		if err != nil {
@@ -60,14 +61,14 @@ func (p Publisher) Publish(ctx context.Context, evs []eventcatalog.Event) (int, 
 		if !e.Time.IsZero() {
 			entries[i].Time = aws.Time(e.Time)
 		}
-		if entrySize(entries[i]) > maxBatchBytes {
+		if sizes[i] = entrySize(entries[i]); sizes[i] > maxBatchBytes {
 			return i, fmt.Errorf("event %s %s: %w", e.Type, e.Key(), ErrTooLarge)
 		}
 	}
 	for start := 0; start < len(entries); {
 		end := start
-		for size := 0; end < len(entries) && end-start < maxEntries && size+entrySize(entries[end]) <= maxBatchBytes; end++ {
-			size += entrySize(entries[end])
+		for size := 0; end < len(entries) && end-start < maxEntries && size+sizes[end] <= maxBatchBytes; end++ {
+			size += sizes[end]
 		}
 		if failed, err := p.put(ctx, entries[start:end]); err != nil {
 			return start + failed, err
