@@ -32,19 +32,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	cfg.Fleet.Stagger = 50 * time.Millisecond
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 7,
 		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=1s"}}}}
-	logs := &testkit.SyncBuffer{}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: t.TempDir(), Log: logs})
-	if err != nil {
-		t.Fatalf("start the local stack: %v", err)
-	}
-	defer func() {
-		_ = s.Close()
-		if t.Failed() {
-			t.Logf("stack log:\n%s", logs.String())
-		}
-	}()
+	s, logs := startLocalStack(t, cfg, t.TempDir())
 	// ap-south is listed by no Allocator: it is the first one's, under its
 	// own name, like us-west's servers.
 	us, _ := s.AllocatorFor("ap-south")

@@ -44,19 +44,9 @@ func TestEventsEndToEnd(t *testing.T) {
 		"HealthFailureThreshold": "2", "HealthInitialDelay": "0s", "EventsMaxRetryAttempts": "1"} {
 		cfg.Parameters[k] = v
 	}
-	logs := &testkit.SyncBuffer{}
+	s, logs := startLocalStack(t, cfg, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: t.TempDir(), Log: logs})
-	if err != nil {
-		t.Fatalf("start the local stack: %v", err)
-	}
-	defer func() {
-		_ = s.Close()
-		if t.Failed() {
-			t.Logf("stack log:\n%s", logs.String())
-		}
-	}()
 	api, us := s.APIURL, s.Allocators[0]
 	bus := &eventLog{s: s}
 	testkit.WaitFor(t, 30*time.Second, "two us-west game servers registered", func() bool {

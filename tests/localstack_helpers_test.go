@@ -3,15 +3,39 @@
 package tests
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 )
+
+// startLocalStack starts the whole local product for a test, its output
+// collected in the returned buffer, and stops it when the test ends (Close
+// may also be called earlier), printing that output if the test failed.
+func startLocalStack(t *testing.T, cfg localstack.Config, workDir string) (*localstack.Stack, *testkit.SyncBuffer) {
+	t.Helper()
+	logs := &testkit.SyncBuffer{}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // start-up only
+	defer cancel()
+	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: workDir, Log: logs})
+	if err != nil {
+		t.Fatalf("start the local stack: %v\n%s", err, logs.String())
+	}
+	t.Cleanup(func() {
+		_ = s.Close()
+		if t.Failed() {
+			t.Logf("stack log:\n%s", logs.String())
+		}
+	})
+	return s, logs
+}
 
 func httpJSON(t *testing.T, method, url, token, body string) (int, map[string]any) {
 	t.Helper()

@@ -4,7 +4,6 @@ package tests
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -51,23 +50,8 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		"ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": servers, "eu-central-1": servers}
 
-	logs := &testkit.SyncBuffer{}
 	workDir := t.TempDir()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: workDir, Log: logs})
-	if err != nil {
-		t.Fatalf("start the local stack: %v", err)
-	}
-	closed := false
-	defer func() {
-		if !closed {
-			_ = s.Close()
-		}
-		if t.Failed() {
-			t.Logf("stack log:\n%s", logs.String())
-		}
-	}()
+	s, logs := startLocalStack(t, cfg, workDir)
 	api := s.APIURL
 	us, eu := s.Allocators[0], s.Allocators[1]
 	if us.URL == eu.URL || us.URL == s.Ping.URL || eu.URL == s.Ping.URL {
@@ -217,7 +201,6 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Errorf("close: %v", err)
 	}
-	closed = true
 	if n := s.Fleet.Running(); len(n) != 0 && (n["us-west"] != 0 || n["eu-central-1"] != 0) {
 		t.Errorf("game servers still running after Close: %v", n)
 	}
