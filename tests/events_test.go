@@ -17,8 +17,6 @@ import (
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
@@ -366,40 +364,11 @@ func sweepUntil(t *testing.T, s *localstack.Stack, done func() bool) {
 // game instance id, as the event source mapping would deliver them again.
 func streamBatch(t *testing.T, s *localstack.Stack, table, id string) []byte {
 	t.Helper()
-	ctx := context.Background()
-	api, arn := s.DynamoDBStreams(), s.Streams[table]
-	desc, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
+	records, err := streams.ReadAll(context.Background(), s.DynamoDBStreams(), s.Streams[table], harness.Region, "gameInstanceId",
+		func(key string) bool { return key == id })
 	if err != nil {
 		t.Fatal(err)
 	}
-	var ev streams.Event
-	for _, sh := range desc.StreamDescription.Shards {
-		it, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
-			ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-		if err != nil {
-			t.Fatal(err)
-		}
-		iter := it.ShardIterator
-		for range 100 {
-			out, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, r := range out.Records {
-				if k, ok := r.Dynamodb.Keys["gameInstanceId"].(*streamtypes.AttributeValueMemberS); !ok || k.Value != id {
-					continue
-				}
-				rec, err := streams.FromStream(r, harness.Region, arn)
-				if err != nil {
-					t.Fatal(err)
-				}
-				ev.Records = append(ev.Records, rec)
-			}
-			if iter = out.NextShardIterator; iter == nil || len(out.Records) == 0 {
-				break
-			}
-		}
-	}
-	b, _ := json.Marshal(ev)
+	b, _ := json.Marshal(streams.Event{Records: records})
 	return b
 }

@@ -13,8 +13,6 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	streamtypes "github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
@@ -56,7 +54,8 @@ const eventsWarmup = 3
 func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writer) (EventsResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	records, err := streamRecords(ctx, s, "GameInstancesTable", l.IDPrefix)
+	records, err := streams.ReadAll(ctx, s.DynamoDBStreams(), s.Streams["GameInstancesTable"], harness.Region, "gameInstanceId",
+		func(id string) bool { return strings.HasPrefix(id, l.IDPrefix) })
 	if err != nil {
 		return EventsResult{}, err
 	}
@@ -128,43 +127,4 @@ type countingBus struct {
 func (c *countingBus) PutEvents(ctx context.Context, in *eventbridge.PutEventsInput, opts ...func(*eventbridge.Options)) (*eventbridge.PutEventsOutput, error) {
 	c.entries.Add(int64(len(in.Entries)))
 	return c.API.PutEvents(ctx, in, opts...)
-}
-
-// streamRecords reads every record of table's stream whose key starts with
-// prefix, in Lambda's shape, from the trim horizon of every shard.
-func streamRecords(ctx context.Context, s *Stack, table, prefix string) ([]streams.Record, error) {
-	api, arn := s.DynamoDBStreams(), s.Streams[table]
-	desc, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(arn)})
-	if err != nil {
-		return nil, err
-	}
-	var out []streams.Record
-	for _, sh := range desc.StreamDescription.Shards {
-		it, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(arn), ShardId: sh.ShardId,
-			ShardIteratorType: streamtypes.ShardIteratorTypeTrimHorizon})
-		if err != nil {
-			return nil, err
-		}
-		iter := it.ShardIterator
-		for range 10_000 { // bounded: a shard of the bench's writes ends long before
-			page, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
-			if err != nil {
-				return nil, err
-			}
-			for _, r := range page.Records {
-				if k, ok := r.Dynamodb.Keys["gameInstanceId"].(*streamtypes.AttributeValueMemberS); !ok || !strings.HasPrefix(k.Value, prefix) {
-					continue
-				}
-				rec, err := streams.FromStream(r, harness.Region, arn)
-				if err != nil {
-					return nil, err
-				}
-				out = append(out, rec)
-			}
-			if iter = page.NextShardIterator; iter == nil || len(page.Records) == 0 {
-				break
-			}
-		}
-	}
-	return out, nil
 }
