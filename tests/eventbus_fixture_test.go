@@ -5,15 +5,14 @@ package tests
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"testing"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
 func motoEventBridge() *eventbridge.Client {
@@ -34,20 +33,11 @@ func newEventBus(t *testing.T) (bus, queueURL string) {
 	if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(bus)}); err != nil {
 		t.Fatal(err)
 	}
-	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(queue)})
+	urls, err := localstack.RouteToQueues(ctx, eb, q, bus, "all", queue)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String("all"), EventBusName: aws.String(bus),
-		EventPattern: aws.String(`{"source":["gamefabric.allocation"]}`)}); err != nil {
-		t.Fatal(err)
-	}
-	arn := fmt.Sprintf("arn:aws:sqs:%s:123456789012:%s", harness.Region, queue)
-	if _, err := eb.PutTargets(ctx, &eventbridge.PutTargetsInput{Rule: aws.String("all"), EventBusName: aws.String(bus),
-		Targets: []ebtypes.Target{{Id: aws.String("q"), Arn: aws.String(arn)}}}); err != nil {
-		t.Fatal(err)
-	}
-	return bus, aws.ToString(out.QueueUrl)
+	return bus, urls[0]
 }
 
 // receiveEvents takes what the queue holds now, as "<detail-type>

@@ -88,35 +88,40 @@ func (c *Components) startEventing(ctx context.Context) error {
 }
 
 func (c *Components) startTap(ctx context.Context, q *sqs.Client, eb *eventbridge.Client, bus string) error {
-	var arns []string
-	for _, name := range []string{tapQueue, logQueue} {
+	urls, err := RouteToQueues(ctx, eb, q, bus, tapRule, tapQueue, logQueue)
+	if err != nil {
+		return fmt.Errorf("events tap: %w", err)
+	}
+	c.EventsTapURL, c.eventsLogURL = urls[0], urls[1]
+	return nil
+}
+
+// RouteToQueues creates the SQS queues (in moto) and a rule on bus that
+// delivers every event of EventsSource to each; it returns their URLs, in
+// order.
+func RouteToQueues(ctx context.Context, eb *eventbridge.Client, q *sqs.Client, bus, rule string, queues ...string) ([]string, error) {
+	var urls []string
+	in := &eventbridge.PutTargetsInput{Rule: aws.String(rule), EventBusName: aws.String(bus)}
+	for i, name := range queues {
 		url, arn, err := createQueue(ctx, q, name)
 		if err != nil {
-			return fmt.Errorf("events tap: %w", err)
+			return nil, err
 		}
-		arns = append(arns, arn)
-		if name == tapQueue {
-			c.EventsTapURL = url
-		} else {
-			c.eventsLogURL = url
-		}
+		urls = append(urls, url)
+		in.Targets = append(in.Targets, ebTarget(fmt.Sprintf("%s-%d", rule, i), arn))
 	}
 	pattern, _ := json.Marshal(map[string][]string{"source": {EventsSource}})
-	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(tapRule), EventBusName: aws.String(bus), EventPattern: aws.String(string(pattern))}); err != nil {
-		return fmt.Errorf("events tap rule: %w", err)
-	}
-	in := &eventbridge.PutTargetsInput{Rule: aws.String(tapRule), EventBusName: aws.String(bus)}
-	for i, arn := range arns {
-		in.Targets = append(in.Targets, ebTarget(fmt.Sprintf("tap-%d", i), arn))
+	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(rule), EventBusName: aws.String(bus), EventPattern: aws.String(string(pattern))}); err != nil {
+		return nil, fmt.Errorf("rule %s: %w", rule, err)
 	}
 	out, err := eb.PutTargets(ctx, in)
 	if err == nil && out.FailedEntryCount > 0 {
 		err = fmt.Errorf("%d targets failed", out.FailedEntryCount)
 	}
 	if err != nil {
-		return fmt.Errorf("events tap targets: %w", err)
+		return nil, fmt.Errorf("rule %s targets: %w", rule, err)
 	}
-	return nil
+	return urls, nil
 }
 
 func ebTarget(id, arn string) ebtypes.Target {
