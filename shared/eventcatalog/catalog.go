@@ -39,6 +39,9 @@ type Event struct {
 	Time     time.Time
 	Instance *InstanceDetail
 	Region   *RegionDetail
+	// LinkTime is, on a GameServerLinked event after Allocated, how long
+	// the server took to link (zero otherwise): the LinkTime metric.
+	LinkTime time.Duration
 }
 
 // Key is the event's idempotency key: the same stored change always yields

@@ -80,6 +80,9 @@ func FromGameInstance(old *gameinstance.Record, cur gameinstance.Record) []Event
 	}
 	d := instanceDetail(old, cur)
 	evs := []Event{instanceEvent(typ, cur, d)}
+	if typ == GameServerLinked && prev == gameinstance.StateAllocated && !cur.LinkedAt.Before(old.UpdatedAt) {
+		evs[0].LinkTime = cur.LinkedAt.Sub(old.UpdatedAt)
+	}
 	if cur.State != gameinstance.StateAllocated && cur.State != gameinstance.StateFailed {
 		return evs
 	}

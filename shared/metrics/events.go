@@ -1,10 +1,6 @@
 package metrics
 
-import (
-	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/eventcatalog"
-)
+import "github.com/gamefabric-alloc/allocsvc/shared/eventcatalog"
 
 // Events turns published lifecycle events into metrics: they are the
 // record of truth's transitions, so link time and unhealthy instances are
@@ -18,18 +14,13 @@ func (m Events) Published(evs []eventcatalog.Event, failed int) {
 	m.EMF.Emit(nil, Metric{"EventsPublished", float64(len(evs)), "Count"}, Metric{"EventsPublishFailed", float64(failed), "Count"})
 	unhealthy := map[string]int{}
 	for _, e := range evs {
-		switch d := e.Instance; e.Type {
+		switch e.Type {
 		case eventcatalog.GameServerLinked:
-			if d.AllocatedAt == "" || d.RecoveredByLink {
-				continue
-			}
-			allocated, err1 := time.Parse(time.RFC3339Nano, d.AllocatedAt)
-			linked, err2 := time.Parse(time.RFC3339Nano, d.LinkedAt)
-			if err1 == nil && err2 == nil && !linked.Before(allocated) {
-				m.EMF.Emit(nil, Metric{"LinkTime", float64(linked.Sub(allocated).Milliseconds()), "Milliseconds"})
+			if e.LinkTime > 0 {
+				m.EMF.Emit(nil, Metric{"LinkTime", float64(e.LinkTime.Milliseconds()), "Milliseconds"})
 			}
 		case eventcatalog.GameInstanceUnhealthy:
-			unhealthy[d.UnhealthyReason]++
+			unhealthy[e.Instance.UnhealthyReason]++
 		}
 	}
 	for reason, n := range unhealthy {
