@@ -84,7 +84,7 @@ func (c *Components) startGameFabric(ctx context.Context, gf GameFabricConfig, s
 	}
 	arn, err := createTokenSecret(ctx, sm, "gamefabric/ping-tokens", gf.Ping.Tokens)
 	if err != nil {
-		return fmt.Errorf("Ping Service: %w", err)
+		return fmt.Errorf("the Ping Service: %w", err)
 	}
 	svc := gfemu.NewPingService(gfemu.PingConfig{Tokens: gf.Ping.Tokens, Sources: sources})
 	url, stop, err := serve(gf.Ping.Port, svc.Handler())
