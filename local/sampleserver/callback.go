@@ -4,50 +4,17 @@ import (
 	"bytes"
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"net/http"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
-
-// allocation is the payload the allocator forwards from the allocate
-// call: Pragma's field names.
-type allocation struct {
-	GameInstanceID     string          `json:"GameInstanceId"`
-	PartnerGameToken   string          `json:"PartnerGameToken"`
-	PartnerSocialToken string          `json:"PartnerSocialToken"`
-	BackendAddress     string          `json:"pragmaBackendAddress"`
-	ServerArgs         json.RawMessage `json:"ServerArgs"`
-}
-
-// String keeps the tokens out of any log line that prints an allocation.
-func (a allocation) String() string {
-	return fmt.Sprintf("game instance %s (backend %s)", a.GameInstanceID, a.BackendAddress)
-}
-
-func (a allocation) validate() error {
-	var missing []string
-	for _, f := range []struct{ name, value string }{{"GameInstanceId", a.GameInstanceID},
-		{"PartnerGameToken", a.PartnerGameToken}, {"pragmaBackendAddress", a.BackendAddress}} {
-		if f.value == "" {
-			missing = append(missing, f.name)
-		}
-	}
-	if len(missing) > 0 {
-		return fmt.Errorf("payload lacks %v", missing)
-	}
-	u, err := url.Parse(a.BackendAddress)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("pragmaBackendAddress must be an http(s) URL, got %q", a.BackendAddress)
-	}
-	return nil
-}
-
-const maxPayload = 64 << 10
 
 // callbackServer takes the allocator's callback. Only the first valid one
 // wins: a server hosts one game instance.
@@ -57,8 +24,10 @@ type callbackServer struct {
 	serverName     string
 	log            *log.Logger
 	stopKeepAlives func()
-	allocated      chan<- allocation // buffered 1; only ever sent to once
-	failed         chan<- error      // buffered 1
+	// allocated hears once the payload file is written; the game server
+	// part reads it from there, as it would from the real sidecar.
+	allocated chan<- struct{} // buffered 1; only ever sent to once
+	failed    chan<- error    // buffered 1
 
 	mu      sync.Mutex
 	claimed bool
@@ -97,7 +66,7 @@ func (s *callbackServer) allocate(w http.ResponseWriter, r *http.Request) {
 	}
 	s.log.Printf("allocated to %s; payload written to %s", a, s.payloadFile)
 	writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": a.GameInstanceID, "serverName": s.serverName})
-	s.allocated <- a
+	s.allocated <- struct{}{}
 }
 
 // callbackCredential is the token the allocator sent. GameFabric's docs
@@ -123,21 +92,21 @@ func (s *callbackServer) claim() bool {
 }
 
 // readAllocation returns the body as received (written to the payload
-// file verbatim, unknown fields included) and its decoded form.
-func readAllocation(w http.ResponseWriter, r *http.Request) ([]byte, allocation, error) {
-	var a allocation
+// file verbatim, unknown fields included) and its decoded form. The real
+// sidecar writes whatever it gets; this one refuses a payload the game
+// server could not use, which the allocator reports as a failed callback
+// instead of a server that never links.
+func readAllocation(w http.ResponseWriter, r *http.Request) ([]byte, gameserver.Payload, error) {
 	var buf bytes.Buffer
-	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, maxPayload)); err != nil {
-		return nil, a, fmt.Errorf("reading the payload: %w", err)
+	if _, err := buf.ReadFrom(http.MaxBytesReader(w, r.Body, gameserver.MaxPayloadSize)); err != nil {
+		return nil, gameserver.Payload{}, fmt.Errorf("reading the payload: %w", err)
 	}
 	raw := bytes.TrimSpace(buf.Bytes())
-	if !bytes.HasPrefix(raw, []byte("{")) || !json.Valid(raw) {
-		return nil, a, fmt.Errorf("payload must be a JSON object")
+	a, err := gameserver.ParsePayload(raw)
+	if errors.Is(err, gameserver.ErrIncompletePayload) {
+		err = errors.New("payload must be a JSON object")
 	}
-	if err := json.Unmarshal(raw, &a); err != nil {
-		return nil, a, fmt.Errorf("payload: %w", err)
-	}
-	return raw, a, a.validate()
+	return raw, a, err
 }
 
 type errorBody struct {

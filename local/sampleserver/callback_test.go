@@ -12,8 +12,8 @@ import (
 )
 
 // newTestCallbackServer is a callback server on its own, without run.
-func newTestCallbackServer(t *testing.T, token string) (*callbackServer, chan allocation) {
-	allocated := make(chan allocation, 1)
+func newTestCallbackServer(t *testing.T, token string) (*callbackServer, chan struct{}) {
+	allocated := make(chan struct{}, 1)
 	return &callbackServer{token: token, payloadFile: filepath.Join(t.TempDir(), "payload.json"), serverName: "s",
 		log: log.New(io.Discard, "", 0), stopKeepAlives: func() {}, allocated: allocated, failed: make(chan error, 1)}, allocated
 }

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
 
 // Config is the server's configuration. The ALLOC_* names are the
@@ -29,7 +31,8 @@ type Config struct {
 	GamePort          int           // GAME_PORT, 0 picks a free port
 	AllocPort         int           // ALLOC_PORT, 0 picks a free port
 	ServerName        string        // SERVER_NAME, "" derives one from region and game port
-	HeartbeatInterval time.Duration // HEARTBEAT_INTERVAL
+	HealthPeriod      time.Duration // HEALTH_PERIOD, the backend's
+	HeartbeatInterval time.Duration // HEARTBEAT_INTERVAL, default a third of HEALTH_PERIOD
 	MaxGameLength     time.Duration // MAX_GAME_LENGTH, counted from the allocation
 	IdleShutdown      time.Duration // IDLE_SHUTDOWN, 0 waits for an allocation forever
 
@@ -53,7 +56,8 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		GamePort:          p.int("GAME_PORT", 0, 0, 65535),
 		AllocPort:         p.int("ALLOC_PORT", 0, 0, 65535),
 		ServerName:        p.serverName("SERVER_NAME"),
-		HeartbeatInterval: p.duration("HEARTBEAT_INTERVAL", 10*time.Second, false),
+		HealthPeriod:      p.duration("HEALTH_PERIOD", gameserver.DefaultHealthPeriod, false),
+		HeartbeatInterval: p.duration("HEARTBEAT_INTERVAL", 0, false),
 		MaxGameLength:     p.duration("MAX_GAME_LENGTH", 30*time.Minute, false),
 		IdleShutdown:      p.duration("IDLE_SHUTDOWN", 0, true),
 	}
@@ -63,6 +67,11 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		if _, ok := c.Attributes[k]; !ok {
 			p.fail("ALLOC_REQUIRED_ATTRS: %q is not a key of ALLOC_ATTRIBUTES, so no request could match", k)
 		}
+	}
+	if c.HeartbeatInterval == 0 {
+		c.HeartbeatInterval = c.HealthPeriod / 3 // the SDK's default
+	} else if c.HeartbeatInterval > c.HealthPeriod {
+		p.fail("HEARTBEAT_INTERVAL (%s) must be at most HEALTH_PERIOD (%s), or the backend marks the game Unhealthy", c.HeartbeatInterval, c.HealthPeriod)
 	}
 	if c.GamePort != 0 && c.GamePort == c.AllocPort {
 		p.fail("GAME_PORT and ALLOC_PORT must differ")

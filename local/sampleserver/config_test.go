@@ -28,7 +28,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Config{
 		RegistryURL: env["ALLOC_URL"], Region: "us-west", RegistryToken: "registry-secret",
 		Attributes: map[string]string{}, PayloadFile: env["ALLOC_PAYLOAD_FILE"], RegistryTimeout: 30 * time.Second,
-		Host: "127.0.0.1", HeartbeatInterval: 10 * time.Second, MaxGameLength: 30 * time.Minute,
+		Host: "127.0.0.1", HealthPeriod: 30 * time.Second, HeartbeatInterval: 10 * time.Second, MaxGameLength: 30 * time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
@@ -55,6 +55,26 @@ func TestConfigAll(t *testing.T) {
 		c.Host != "127.0.0.2" || c.ServerName != "gs-1" || c.HeartbeatInterval != 2*time.Second ||
 		c.MaxGameLength != time.Hour || c.IdleShutdown != 90*time.Minute {
 		t.Fatalf("unexpected config %+v", c)
+	}
+}
+
+// The heartbeat interval follows HEALTH_PERIOD unless set, as the SDK's does.
+func TestConfigHeartbeatInterval(t *testing.T) {
+	for _, tc := range []struct {
+		period, interval string
+		want             time.Duration
+	}{
+		{"", "", 10 * time.Second},
+		{"1m", "", 20 * time.Second},
+		{"1m", "1m", time.Minute},
+		{"", "300ms", 300 * time.Millisecond},
+	} {
+		env := minimalEnv(t)
+		env["HEALTH_PERIOD"], env["HEARTBEAT_INTERVAL"] = tc.period, tc.interval
+		c, err := configFromEnv(envOf(env))
+		if err != nil || c.HeartbeatInterval != tc.want {
+			t.Errorf("HEALTH_PERIOD=%q HEARTBEAT_INTERVAL=%q: %v, %v; want %s", tc.period, tc.interval, c.HeartbeatInterval, err, tc.want)
+		}
 	}
 }
 
@@ -93,6 +113,8 @@ func TestConfigInvalid(t *testing.T) {
 		{"host wildcard", "HOST", "0.0.0.0", "HOST must be a specific IP address"},
 		{"server name", "SERVER_NAME", "two words", "SERVER_NAME must be"},
 		{"heartbeat", "HEARTBEAT_INTERVAL", "10", "HEARTBEAT_INTERVAL must be a positive duration"},
+		{"heartbeat slower than the period", "HEARTBEAT_INTERVAL", "31s", "HEARTBEAT_INTERVAL (31s) must be at most HEALTH_PERIOD (30s)"},
+		{"health period", "HEALTH_PERIOD", "0s", "HEALTH_PERIOD must be a positive duration"},
 		{"max length zero", "MAX_GAME_LENGTH", "0s", "MAX_GAME_LENGTH must be a positive duration"},
 		{"idle negative", "IDLE_SHUTDOWN", "-1s", "IDLE_SHUTDOWN must be"},
 	} {

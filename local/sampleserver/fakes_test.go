@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
 
 // fakeRegistry stands in for the allocator's registry.
@@ -103,7 +104,7 @@ type fakeBackend struct {
 
 	mu             sync.Mutex
 	linkStatuses   []int // answers to successive links; 200 once exhausted
-	links          []linkBody
+	links          []gameserver.LinkRequest
 	heartbeats     int
 	heartbeatState string
 	ends           []string
@@ -130,7 +131,7 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 					return
 				}
 			}
-			var body linkBody
+			var body gameserver.LinkRequest
 			dec := json.NewDecoder(r.Body)
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&body); err != nil {
@@ -153,17 +154,17 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 			http.NotFound(w, r)
 			return
 		}
-		writeJSON(w, http.StatusOK, instanceView{GameInstanceID: r.PathValue("id"), State: state})
+		writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": r.PathValue("id"), "state": state})
 	})
 	f.Server = httptest.NewServer(mux)
 	t.Cleanup(f.Close)
 	return f
 }
 
-func (f *fakeBackend) snapshot() (links []linkBody, heartbeats int, ends []string) {
+func (f *fakeBackend) snapshot() (links []gameserver.LinkRequest, heartbeats int, ends []string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	return append([]linkBody(nil), f.links...), f.heartbeats, append([]string(nil), f.ends...)
+	return append([]gameserver.LinkRequest(nil), f.links...), f.heartbeats, append([]string(nil), f.ends...)
 }
 
 func (f *fakeBackend) setHeartbeatState(s string) {

@@ -71,19 +71,19 @@ func newRegistry(cfg Config, client *http.Client, logger *log.Logger, address, c
 func (r *registry) serverURL() string { return r.url + "/" + url.PathEscape(r.body.Address) }
 
 func (r *registry) register(ctx context.Context) error {
-	return callJSON(ctx, r.client, "register", http.MethodPost, r.url, "Bearer "+r.token, r.body, nil)
+	return callJSON(ctx, r.client, "register", http.MethodPost, r.url, "Bearer "+r.token, r.body)
 }
 
 func (r *registry) keepAlive(ctx context.Context) error {
 	return callJSON(ctx, r.client, "keep-alive", http.MethodPost, r.serverURL()+"/keepalive", "Bearer "+r.token,
-		map[string]int{"timeout": r.body.Timeout}, nil)
+		map[string]int{"timeout": r.body.Timeout})
 }
 
 // deregister is best effort: the registration expires on its own anyway.
 func (r *registry) deregister(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := callJSON(ctx, r.client, "deregister", http.MethodDelete, r.serverURL(), "Bearer "+r.token, nil, nil)
+	err := callJSON(ctx, r.client, "deregister", http.MethodDelete, r.serverURL(), "Bearer "+r.token, nil)
 	switch {
 	case err == nil:
 		r.log.Printf("deregistered %s", r.body.Address)

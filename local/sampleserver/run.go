@@ -7,11 +7,15 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
 
 // run is the whole server: register, wait for an allocation, link, play
@@ -61,7 +65,7 @@ func run(ctx context.Context, cfg Config) error {
 		reg.maintain(regCtx)
 	}()
 
-	allocated, failed := make(chan allocation, 1), make(chan error, 1)
+	allocated, failed := make(chan struct{}, 1), make(chan error, 1)
 	cb := &callbackServer{token: reg.body.Callback.Token, payloadFile: cfg.PayloadFile, serverName: name, log: logger,
 		stopKeepAlives: stopKeepAlives, allocated: allocated, failed: failed}
 	srv := &http.Server{Handler: cb.routes(), ReadHeaderTimeout: 5 * time.Second, ErrorLog: logger}
@@ -75,10 +79,10 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	defer stopCallbacks()
 
-	a, err := awaitAllocation(ctx, cfg.IdleShutdown, allocated, failed, logger)
+	ok, err := awaitAllocation(ctx, cfg.IdleShutdown, allocated, failed, logger)
 	stopKeepAlives()
 	<-regDone
-	if a == nil {
+	if !ok {
 		reg.deregister(ctx)
 		return err
 	}
@@ -91,15 +95,47 @@ func run(ctx context.Context, cfg Config) error {
 		// registration outlives it.
 		reg.deregister(ctx)
 	}
-	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g,
-		log: logger, lb: newLinkBack(client, *a, logger)}
+	// From here on the server is what a studio's would be: it reads the
+	// payload file the sidecar wrote and talks to the backend through the
+	// game-server SDK.
+	payload, err := gameserver.WaitForPayload(ctx, cfg.PayloadFile, 0)
+	if err != nil {
+		g.finish()
+		return err
+	}
+	gs, err := gameserver.New(gameserver.Options{Payload: payload, HTTPClient: client, Logger: sdkLogger(logger),
+		HealthPeriod: cfg.HealthPeriod, EndPatience: endGrace})
+	if err != nil {
+		g.finish()
+		return err
+	}
+	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g, log: logger, gs: gs}
 	return s.play(ctx)
 }
 
-// awaitAllocation returns nil without an error when asked to stop or
+// sdkLogger puts the SDK's records on the server's log, one line each
+// under its prefix and timestamp.
+func sdkLogger(l *log.Logger) *slog.Logger {
+	return slog.New(slog.NewTextHandler(logLines{l}, &slog.HandlerOptions{
+		ReplaceAttr: func(groups []string, a slog.Attr) slog.Attr {
+			if len(groups) == 0 && a.Key == slog.TimeKey {
+				return slog.Attr{} // the log prefix has the time
+			}
+			return a
+		}}))
+}
+
+// logLines writes each slog record (one Write each) as a log line.
+type logLines struct{ l *log.Logger }
+
+func (w logLines) Write(p []byte) (int, error) {
+	return len(p), w.l.Output(2, strings.TrimSuffix(string(p), "\n"))
+}
+
+// awaitAllocation returns false without an error when asked to stop or
 // left idle too long.
-func awaitAllocation(ctx context.Context, idle time.Duration, allocated <-chan allocation, failed <-chan error,
-	logger *log.Logger) (*allocation, error) {
+func awaitAllocation(ctx context.Context, idle time.Duration, allocated <-chan struct{}, failed <-chan error,
+	logger *log.Logger) (bool, error) {
 	var idleC <-chan time.Time
 	if idle > 0 {
 		t := time.NewTimer(idle)
@@ -107,16 +143,16 @@ func awaitAllocation(ctx context.Context, idle time.Duration, allocated <-chan a
 		idleC = t.C
 	}
 	select {
-	case a := <-allocated:
-		return &a, nil
+	case <-allocated:
+		return true, nil
 	case err := <-failed:
-		return nil, err
+		return false, err
 	case <-ctx.Done():
 		logger.Print("asked to stop before any allocation")
-		return nil, nil
+		return false, nil
 	case <-idleC:
 		logger.Printf("not allocated within %s; shutting down", idle)
-		return nil, nil
+		return false, nil
 	}
 }
 

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
 
 func TestRunEndToEnd(t *testing.T) {
@@ -63,7 +64,7 @@ func TestRunEndToEnd(t *testing.T) {
 		return len(links) == 1 && hbs > 0
 	})
 	links, _, _ := h.backend.snapshot()
-	if want := (linkBody{Address: reg.Address, Ports: map[string]int{"game": gamePort}, ServerName: wantName}); !reflect.DeepEqual(links[0], want) {
+	if want := (gameserver.LinkRequest{Address: reg.Address, Ports: map[string]int{"game": gamePort}, ServerName: wantName}); !reflect.DeepEqual(links[0], want) {
 		t.Fatalf("link body %+v, want %+v", links[0], want)
 	}
 	h.callbackEndpointCloses(reg)

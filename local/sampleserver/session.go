@@ -2,40 +2,45 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log"
 	"sync"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
 
-// session is the allocated life of the server: link, heartbeat, play,
-// end. Every way out passes through play's loop, so exactly one reason
-// ends the game.
+// session is the allocated life of the server, on the game-server SDK:
+// link, heartbeat, play, end. Every way out passes through play's loop,
+// so exactly one reason ends the game.
 type session struct {
 	cfg      Config
 	name     string
 	address  string
 	gamePort int
 	game     *game
-	lb       *linkBack
+	gs       *gameserver.Client
 	log      *log.Logger
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancelLink context.CancelFunc
+	linking    sync.WaitGroup
+	hb         *gameserver.Heartbeater // nil until linked
 }
 
 func (s *session) play(ctx context.Context) error {
 	maxLength := time.NewTimer(s.cfg.MaxGameLength)
 	defer maxLength.Stop()
-	bg, cancel := context.WithCancel(ctx)
-	s.cancel = cancel
+	linkCtx, cancel := context.WithCancel(ctx)
+	s.cancelLink = cancel
 	defer s.stopBackground()
 
 	linked := make(chan error, 1)
-	s.wg.Go(func() {
-		linked <- s.lb.link(bg, linkBody{Address: s.address, Ports: map[string]int{"game": s.gamePort}, ServerName: s.name})
+	s.linking.Go(func() {
+		_, err := s.gs.Link(linkCtx, gameserver.LinkRequest{Address: s.address, Ports: map[string]int{"game": s.gamePort}, ServerName: s.name})
+		linked <- err
 	})
-	states, hbFailed := make(chan string, 1), make(chan error, 1)
+	var hbDone <-chan struct{} // nil, so never ready, until linked
 	for {
 		select {
 		case err := <-linked:
@@ -47,71 +52,53 @@ func (s *session) play(ctx context.Context) error {
 				return fmt.Errorf("link: %w", err)
 			}
 			s.log.Printf("linked; players may join on %s", s.address)
-			s.game.open(s.lb.instanceID)
-			s.wg.Go(func() { s.heartbeats(bg, states, hbFailed) })
+			s.game.open(s.gs.GameInstanceID())
+			s.hb = s.gs.StartHeartbeats(ctx, gameserver.HeartbeatOptions{Interval: s.cfg.HeartbeatInterval})
+			hbDone = s.hb.Done()
 		case <-s.game.wins:
 			return s.end(ctx, "IWON")
 		case <-maxLength.C:
 			return s.end(ctx, "MaxGameLength")
 		case <-ctx.Done():
 			return s.end(ctx, "Terminated")
-		case state := <-states:
-			s.log.Printf("the backend says the instance is %s; shutting down", state)
+		case <-hbDone:
+			err := s.hb.Err()
 			s.stopBackground()
 			s.game.finish()
-			return nil
-		case err := <-hbFailed:
-			s.stopBackground()
-			s.game.finish()
-			return err
+			if errors.Is(err, gameserver.ErrEnded) || errors.Is(err, gameserver.ErrUnhealthy) {
+				s.log.Printf("%v; shutting down", err)
+				return nil
+			}
+			return fmt.Errorf("heartbeat: %w", err)
 		}
 	}
 }
 
 // stopBackground stops linking and heartbeating and waits for both.
 func (s *session) stopBackground() {
-	s.cancel()
-	s.wg.Wait()
+	s.cancelLink()
+	s.linking.Wait()
+	if s.hb != nil {
+		_ = s.hb.Stop() // why it stopped was handled in play
+	}
 }
+
+// endGrace bounds the end call: on SIGTERM a supervisor's grace period is
+// running (the fleet's default is 5 s).
+const endGrace = 4 * time.Second
 
 // end records the end with the backend (no heartbeat may race it), then
 // tells the players.
 func (s *session) end(ctx context.Context, reason string) error {
 	s.stopBackground()
 	s.log.Printf("ending the game: %s", reason)
-	err := s.lb.end(ctx, reason)
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endGrace)
+	defer cancel()
+	_, err := s.gs.End(ctx, reason)
 	s.game.finish()
 	if err != nil {
 		return fmt.Errorf("end (%s): %w", reason, err)
 	}
 	s.log.Print("game ended")
 	return nil
-}
-
-// heartbeats reports until the backend says the instance is over.
-// Transient failures are only logged: the backend tolerates a few missed
-// periods before it gives up on the server.
-func (s *session) heartbeats(ctx context.Context, states chan<- string, failed chan<- error) {
-	t := time.NewTicker(s.cfg.HeartbeatInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-		state, err := s.lb.heartbeat(ctx)
-		switch {
-		case ctx.Err() != nil:
-			return
-		case err != nil && transient(err):
-			s.log.Print(err)
-		case err != nil:
-			failed <- fmt.Errorf("heartbeat: %w", err)
-			return
-		case state == stateEnded || state == stateUnhealthy:
-			states <- state
-			return
-		}
-	}
 }

@@ -89,13 +89,20 @@ func (c *Client) RunHeartbeats(ctx context.Context, o HeartbeatOptions) error {
 
 // over is the error for an instance that is over, nil for one that is not.
 func over(inst *Instance) error {
+	var reason string
+	var sentinel error
 	switch inst.State {
 	case StateEnded:
-		return fmt.Errorf("gameserver: game instance %s was ended (reason %q): %w", inst.GameInstanceID, inst.EndReason, ErrEnded)
+		reason, sentinel = inst.EndReason, ErrEnded
 	case StateUnhealthy:
-		return fmt.Errorf("gameserver: game instance %s is Unhealthy (reason %q): %w", inst.GameInstanceID, inst.UnhealthyReason, ErrUnhealthy)
+		reason, sentinel = inst.UnhealthyReason, ErrUnhealthy
+	default:
+		return nil
 	}
-	return nil
+	if reason != "" {
+		reason = " (reason " + reason + ")"
+	}
+	return fmt.Errorf("gameserver: heartbeat answered %s%s: %w", inst.State, reason, sentinel)
 }
 
 // Heartbeater runs RunHeartbeats on a goroutine of its own, for servers

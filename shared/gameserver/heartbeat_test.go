@@ -24,9 +24,9 @@ func TestRunHeartbeats(t *testing.T) {
 		logged    string
 	}{
 		{name: "until the backend ends it", script: []answer{linked("gi-1"), linked("gi-1"), ended},
-			wantErr: ErrEnded, wantMsg: `was ended (reason "EndedByBackend")`, wantCalls: 3, wantSeen: 3},
+			wantErr: ErrEnded, wantMsg: "heartbeat answered Ended (reason EndedByBackend): game instance ended", wantCalls: 3, wantSeen: 3},
 		{name: "until the sweep gives up on it", script: []answer{unhealthy},
-			wantErr: ErrUnhealthy, wantMsg: `"MissedHeartbeats"`, wantCalls: 1, wantSeen: 1},
+			wantErr: ErrUnhealthy, wantMsg: "answered Unhealthy (reason MissedHeartbeats)", wantCalls: 1, wantSeen: 1},
 		{name: "transient failures only logged", script: []answer{{status: -1}, apiErr(503, "SERVICE_UNAVAILABLE", "", ""),
 			{429, `{"message":"Too Many Requests"}`, nil}, linked("gi-1"), ended},
 			wantErr: ErrEnded, wantCalls: 5, wantSeen: 2, logged: "heartbeats answered again"},
