@@ -1,8 +1,10 @@
 // Command sampleserver is a sample dedicated game server with the
 // GameFabric allocation sidecar folded in: it registers with the
-// allocator's registry, takes the allocation callback, writes the payload
-// file, links back to the game backend, heartbeats, and ends the game when
-// a player sends IWON (or the game runs too long, or it is told to stop).
+// allocator's registry, takes the allocation callback and writes the
+// payload file (the sidecar's part); then, as a studio's server would, it
+// reads that file, links back to the game backend, heartbeats, and ends the
+// game when a player sends IWON (or the game runs too long, or it is told
+// to stop), all through the game-server SDK, shared/gameserver.
 // Configuration comes from the environment; see Config.
 package main
 

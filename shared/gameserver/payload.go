@@ -24,7 +24,8 @@ import (
 // names, exactly as the allocation service sends them.
 //
 // The tokens are credentials: String, GoString and LogValue leave them
-// out, so printing or logging a Payload never leaks them.
+// out, so printing or logging a Payload never leaks them. Its JSON is the
+// file's, tokens included: keep it off logs.
 type Payload struct {
 	GameInstanceID     string `json:"GameInstanceId"`
 	PartnerGameToken   string `json:"PartnerGameToken"`
