@@ -109,6 +109,8 @@ func gaps(got []seen) []time.Duration {
 func TestAllocateRetriesWithTheSameBody(t *testing.T) {
 	inTwoSeconds := errReply(503, CodeServiceUnavailable, "")
 	inTwoSeconds.retryAt = 2 * time.Second
+	// Upper bounds leave room for a loaded machine; each is still far
+	// below what a wrong wait would be (MaxWait's 10 s, a Retry-After of 30 s).
 	tests := []struct {
 		name             string
 		opts             Options
@@ -119,15 +121,15 @@ func TestAllocateRetriesWithTheSameBody(t *testing.T) {
 		wantNotRetryable bool
 	}{
 		{"Retry-After seconds honoured", Options{}, []reply{errReply(409, CodeAllocationInProgress, "1"), created},
-			2, time.Second, 1600 * time.Millisecond, "", false},
+			2, time.Second, 2 * time.Second, "", false},
 		{"Retry-After as an HTTP date", Options{}, []reply{inTwoSeconds, created},
-			2, 950 * time.Millisecond, 2600 * time.Millisecond, "", false}, // the date has whole seconds
+			2, 950 * time.Millisecond, 3 * time.Second, "", false}, // the date has whole seconds
 		{"Retry-After capped by MaxWait", Options{MaxWait: 200 * time.Millisecond}, []reply{errReply(503, CodeNoCapacity, "30"), created},
-			2, 200 * time.Millisecond, 700 * time.Millisecond, "", false},
+			2, 200 * time.Millisecond, 1500 * time.Millisecond, "", false},
 		{"no Retry-After: jittered backoff", Options{}, []reply{errReply(503, "", ""), errReply(502, "", ""), created},
-			3, 125 * time.Millisecond, 1000 * time.Millisecond, "", false},
+			3, 125 * time.Millisecond, 1500 * time.Millisecond, "", false},
 		{"transport error", Options{}, []reply{{drop: true}, created},
-			2, 125 * time.Millisecond, 750 * time.Millisecond, "", false},
+			2, 125 * time.Millisecond, 1500 * time.Millisecond, "", false},
 		{"gateway throttling", Options{MaxWait: 10 * time.Millisecond}, []reply{errReply(429, "", ""), created}, 2, 0, time.Second, "", false},
 		{"rate limited", Options{MaxWait: 10 * time.Millisecond}, []reply{errReply(429, CodeRateLimited, "2"), created}, 2, 0, time.Second, "", false},
 		{"upstream timeout", Options{MaxWait: 10 * time.Millisecond}, []reply{errReply(504, CodeUpstreamTimeout, "2"), created}, 2, 0, time.Second, "", false},
