@@ -15,6 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -45,13 +46,12 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 		}
 		return got[region]
 	}
+	backend := backendClient(t, s)
 	allocateIn := func(id, first string) (int, []string) {
-		status, doc := httpJSON(t, http.MethodPost, s.APIURL+"/v1/allocations", "",
-			fmt.Sprintf(`{"gameInstanceId":%q,"preferredRegions":[%q,"us-west"]}`, id, first))
+		status, a, _ := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: id, PreferredRegions: []string{first, "us-west"}})
 		var reasons []string
-		for _, a := range doc["attempts"].([]any) {
-			a := a.(map[string]any)
-			reasons = append(reasons, fmt.Sprintf("%s:%v:%s", a["region"], a["status"], a["reason"]))
+		for _, at := range a.Attempts {
+			reasons = append(reasons, fmt.Sprintf("%s:%d:%s", at.Region, at.Status, at.Reason))
 		}
 		return status, reasons
 	}

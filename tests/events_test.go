@@ -23,6 +23,7 @@ import (
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/local/streams"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 )
 
 // The lifecycle events, end to end: the real bootstraps write records to
@@ -46,31 +47,35 @@ func TestEventsEndToEnd(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
 	api, us := s.APIURL, s.Allocators[0]
+	backend := backendClient(t, s)
 	bus := &eventLog{s: s}
 	testkit.WaitFor(t, 30*time.Second, "two us-west game servers registered", func() bool {
 		return len(registeredAt(us, "dev-us-west")) == 2
 	})
-	state := func(id string) any {
-		_, doc := httpJSON(t, http.MethodGet, api+"/v1/allocations/"+id, "", "")
-		return doc["state"]
-	}
-	allocate := func(id, region string) map[string]any {
-		t.Helper()
-		status, doc := httpJSON(t, http.MethodPost, api+"/v1/allocations", "", fmt.Sprintf(`{"gameInstanceId":%q,"desiredRegion":%q}`, id, region))
-		if status != http.StatusCreated {
-			t.Fatalf("allocate %s: %d %v", id, status, doc)
+	state := func(id string) string {
+		a, err := backend.Get(ctx, id)
+		if err != nil {
+			return ""
 		}
-		return doc
+		return a.State
+	}
+	allocate := func(id, region string) *allocclient.Allocation {
+		t.Helper()
+		status, a, err := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: region})
+		if status != http.StatusCreated || a.Server == nil {
+			t.Fatalf("allocate %s: %d %+v %v", id, status, a, err)
+		}
+		return a
 	}
 
 	// allocate → link → end.
 	first := allocate("gi-ev-1", "us-west")
 	testkit.WaitFor(t, 15*time.Second, "gi-ev-1 Linked", func() bool { return state("gi-ev-1") == "Linked" })
-	endGame(t, first["server"].(map[string]any)["address"].(string))
+	endGame(t, first.Server.Address)
 	testkit.WaitFor(t, 15*time.Second, "gi-ev-1 Ended", func() bool { return state("gi-ev-1") == "Ended" })
 	got := bus.await(t, "gi-ev-1", 3)
 	wantSequence(t, got, "GameServerAllocated Allocating→Allocated", "GameServerLinked Allocated→Linked", "GameInstanceEnded Linked→Ended")
-	if d := got[0].detail; d["region"] != "us-west" || d["fallbackUsed"] != false || d["server"].(map[string]any)["address"] != first["server"].(map[string]any)["address"] {
+	if d := got[0].detail; d["region"] != "us-west" || d["fallbackUsed"] != false || d["server"].(map[string]any)["address"] != first.Server.Address {
 		t.Errorf("GameServerAllocated detail = %v", d)
 	}
 	if d := got[2].detail; d["endReason"] != "IWON" || d["endedAt"] == nil {
@@ -81,15 +86,15 @@ func TestEventsEndToEnd(t *testing.T) {
 	// 404), us-west has.
 	second := allocate("gi-ev-2", "eu-central-1")
 	testkit.WaitFor(t, 15*time.Second, "gi-ev-2 Linked", func() bool { return state("gi-ev-2") == "Linked" })
-	if status, doc := httpJSON(t, http.MethodDelete, api+"/v1/allocations/gi-ev-2", "", ""); status != http.StatusOK {
-		t.Fatalf("DELETE gi-ev-2: %d %v", status, doc)
+	if ended, err := backend.End(ctx, "gi-ev-2"); err != nil || ended.State != allocclient.StateEnded || ended.EndReason != "EndedByBackend" {
+		t.Fatalf("DELETE gi-ev-2: %+v %v", ended, err)
 	}
 	got = bus.await(t, "gi-ev-2", 3)
 	wantSequence(t, got, "GameServerAllocated Allocating→Allocated", "GameServerLinked Allocated→Linked", "GameInstanceEnded Linked→Ended")
 	d := got[0].detail
-	if d["region"] != "us-west" || d["fallbackUsed"] != true || d["desiredRegion"] != "eu-central-1" || !slices.Equal(attemptsOf(d), attemptsOf(second)) ||
+	if d["region"] != "us-west" || d["fallbackUsed"] != true || d["desiredRegion"] != "eu-central-1" || !slices.Equal(attemptsOf(d), attemptTrace(second)) ||
 		!slices.Equal(attemptsOf(d), []string{"eu-central-1:404", "us-west:200"}) {
-		t.Errorf("fallback GameServerAllocated detail = %v; the allocation answered attempts %v", d, attemptsOf(second))
+		t.Errorf("fallback GameServerAllocated detail = %v; the allocation answered attempts %v", d, attemptTrace(second))
 	}
 
 	// A server that takes its allocation and never links (registered with

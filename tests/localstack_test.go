@@ -4,7 +4,9 @@ package tests
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -18,7 +20,49 @@ import (
 
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 )
+
+// backendClient calls the stack's API the way a game backend does, one try
+// per call: these tests assert on each answer, which a retry would hide.
+func backendClient(t *testing.T, s *localstack.Stack) *allocclient.Client {
+	t.Helper()
+	c, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// allocateOnce returns the answer's status and the allocation it carries
+// (an error answer's trace, if any), failing the test when none arrived.
+func allocateOnce(t *testing.T, c *allocclient.Client, req allocclient.AllocateRequest) (int, *allocclient.Allocation, error) {
+	t.Helper()
+	a, err := c.Allocate(context.Background(), req)
+	var e *allocclient.Error
+	switch {
+	case err == nil && a.Created:
+		return http.StatusCreated, a, nil
+	case err == nil:
+		return http.StatusOK, a, nil
+	case errors.As(err, &e):
+		if e.Allocation == nil {
+			return e.Status, &allocclient.Allocation{}, err
+		}
+		return e.Status, e.Allocation, err
+	}
+	t.Fatalf("allocate %s: %v", req.GameInstanceID, err)
+	return 0, nil, err
+}
+
+// attemptTrace is an allocation's attempts as "region:status".
+func attemptTrace(a *allocclient.Allocation) []string {
+	var out []string
+	for _, at := range a.Attempts {
+		out = append(out, fmt.Sprintf("%s:%d", at.Region, at.Status))
+	}
+	return out
+}
 
 // The whole product on loopback: real bootstraps behind the local HTTP API,
 // two emulated GameFabric Allocators (own URLs, tokens, region strings and
@@ -53,6 +97,8 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	workDir := t.TempDir()
 	s, logs := startLocalStack(t, cfg, workDir)
 	api := s.APIURL
+	backend := backendClient(t, s)
+	ctx := context.Background()
 	us, eu := s.Allocators[0], s.Allocators[1]
 	if us.URL == eu.URL || us.URL == s.Ping.URL || eu.URL == s.Ping.URL {
 		t.Fatalf("the Allocators and the Ping Service share a URL: %s, %s, %s", us.URL, eu.URL, s.Ping.URL)
@@ -73,11 +119,13 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	// run waits for the fleet to register, and sees a region only while a
 	// server there is unallocated: check it before allocating.
 	testkit.WaitFor(t, 15*time.Second, "us-west and eu-central-1 from the ping cache", func() bool {
-		_, doc := httpJSON(t, http.MethodGet, api+"/v1/regions", "", "")
+		regions, err := backend.Regions(ctx)
+		if err != nil {
+			return false
+		}
 		var names []string
-		regions, _ := doc["regions"].([]any)
-		for _, r := range regions {
-			names = append(names, fmt.Sprint(r.(map[string]any)["region"]))
+		for _, r := range regions.Regions {
+			names = append(names, r.Region)
 		}
 		sort.Strings(names)
 		return strings.Join(names, ",") == "eu-central-1,us-west"
@@ -101,17 +149,23 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	// Allocate in us-west: served by the us Allocator, which received its
 	// region string; 429 retried, the dead server skipped, the live one
 	// called back with its token verbatim.
-	status, alloc := httpJSON(t, http.MethodPost, api+"/v1/allocations", "",
-		`{"gameInstanceId":"gi-e2e-1","desiredRegion":"us-west","gameServerVersion":"prag::sample-game-armada-set","serverArgs":"-map=arena"}`)
+	firstRequest := allocclient.AllocateRequest{GameInstanceID: "gi-e2e-1", DesiredRegion: "us-west",
+		GameServerVersion: "prag::sample-game-armada-set", ServerArgs: "-map=arena"}
+	status, alloc, err := allocateOnce(t, backend, firstRequest)
 	if status != http.StatusCreated {
-		t.Fatalf("allocate: %d %v", status, alloc)
+		t.Fatalf("allocate: %d %v", status, err)
 	}
-	server, _ := alloc["server"].(map[string]any)
-	if server["address"] != usWest || alloc["region"] != "us-west" || alloc["fallbackUsed"] != false {
-		t.Fatalf("allocated %v in %v, want the live us-west server %s", server["address"], alloc["region"], usWest)
+	if alloc.Server == nil || alloc.Server.Address != usWest || alloc.Region != "us-west" || alloc.FallbackUsed {
+		t.Fatalf("allocated %+v in %q, want the live us-west server %s", alloc.Server, alloc.Region, usWest)
 	}
-	if got := attemptsOf(alloc); !slices.Equal(got, []string{"us-west:429", "us-west:200"}) {
+	if got := attemptTrace(alloc); !slices.Equal(got, []string{"us-west:429", "us-west:200"}) {
 		t.Fatalf("attempts = %v, want a 429 then the allocation", got)
+	}
+	// The same request again is a replay: 200, the same server, nothing allocated.
+	allocated := len(us.Emulator.Allocations())
+	if status, again, err := allocateOnce(t, backend, firstRequest); status != http.StatusOK || again.Server == nil ||
+		again.Server.Address != usWest || len(us.Emulator.Allocations()) != allocated {
+		t.Fatalf("replay: %d %+v %v; the us Allocator's allocations went from %d to %d", status, again, err, allocated, len(us.Emulator.Allocations()))
 	}
 	if rs, addr := lastAllocation(us); rs != "e2e-us-west" || addr != usWest || len(eu.Emulator.Allocations()) != 0 {
 		t.Fatalf("us Allocator's allocation: %q %s; eu's: %v", rs, addr, eu.Emulator.Allocations())
@@ -134,13 +188,16 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		t.Fatalf("payload.json = %v (mode %v)", payload, info.Mode())
 	}
 
-	get := func(id string) map[string]any {
-		_, doc := httpJSON(t, http.MethodGet, api+"/v1/allocations/"+id, "", "")
-		return doc
+	get := func(id string) *allocclient.Allocation {
+		a, err := backend.Get(ctx, id)
+		if err != nil {
+			return &allocclient.Allocation{}
+		}
+		return a
 	}
 	testkit.WaitFor(t, 15*time.Second, "Linked with a heartbeat", func() bool {
-		doc := get("gi-e2e-1")
-		return doc["state"] == "Linked" && doc["lastHeartbeatAt"] != nil
+		a := get("gi-e2e-1")
+		return a.State == allocclient.StateLinked && !a.LastHeartbeatAt.IsZero()
 	})
 
 	// A player wins: the server ends the game instance and exits.
@@ -162,8 +219,8 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		t.Fatal("the game server did not answer IWON with GAME OVER")
 	}
 	testkit.WaitFor(t, 10*time.Second, "Ended (IWON)", func() bool {
-		doc := get("gi-e2e-1")
-		return doc["state"] == "Ended" && doc["endReason"] == "IWON"
+		a := get("gi-e2e-1")
+		return a.State == allocclient.StateEnded && a.EndReason == "IWON"
 	})
 
 	// The fleet replaces the exited process, and the new one registers.
@@ -175,9 +232,9 @@ func TestLocalStackEndToEnd(t *testing.T) {
 
 	// Allocate in eu-central-1: served by the eu Allocator, which received
 	// its own region string and sent the callback token as Bearer.
-	status, second := httpJSON(t, http.MethodPost, api+"/v1/allocations", "", `{"gameInstanceId":"gi-e2e-2","desiredRegion":"eu-central-1"}`)
-	if status != http.StatusCreated || second["region"] != "eu-central-1" || second["fallbackUsed"] != false {
-		t.Fatalf("eu-central-1 allocation: %d %v", status, second)
+	status, second, err := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: "gi-e2e-2", DesiredRegion: "eu-central-1"})
+	if status != http.StatusCreated || second.Region != "eu-central-1" || second.FallbackUsed {
+		t.Fatalf("eu-central-1 allocation: %d %+v %v", status, second, err)
 	}
 	if rs, addr := lastAllocation(eu); rs != "e2e-eu-central-1" || addr != euCentral {
 		t.Fatalf("eu Allocator's allocation: %q %s, want e2e-eu-central-1 %s", rs, addr, euCentral)
@@ -185,14 +242,14 @@ func TestLocalStackEndToEnd(t *testing.T) {
 
 	// eu-central-1 has no server left (its one plays): the request falls
 	// back to us-west, behind the other Allocator.
-	status, third := httpJSON(t, http.MethodPost, api+"/v1/allocations", "", `{"gameInstanceId":"gi-e2e-3","desiredRegion":"eu-central-1"}`)
-	if status != http.StatusCreated || third["region"] != "us-west" || third["fallbackUsed"] != true {
-		t.Fatalf("third allocation should fall back to us-west: %d %v", status, third)
+	status, third, err := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: "gi-e2e-3", DesiredRegion: "eu-central-1"})
+	if status != http.StatusCreated || third.Region != "us-west" || !third.FallbackUsed {
+		t.Fatalf("third allocation should fall back to us-west: %d %+v %v", status, third, err)
 	}
 	// us's rate limit (QPS 0.5, above) may still be spent: its 429s are
 	// retried in us-west.
-	if got := slices.DeleteFunc(attemptsOf(third), func(a string) bool { return a == "us-west:429" }); !slices.Equal(got, []string{"eu-central-1:404", "us-west:200"}) {
-		t.Fatalf("attempts = %v, want eu-central-1 without a server, then us-west", attemptsOf(third))
+	if got := slices.DeleteFunc(attemptTrace(third), func(a string) bool { return a == "us-west:429" }); !slices.Equal(got, []string{"eu-central-1:404", "us-west:200"}) {
+		t.Fatalf("attempts = %v, want eu-central-1 without a server, then us-west", attemptTrace(third))
 	}
 	if rs, addr := lastAllocation(us); rs != "e2e-us-west" || addr != usWest || len(eu.Emulator.Allocations()) != 1 {
 		t.Fatalf("the fallback: us Allocator's last allocation %q %s (want e2e-us-west %s); eu's: %v", rs, addr, usWest, eu.Emulator.Allocations())

@@ -3,36 +3,22 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
+	"errors"
 	"io"
 	"net/http"
 	"strconv"
 	"time"
-)
 
-// allocResponse is the part of POST /v1/allocations' answer the bench checks.
-type allocResponse struct {
-	Region       string `json:"region"`
-	FallbackUsed bool   `json:"fallbackUsed"`
-	Server       *struct {
-		Address string `json:"address"`
-	} `json:"server"`
-	Attempts []struct {
-		Region string `json:"region"`
-		Status int    `json:"status"`
-	} `json:"attempts"`
-	Error *struct {
-		Code string `json:"code"`
-	} `json:"error"`
-}
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
+)
 
 // apiResult is one call through the local HTTP API.
 type apiResult struct {
 	Status int
-	Body   allocResponse
+	Code   string                  // the error answer's code, "" for a success or a bare gateway answer
+	Body   *allocclient.Allocation // the allocation answered; nil for an error
 	Took   time.Duration
-	Err    error
+	Err    error // no answer: transport error, or an answer that was not one
 }
 
 // Outcome is "201", "409 ALLOCATION_IN_PROGRESS" or "transport error".
@@ -40,31 +26,52 @@ func (r apiResult) Outcome() string {
 	switch {
 	case r.Err != nil:
 		return "transport error"
-	case r.Body.Error != nil:
-		return strconv.Itoa(r.Status) + " " + r.Body.Error.Code
+	case r.Code != "":
+		return strconv.Itoa(r.Status) + " " + r.Code
 	}
 	return strconv.Itoa(r.Status)
 }
 
-// newAPIClient keeps enough idle connections that many concurrent callers
-// reuse theirs instead of paying a TCP handshake per call.
-func newAPIClient(conns int) *http.Client {
-	return &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
-		MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute}}
+// server is the allocated server's address, "" when there is none.
+func (r apiResult) server() string {
+	if r.Body == nil || r.Body.Server == nil {
+		return ""
+	}
+	return r.Body.Server.Address
+}
+
+// newAPIClient calls the stack's API once per call (the bench measures
+// single calls, so nothing is retried) and keeps enough idle connections
+// that many concurrent callers reuse theirs instead of paying a TCP
+// handshake per call.
+func newAPIClient(apiURL string, conns int) *allocclient.Client {
+	c, err := allocclient.New(allocclient.Options{BaseURL: apiURL, MaxAttempts: 1,
+		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+			MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute}}})
+	if err != nil {
+		panic(err) // the stack's own URL: a bug, not an input
+	}
+	return c
 }
 
 // postAllocation asks for a server for gameInstanceID in region; the body
 // is what a game backend sends.
-func postAllocation(ctx context.Context, c *http.Client, apiURL, gameInstanceID, region string) apiResult {
-	body, _ := json.Marshal(map[string]string{"gameInstanceId": gameInstanceID, "desiredRegion": region,
-		"gameServerVersion": Version, "serverArgs": "-map=arena"})
-	var r apiResult
-	var raw []byte
-	r.Status, raw, r.Took, r.Err = postJSON(ctx, c, apiURL+"/v1/allocations", "", body)
-	if r.Err == nil {
-		if err := json.Unmarshal(raw, &r.Body); err != nil {
-			r.Err = fmt.Errorf("HTTP %d with an undecodable body: %w", r.Status, err)
-		}
+func postAllocation(ctx context.Context, c *allocclient.Client, gameInstanceID, region string) apiResult {
+	start := time.Now()
+	a, err := c.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: gameInstanceID, DesiredRegion: region,
+		GameServerVersion: Version, ServerArgs: "-map=arena"})
+	r := apiResult{Body: a, Took: time.Since(start)}
+	var e *allocclient.Error
+	switch {
+	case err == nil && a.Created:
+		r.Status = http.StatusCreated
+	case err == nil:
+		r.Status = http.StatusOK
+	case errors.As(err, &e):
+		r.Status, r.Code = e.Status, e.Code
+		r.Body = e.Allocation
+	default:
+		r.Err = err
 	}
 	return r
 }

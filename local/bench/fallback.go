@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
@@ -34,7 +35,7 @@ type FallbackResult struct {
 func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (FallbackResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
-	client := newAPIClient(4)
+	client := newAPIClient(s.APIURL, 4)
 	res := FallbackResult{Failures: Counts{}}
 	var ok, fb, rtt, paired []time.Duration
 	for i := range o.Warmup + o.N {
@@ -42,8 +43,8 @@ func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 			break
 		}
 		id := fmt.Sprintf("fb-%d-%d", time.Now().UnixNano(), i)
-		a := postAllocation(ctx, client, s.APIURL, id+"-ok", RegionOK)
-		b := postAllocation(ctx, client, s.APIURL, id+"-fb", RegionDown)
+		a := postAllocation(ctx, client, id+"-ok", RegionOK)
+		b := postAllocation(ctx, client, id+"-fb", RegionDown)
 		d, derr := s.StandIn.Direct(ctx, RegionDown, id+"-direct")
 		if i < o.Warmup {
 			continue
@@ -81,13 +82,13 @@ func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 }
 
 // isFallback: the answer came from the fallback region after the primary's 503.
-func isFallback(b allocResponse) bool {
-	return b.FallbackUsed && b.Region == RegionFallback && len(b.Attempts) == 2 &&
+func isFallback(b *allocclient.Allocation) bool {
+	return b != nil && b.FallbackUsed && b.Region == RegionFallback && len(b.Attempts) == 2 &&
 		b.Attempts[0].Region == RegionDown && b.Attempts[0].Status == http.StatusServiceUnavailable
 }
 
-func describeAttempts(b allocResponse) string {
-	if len(b.Attempts) == 0 {
+func describeAttempts(b *allocclient.Allocation) string {
+	if b == nil || len(b.Attempts) == 0 {
 		return ""
 	}
 	s := " attempts"

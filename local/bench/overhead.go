@@ -38,7 +38,7 @@ type OverheadResult struct {
 func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (OverheadResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
-	client := newAPIClient(4)
+	client := newAPIClient(s.APIURL, 4)
 	res := OverheadResult{Delay: s.StandIn.Delay, Failures: Counts{}}
 	var e2e, direct []time.Duration
 	for i := range o.Warmup + o.N {
@@ -46,12 +46,12 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 			break
 		}
 		id := fmt.Sprintf("ovh-%d-%d", time.Now().UnixNano(), i)
-		r := postAllocation(ctx, client, s.APIURL, id, RegionOK)
+		r := postAllocation(ctx, client, id, RegionOK)
 		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
 		if i < o.Warmup {
 			continue
 		}
-		if r.Status == http.StatusCreated && r.Err == nil && r.Body.Server != nil {
+		if r.Status == http.StatusCreated && r.server() != "" {
 			e2e = append(e2e, r.Took)
 		} else {
 			res.Failures["stack: "+r.Outcome()]++

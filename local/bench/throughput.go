@@ -35,7 +35,7 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
 	lvl := ThroughputLevel{PoolSize: s.PoolSize, Callers: callers, Outcomes: Counts{}}
-	client := newAPIClient(callers)
+	client := newAPIClient(s.APIURL, callers)
 	run := time.Now().UnixNano()
 	var next atomic.Int64
 	var mu sync.Mutex
@@ -54,17 +54,17 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 					return
 				}
 				id := fmt.Sprintf("tp-p%d-c%d-%d-%d", s.PoolSize, callers, run, n)
-				r := postAllocation(ctx, client, s.APIURL, id, RegionOK)
+				r := postAllocation(ctx, client, id, RegionOK)
 				if ctx.Err() != nil && r.Err != nil {
 					return // cut off by the time cap: not an outcome of the service
 				}
 				mu.Lock()
 				lvl.Attempted++
 				lvl.Outcomes[r.Outcome()]++
-				if r.Status == http.StatusCreated && r.Err == nil && r.Body.Server != nil {
+				if r.Status == http.StatusCreated && r.server() != "" {
 					lvl.Created++
 					took = append(took, r.Took)
-					created.Store(id, r.Body.Server.Address)
+					created.Store(id, r.server())
 				}
 				mu.Unlock()
 			}
@@ -98,7 +98,7 @@ func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, crea
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	res := RaceResult{Instances: instances, CallersEach: callersEach, Outcomes: Counts{}}
-	client := newAPIClient(instances * callersEach)
+	client := newAPIClient(s.APIURL, instances*callersEach)
 	run := time.Now().UnixNano()
 	var mu sync.Mutex
 	wins := map[string]int{}
@@ -109,13 +109,13 @@ func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, crea
 		for range callersEach {
 			wg.Go(func() {
 				<-gate
-				r := postAllocation(ctx, client, s.APIURL, id, RegionOK)
+				r := postAllocation(ctx, client, id, RegionOK)
 				mu.Lock()
 				defer mu.Unlock()
 				res.Outcomes[r.Outcome()]++
-				if r.Status == http.StatusCreated && r.Err == nil && r.Body.Server != nil {
+				if r.Status == http.StatusCreated && r.server() != "" {
 					wins[id]++
-					created.Store(id, r.Body.Server.Address)
+					created.Store(id, r.server())
 				}
 			})
 		}

@@ -1,0 +1,162 @@
+package allocclient
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+)
+
+// The service's error codes (the "code" of an error answer). The README's
+// API section says when each is answered.
+const (
+	CodeInvalidRequest       = "INVALID_REQUEST"        // 400: fix the request first
+	CodeAllocationInProgress = "ALLOCATION_IN_PROGRESS" // 409: another call is allocating it; retried
+	CodeIdempotencyMismatch  = "IDEMPOTENCY_MISMATCH"   // 409: the id was used with other parameters
+	CodeNoCapacity           = "NO_CAPACITY"            // 503: no region had a server; retried
+	CodeRateLimited          = "RATE_LIMITED"           // 429: GameFabric's rate limits; retried
+	CodeUpstreamTimeout      = "UPSTREAM_TIMEOUT"       // 504: GameFabric did not answer in time; retried
+	CodeAllocationFailed     = "ALLOCATION_FAILED"      // 502: GameFabric refused; needs a change first
+	CodeNotFound             = "NOT_FOUND"              // 404: no such game instance
+	CodeUnauthorized         = "UNAUTHORIZED"           // 401: the game-server routes only
+	CodeInvalidState         = "INVALID_STATE"          // 409: e.g. ending a Failed instance
+	CodeInternal             = "INTERNAL"               // 500: needs an operator
+	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"    // 503: a dependency failed for now; retried
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
+)
+
+// ErrAnswerTooLarge: the answer exceeded the read limit, which no answer
+// of the service does; something else is answering.
+var ErrAnswerTooLarge = errors.New("answer exceeds the read limit")
+
+// ErrNoGameInstanceID: Get or End was called without a game instance id.
+var ErrNoGameInstanceID = errors.New("allocclient: a gameInstanceId is required")
+
+// Error is a non-2xx answer. Code is empty when the answer was not the
+// service's own (API Gateway's throttling and bare 5xx answer
+// {"message": ...} only).
+type Error struct {
+	Status  int
+	Code    string
+	Message string
+	// RetryAfter is the answer's Retry-After; 0 when it had none.
+	RetryAfter time.Duration
+	// Allocation is what the answer says about the game instance when it
+	// carries its decision trace or state (Attempts, State, Error); nil
+	// otherwise.
+	Allocation *Allocation
+
+	op    string // "POST /v1/allocations"
+	tries int
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "allocclient: %s: %d", e.op, e.Status)
+	if e.Code != "" {
+		b.WriteString(" " + e.Code)
+	} else {
+		b.WriteString(" " + http.StatusText(e.Status))
+	}
+	if e.Message != "" {
+		b.WriteString(": " + e.Message)
+	}
+	if e.RetryAfter > 0 {
+		fmt.Fprintf(&b, " (Retry-After %s)", e.RetryAfter)
+	}
+	if e.tries > 1 {
+		fmt.Fprintf(&b, " after %d tries", e.tries)
+	}
+	return b.String()
+}
+
+// Retryable reports whether the same request may succeed later: the codes
+// the README names retryable, and the gateway's own 429 and 5xx (no code),
+// which started nothing or leave an allocation the gameInstanceId recovers.
+func (e *Error) Retryable() bool {
+	switch e.Code {
+	case CodeAllocationInProgress, CodeNoCapacity, CodeRateLimited, CodeUpstreamTimeout, CodeServiceUnavailable:
+		return true
+	case "":
+		return e.Status == http.StatusTooManyRequests || e.Status >= 500
+	}
+	return false
+}
+
+// IsCode reports whether err is (or wraps) an *Error with that code.
+func IsCode(err error, code string) bool {
+	var e *Error
+	return errors.As(err, &e) && e.Code == code
+}
+
+// errorBody is both error shapes: the service's {"error": {...}} and API
+// Gateway's {"message": "..."}.
+type errorBody struct {
+	Error *struct {
+		Code     string    `json:"code"`
+		Message  string    `json:"message"`
+		State    string    `json:"state"`
+		Attempts []Attempt `json:"attempts"`
+	} `json:"error"`
+	Message string `json:"message"`
+}
+
+// maxMessage bounds a message taken from a body that is not the service's
+// JSON (an HTML page from a proxy, say).
+const maxMessage = 256
+
+// errorOf reads a non-2xx answer about gameInstanceID (empty for regions).
+func errorOf(status int, header http.Header, body []byte, op, gameInstanceID string) *Error {
+	e := &Error{Status: status, op: op, RetryAfter: retryAfter(header.Get("Retry-After"), time.Now())}
+	var b errorBody
+	switch {
+	case json.Unmarshal(body, &b) == nil && b.Error != nil:
+		e.Code, e.Message = b.Error.Code, b.Error.Message
+		if len(b.Error.Attempts) > 0 || b.Error.State != "" {
+			e.Allocation = &Allocation{GameInstanceID: gameInstanceID, State: b.Error.State, Attempts: b.Error.Attempts,
+				Error: &Failure{Code: b.Error.Code, Message: b.Error.Message}}
+		}
+	case b.Message != "":
+		e.Message = b.Message
+	default:
+		e.Message = printable(body, maxMessage)
+	}
+	return e
+}
+
+// printable is the start of body as one line of text.
+func printable(body []byte, limit int) string {
+	s := strings.ToValidUTF8(string(body[:min(len(body), limit)]), "")
+	s = strings.Map(func(r rune) rune {
+		if unicode.IsControl(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// retryAfter reads Retry-After: delay-seconds or an HTTP date. 0 when
+// absent, unreadable or already past.
+func retryAfter(v string, now time.Time) time.Duration {
+	v = strings.TrimSpace(v)
+	if v == "" {
+		return 0
+	}
+	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
+		if s <= 0 {
+			return 0
+		}
+		// A day is far beyond any wait the service asks for; more is
+		// garbage, and would overflow a Duration soon after.
+		return time.Duration(min(s, 86400)) * time.Second
+	}
+	if t, err := http.ParseTime(v); err == nil && t.After(now) {
+		return t.Sub(now)
+	}
+	return 0
+}

@@ -1,0 +1,170 @@
+package allocclient
+
+import (
+	"fmt"
+	"log/slog"
+	"slices"
+	"time"
+)
+
+// The states of a game instance (the "state" of an Allocation).
+const (
+	StateAllocating = "Allocating" // claimed; an upstream call is in flight
+	StateAllocated  = "Allocated"  // a game server was allocated; waiting for it to link
+	StateFailed     = "Failed"     // every attempt failed; Allocate again to retry
+	StateLinked     = "Linked"     // the game server linked back and heartbeats
+	StateUnhealthy  = "Unhealthy"  // it never linked, or stopped heartbeating; final
+	StateEnded      = "Ended"      // the game ended; final
+)
+
+// AllocateRequest is the body of POST /v1/allocations. GameInstanceID is
+// the idempotency key: a retry with the same one never allocates twice.
+// Empty fields are left out, which the service reads as "not given".
+type AllocateRequest struct {
+	GameInstanceID string `json:"gameInstanceId"`
+	// DesiredRegion is shorthand for PreferredRegions of one; give one or the other.
+	DesiredRegion     string `json:"desiredRegion,omitempty"`
+	GameServerVersion string `json:"gameServerVersion,omitempty"` // "<environment>::<armadaSet>"
+	ServerArgs        string `json:"serverArgs,omitempty"`
+	// PartnerGameToken is the game server's link-back credential; empty
+	// has one minted per region attempted (the safer choice).
+	PartnerGameToken   string   `json:"partnerGameToken,omitempty"`
+	PartnerSocialToken string   `json:"partnerSocialToken,omitempty"`
+	PreferredRegions   []string `json:"preferredRegions,omitempty"`
+	// PlayerLatencies rank the regions when none is requested.
+	PlayerLatencies    []PlayerLatency `json:"playerLatencies,omitempty"`
+	MaxPlayerLatencyMs *float64        `json:"maxPlayerLatencyMs,omitempty"`
+}
+
+// String keeps the tokens out of anything that prints a request with %v.
+func (r AllocateRequest) String() string {
+	return fmt.Sprintf("{gameInstanceId:%s desiredRegion:%s gameServerVersion:%s preferredRegions:%v players:%d partnerGameToken:%s partnerSocialToken:%s}",
+		r.GameInstanceID, r.DesiredRegion, r.GameServerVersion, r.PreferredRegions, len(r.PlayerLatencies),
+		redacted(r.PartnerGameToken), redacted(r.PartnerSocialToken))
+}
+
+// LogValue keeps the tokens out of slog lines.
+func (r AllocateRequest) LogValue() slog.Value {
+	return slog.GroupValue(slog.String("gameInstanceId", r.GameInstanceID), slog.String("desiredRegion", r.DesiredRegion),
+		slog.String("gameServerVersion", r.GameServerVersion), slog.Any("preferredRegions", r.PreferredRegions),
+		slog.Int("players", len(r.PlayerLatencies)), slog.String("partnerGameToken", redacted(r.PartnerGameToken)),
+		slog.String("partnerSocialToken", redacted(r.PartnerSocialToken)))
+}
+
+func redacted(token string) string {
+	if token == "" {
+		return ""
+	}
+	return "[redacted]"
+}
+
+// PlayerLatency is one player's measured latency per region, from pinging
+// the targets GET /v1/regions lists.
+type PlayerLatency struct {
+	PlayerID  string             `json:"playerId"`
+	LatencyMs map[string]float64 `json:"latencyMs"`
+}
+
+// Allocation is a game instance as the allocation routes answer it.
+type Allocation struct {
+	GameInstanceID string `json:"gameInstanceId"`
+	State          string `json:"state"`
+	Region         string `json:"region,omitempty"`
+	FallbackUsed   bool   `json:"fallbackUsed"`
+	// LatencyFilterRelaxed: every region exceeded the latency cap, so the
+	// plan used the unfiltered latency ranking.
+	LatencyFilterRelaxed bool    `json:"latencyFilterRelaxed,omitempty"`
+	Server               *Server `json:"server,omitempty"`
+	// Attempts is the decision trace: every region asked or skipped, in order.
+	Attempts []Attempt `json:"attempts"`
+	// Error is why a Failed allocation failed.
+	Error     *Failure  `json:"error,omitempty"`
+	CreatedAt time.Time `json:"createdAt,omitzero"`
+	UpdatedAt time.Time `json:"updatedAt,omitzero"`
+
+	// What the game server reported and the health sweep found.
+	LinkedAt        time.Time `json:"linkedAt,omitzero"`
+	LinkedServer    *LinkInfo `json:"linkedServer,omitempty"`
+	RecoveredByLink bool      `json:"recoveredByLink,omitempty"`
+	LastHeartbeatAt time.Time `json:"lastHeartbeatAt,omitzero"`
+	EndedAt         time.Time `json:"endedAt,omitzero"`
+	EndReason       string    `json:"endReason,omitempty"`
+	UnhealthyAt     time.Time `json:"unhealthyAt,omitzero"`
+	UnhealthyReason string    `json:"unhealthyReason,omitempty"` // LinkTimeout or MissedHeartbeats
+
+	// Created: this Allocate call allocated the server (201 Created);
+	// false for a replay of a finished allocation (200) and for Get and End.
+	Created bool `json:"-"`
+}
+
+// Server is where the backend sends its players.
+type Server struct {
+	Address string         `json:"address"`
+	IP      string         `json:"ip"`
+	Ports   map[string]int `json:"ports"`
+}
+
+// LinkInfo is what the game server reported about itself when it linked.
+type LinkInfo struct {
+	Address    string         `json:"address,omitempty"`
+	Ports      map[string]int `json:"ports,omitempty"`
+	ServerName string         `json:"serverName,omitempty"`
+}
+
+// Attempt is one region of the plan: asked (Status is GameFabric's answer,
+// 0 when none arrived) or skipped (Error says why).
+type Attempt struct {
+	Region string `json:"region"`
+	// Reason is why the region is in the plan, or why it was skipped.
+	Reason string `json:"reason,omitempty"`
+	Status int    `json:"status"`
+	Error  string `json:"error,omitempty"`
+	// Body is up to 512 bytes of GameFabric's answer, credentials
+	// redacted; only error answers carry it.
+	Body            string `json:"body,omitempty"`
+	DurationMs      int64  `json:"durationMs"`
+	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
+	RateLimited     bool   `json:"rateLimited,omitempty"`
+	AllocatorRegion string `json:"allocatorRegion,omitempty"`
+}
+
+// Failure is why a Failed allocation failed.
+type Failure struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// Regions is the answer of GET /v1/regions.
+type Regions struct {
+	Regions []Region `json:"regions"`
+}
+
+// Region is one region a game may be allocated in, with the targets its
+// players ping to measure their latency.
+type Region struct {
+	Region      string       `json:"region"`
+	Zone        string       `json:"zone"`
+	PingTargets []PingTarget `json:"pingTargets"`
+	RefreshedAt time.Time    `json:"refreshedAt"`
+	// Health is Initialized, Deployed or Unhealthy; empty when the
+	// deployment does not track region health.
+	Health      string    `json:"health,omitempty"`
+	HealthSince time.Time `json:"healthSince,omitzero"`
+}
+
+// PingTarget is one address a game client pings.
+type PingTarget struct {
+	Address  string `json:"address"`
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"`
+}
+
+// clone is a copy the caller may change without touching the client's cache.
+func (r *Regions) clone() *Regions {
+	out := &Regions{Regions: make([]Region, len(r.Regions))}
+	for i, reg := range r.Regions {
+		reg.PingTargets = slices.Clone(reg.PingTargets)
+		out.Regions[i] = reg
+	}
+	return out
+}
