@@ -5,10 +5,13 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
 // root is the repository, whose docs/openapi.yaml the tests validate against.
@@ -237,5 +240,35 @@ func TestMiddlewareConcurrent(t *testing.T) {
 	wg.Wait()
 	if n := d.Counts()[Exchange{"allocate", 201}]; n != 16 {
 		t.Errorf("counted %d exchanges, want 16", n)
+	}
+}
+
+// The document describes exactly the HTTP API template.yaml deploys: every
+// HttpApi route is an operation and every operation a route.
+func TestDocumentMatchesTemplateRoutes(t *testing.T) {
+	tmpl, err := template.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	routes := map[string]bool{}
+	for _, r := range tmpl.HTTPRoutes() {
+		routes[r.Method+" "+r.Path] = true
+	}
+	ops := map[string]bool{}
+	for _, op := range document(t).Operations() {
+		ops[op.Method+" "+op.Path] = true
+	}
+	for r := range routes {
+		if !ops[r] {
+			t.Errorf("template.yaml route %s is not in %s", r, DocumentPath)
+		}
+	}
+	for op := range ops {
+		if !routes[op] {
+			t.Errorf("%s operation %s is not a route of template.yaml", DocumentPath, op)
+		}
+	}
+	if len(routes) == 0 {
+		t.Error("template.yaml has no HttpApi routes")
 	}
 }
