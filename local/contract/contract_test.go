@@ -92,13 +92,12 @@ var (
 
 func TestMiddleware(t *testing.T) {
 	tests := []struct {
-		name                 string
-		method, path, auth   string
-		body                 string
-		answer               answer
-		wantViolation        string // "" = none; else a substring of the report
-		wantOperation        string // counted on success
-		wantNoCountOperation bool
+		name               string
+		method, path, auth string
+		body               string
+		answer             answer
+		wantViolation      string // "" = none; else a substring of the report
+		wantOperation      string // counted on success
 	}{
 		{name: "allocation created", method: "POST", path: "/v1/allocations", body: allocateBody,
 			answer: answer{201, created, allocated}, wantOperation: "allocate"},

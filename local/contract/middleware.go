@@ -65,12 +65,12 @@ func (d *Document) Middleware(next http.Handler, report func(error)) http.Handle
 		rec := &recorder{ResponseWriter: w}
 		next.ServeHTTP(rec, r)
 		rec.finish()
-		if v := d.check(seen, complete, rec); v != nil {
+		v := d.check(seen, complete, rec)
+		if len(v.Problems) > 0 {
 			report(v)
 			return
 		}
-		op, _ := d.match(seen.Method, seen.URL.Path)
-		d.count(Exchange{Operation: op.ID, Status: rec.status})
+		d.count(Exchange{Operation: v.Operation, Status: rec.status})
 	})
 }
 
@@ -87,6 +87,7 @@ func readBounded(body io.ReadCloser) ([]byte, bool) {
 	return b, err == nil && len(b) <= maxBody
 }
 
+// check validates one exchange; the Violation has no Problems when it matches.
 func (d *Document) check(req *http.Request, requestComplete bool, rec *recorder) *Violation {
 	v := &Violation{Method: req.Method, Path: req.URL.Path, Status: rec.status}
 	if rec.overflow {
@@ -110,10 +111,9 @@ func (d *Document) check(req *http.Request, requestComplete bool, rec *recorder)
 			v.Problems = append(v.Problems, "response: "+describe(errs))
 		}
 	}
-	if len(v.Problems) == 0 {
-		return nil
+	if len(v.Problems) > 0 {
+		v.Problems = append(v.Problems, "body: "+clip(rec.body.String(), 2048))
 	}
-	v.Problems = append(v.Problems, "body: "+clip(rec.body.String(), 2048))
 	return v
 }
 
