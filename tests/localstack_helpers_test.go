@@ -19,12 +19,18 @@ import (
 // startLocalStack starts the whole local product for a test, its output
 // collected in the returned buffer, and stops it when the test ends (Close
 // may also be called earlier), printing that output if the test failed.
+// Every exchange with its HTTP API -- the test's calls and the game
+// servers' -- is validated against the API contract.
 func startLocalStack(t *testing.T, cfg localstack.Config, workDir string) (*localstack.Stack, *testkit.SyncBuffer) {
 	t.Helper()
 	logs := &testkit.SyncBuffer{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // start-up only
 	defer cancel()
-	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: workDir, Log: logs})
+	// Registered before the stack's Close, the reporter's cleanup runs after
+	// it: violations while the stack stops are still the test's.
+	doc, report := contractDocument(t), contractReporter(t)
+	wrap := func(h http.Handler) http.Handler { return doc.Middleware(h, report) }
+	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: workDir, Log: logs, WrapAPI: wrap})
 	if err != nil {
 		t.Fatalf("start the local stack: %v\n%s", err, logs.String())
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	// SandboxStarted, when set, hears of every function sandbox's process
 	// as it starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
+	// WrapAPI, when set, wraps the local HTTP API's handler: the tests
+	// validate every exchange against docs/openapi.yaml with it.
+	WrapAPI func(http.Handler) http.Handler
 }
 
 // Stack is the running local product.
@@ -108,6 +111,9 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	if err != nil {
 		_ = ln.Close()
 		return s, err
+	}
+	if o.WrapAPI != nil {
+		handler = o.WrapAPI(handler)
 	}
 	srv := &http.Server{Handler: handler}
 	go func() { _ = srv.Serve(ln) }()
