@@ -65,7 +65,9 @@ type regionView struct {
 func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	entries, err := h.cache.List(r.Context())
 	if err != nil {
-		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: fmt.Errorf("list ping cache: %w", err)})
+		// A DynamoDB blip, not a defect: the client may retry shortly.
+		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeUnavailable, RetryAfter: time.Second,
+			Message: "the ping cache is unavailable; retry shortly", Err: fmt.Errorf("list ping cache: %w", err)})
 		return
 	}
 	health := map[string]regionhealth.Health{}

@@ -67,8 +67,9 @@ func TestRegions(t *testing.T) {
 	broken := NewHandler(RegionsRoutes(fakeCache{err: errors.New("scan failed")}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	broken.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
-	if rec.Code != 500 {
-		t.Fatalf("store failure: %d %s", rec.Code, rec.Body)
+	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
+		!strings.Contains(rec.Body.String(), `"SERVICE_UNAVAILABLE"`) || strings.Contains(rec.Body.String(), "scan failed") {
+		t.Fatalf("store failure: %d %v %s", rec.Code, rec.Header(), rec.Body)
 	}
 }
 
