@@ -74,7 +74,7 @@ func newTwoAllocators(t *testing.T, o twoAllocatorsOptions) *twoAllocators {
 	d.lifecycle = &lifecycle.Service{Store: d.store, Policy: lifecycle.DefaultPolicy}
 	// Built by the allocate function's own composition root.
 	clients := allocateapp.Clients{DynamoDB: stack.ddb, Secrets: stack.sm, HTTP: &http.Client{}, Metrics: io.Discard}
-	d.api = httptest.NewServer(httpapi.NewHandler(allocateapp.Routes(cfg, clients), logging.New(io.Discard, slog.LevelDebug)))
+	d.api = httptest.NewServer(validated(t, httpapi.NewHandler(allocateapp.Routes(cfg, clients), logging.New(io.Discard, slog.LevelDebug))))
 	t.Cleanup(d.api.Close)
 	return d
 }

@@ -59,7 +59,7 @@ func TestAllocationFitsTheGateway(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	api := httptest.NewServer(h)
+	api := httptest.NewServer(validated(t, h))
 	t.Cleanup(api.Close)
 	e := &env{api: api, table: refs["GameInstancesTable"]}
 

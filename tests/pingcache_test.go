@@ -58,7 +58,7 @@ func newPingEnv(t *testing.T) *pingEnv {
 		Period: time.Minute,
 		Now:    func() time.Time { return e.now },
 	}
-	e.api = httptest.NewServer(httpapi.NewHandler(httpapi.RegionsRoutes(e.cache, nil, time.Minute, func() time.Time { return e.now }), logging.New(io.Discard, 0)))
+	e.api = httptest.NewServer(validated(t, httpapi.NewHandler(httpapi.RegionsRoutes(e.cache, nil, time.Minute, func() time.Time { return e.now }), logging.New(io.Discard, 0))))
 	t.Cleanup(e.api.Close)
 	return e
 }
