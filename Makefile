@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps dev invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
+.PHONY: all build deps dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
 
 all: lint test
 
@@ -56,6 +56,11 @@ $(DDB_LOCAL_STAMP):
 ## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it
 dev: deps
 	$(GO) run ./local/cmd/dev -config local/dev.yaml
+
+## play: end a game like its player would: IWON to the game server of ID (needs make dev running), e.g. make play ID=gi-1
+play:
+	@test -n "$(ID)" || { echo "usage: make play ID=<gameInstanceId>"; exit 2; }
+	$(GO) run ./local/cmd/play -id "$(ID)"
 
 ## invoke: run one function once with an event, e.g. make invoke FN=AllocateFunction EVENT=events/allocate-new.json
 invoke: deps
