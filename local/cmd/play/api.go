@@ -49,13 +49,15 @@ func (c apiClient) get(ctx context.Context, id string) (*allocation, error) {
 		return nil, fmt.Errorf("GET /v1/allocations/%s: %w", id, err)
 	}
 	var a allocation
-	var e struct{ Code, Message string }
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
 	switch {
 	case resp.StatusCode == http.StatusNotFound:
 		return nil, fmt.Errorf("no game instance %q in the running stack: allocate one first (the dashboard, or POST %s/v1/allocations)", id, c.base)
 	case resp.StatusCode != http.StatusOK:
 		_ = json.Unmarshal(body, &e)
-		return nil, fmt.Errorf("GET /v1/allocations/%s: %d %s %s", id, resp.StatusCode, e.Code, e.Message)
+		return nil, fmt.Errorf("GET /v1/allocations/%s: %d %s %s", id, resp.StatusCode, e.Error.Code, e.Error.Message)
 	case json.Unmarshal(body, &a) != nil:
 		return nil, fmt.Errorf("GET /v1/allocations/%s: the answer is not an allocation", id)
 	}

@@ -37,7 +37,7 @@ func newDevStack(t *testing.T) *devStack {
 		w.Header().Set("Content-Type", "application/json")
 		if !ok {
 			w.WriteHeader(http.StatusNotFound)
-			fmt.Fprint(w, `{"code":"NOT_FOUND","message":"no such game instance"}`)
+			fmt.Fprint(w, `{"error":{"code":"NOT_FOUND","message":"no such game instance"}}`)
 			return
 		}
 		_, _ = w.Write(b)
