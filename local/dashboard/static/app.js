@@ -16,7 +16,7 @@ function el(tag, attrs, ...children) {
     if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
     else e.setAttribute(k, v === true ? '' : String(v));
   }
-  for (const c of children.flat()) {
+  for (const c of children.flat(Infinity)) {
     if (c === undefined || c === null || c === false) continue;
     e.append(c instanceof Node ? c : document.createTextNode(String(c)));
   }
@@ -106,7 +106,7 @@ function trace(i) {
     ['unhealthy', i.unhealthyAt ? time(i.unhealthyAt) + ' (' + (i.unhealthyReason || '?') + ')' : ''],
     ['error', i.error ? i.error.code + ': ' + i.error.message : ''],
   ].filter(([, v]) => v);
-  const dl = el('dl', { class: 'facts' }, facts.map(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  const dl = el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
   const attempts = i.attempts.length
     ? el('table', { class: 'trace' },
       el('thead', {}, el('tr', {}, ['#', 'Region', 'Why', 'Answer', 'Took', 'Notes'].map((h) => el('th', {}, h)))),
