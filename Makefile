@@ -47,8 +47,9 @@ build-EventsFunction:
 deps: $(DDB_LOCAL_STAMP) chromium
 	$(GO) mod download
 
-# Only the browser test needs it, so without root this says how to get it
-# instead of failing make dev; the test itself fails without it.
+# Only the browser test needs it (make dev, invoke and bench need just
+# DynamoDB Local), so without root this says how to get it instead of
+# failing; the test itself fails without it.
 chromium:
 	@command -v chromium >/dev/null || { \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
@@ -61,7 +62,7 @@ $(DDB_LOCAL_STAMP):
 	touch $@
 
 ## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it
-dev: deps
+dev: $(DDB_LOCAL_STAMP)
 	$(GO) run ./local/cmd/dev -config local/dev.yaml
 
 ## play: end a game like its player would: IWON to the game server of ID (needs make dev running), e.g. make play ID=gi-1
@@ -70,12 +71,12 @@ play:
 	$(GO) run ./local/cmd/play -id "$(ID)"
 
 ## invoke: run one function once with an event, e.g. make invoke FN=AllocateFunction EVENT=events/allocate-new.json
-invoke: deps
+invoke: $(DDB_LOCAL_STAMP)
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./local/cmd/invoke -fn $(FN) -event $(EVENT)
 
 ## bench: measure cold start, overhead, fallback, throughput and cost on this machine; prints a table and writes docs/benchmarks.md
-bench: deps
+bench: $(DDB_LOCAL_STAMP)
 	$(GO) run ./local/cmd/bench -out docs/benchmarks.md
 
 ## fuzz: run every fuzz target for FUZZTIME each (their seed corpora run in every `make test`)
