@@ -67,7 +67,7 @@ func run(ctx context.Context, w io.Writer, state, id string) error {
 		return fmt.Errorf("make dev is not running: %w", err)
 	}
 	api := apiClient{base: st.APIURL}
-	// TODO(lead): allocclient — this is the one call to replace with allocclient.Get.
+	// TODO(lead): allocclient — api.get (here and in awaitEnded) becomes allocclient.Get.
 	inst, err := api.get(ctx, id)
 	if err != nil {
 		return err
