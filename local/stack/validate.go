@@ -36,6 +36,7 @@ func (c Config) validate() error {
 		}
 	}
 	port(c.API.Port, "api.port")
+	port(c.Dashboard.Port, "dashboard.port")
 
 	if len(c.GameFabric.Allocators) == 0 {
 		bad("gamefabric.allocators needs at least one Allocator")

@@ -10,9 +10,10 @@ import (
 
 // banner says what runs where, so the stack can be used without reading
 // local/dev.yaml first.
-func banner(s *stack.Stack, cfg stack.Config) string {
+func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n=== GameFabric allocation service, running locally ===\n\n")
+	fmt.Fprintf(&b, "Dashboard           %s   (regions, game servers, game instances, events; allocate and end games)\n", dashboardURL)
 	fmt.Fprintf(&b, "HTTP API            %s   (NO IAM auth locally; deployed, the allocation routes need SigV4)\n", s.APIURL)
 	for _, r := range s.Template.HTTPRoutes() {
 		fmt.Fprintf(&b, "  %-7s %-45s -> %s\n", r.Method, r.Path, r.FunctionLogicalID)
@@ -62,7 +63,7 @@ func banner(s *stack.Stack, cfg stack.Config) string {
 	if len(s.Mappings) > 0 {
 		fmt.Fprintf(&b, "Each allocation, link, end and region change then shows up below as \"event <detail-type> ...\" (EventsFunction via the DynamoDB streams).\n")
 	}
-	fmt.Fprintf(&b, "Then end the game like a player would: echo IWON | nc <server ip> <server port> (from the allocation's \"server\").\n")
+	fmt.Fprintf(&b, "Then end the game like a player would: make play ID=gi-1 (IWON to the game port of the allocation's \"server\"), or End on the dashboard.\n")
 	if fb := cfg.Parameters["FallbackRegion"]; fb != "" {
 		fmt.Fprintf(&b, "A region whose servers are all taken falls back to %s, across Allocators (\"fallbackUsed\": true).\n", fb)
 	}

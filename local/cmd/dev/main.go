@@ -3,6 +3,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/dashboard"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
@@ -46,13 +48,17 @@ func run(configPath, workDir string) error {
 	if err != nil {
 		return err
 	}
+	dash, err := dashboard.Start(s, cfg.Dashboard.Port)
+	if err != nil {
+		return errors.Join(err, s.Close())
+	}
 	state := stack.StateFile(workDir)
 	if err := stack.WriteState(state, s.State()); err != nil {
-		fmt.Fprintln(os.Stderr, "dev: could not save state for `make invoke`:", err)
+		fmt.Fprintln(os.Stderr, "dev: could not save state for `make invoke` and `make play`:", err)
 	}
-	fmt.Print(banner(s, cfg))
+	fmt.Print(banner(s, cfg, dash.URL))
 	<-ctx.Done()
 	fmt.Fprintln(os.Stderr, "\ndev: stopping game servers, functions and components ...")
 	_ = os.Remove(state)
-	return s.Close()
+	return errors.Join(dash.Close(), s.Close())
 }

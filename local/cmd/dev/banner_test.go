@@ -1,0 +1,41 @@
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/local/stack"
+)
+
+// The banner is how a developer finds the dashboard: one line that starts
+// with "Dashboard" and carries its URL, and the ways to end a game.
+func TestBannerNamesTheDashboard(t *testing.T) {
+	tpl, err := stack.LoadTemplate("../../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := stack.Defaults()
+	var allocators []*stack.Allocator
+	for _, ac := range cfg.GameFabric.Allocators {
+		allocators = append(allocators, &stack.Allocator{AllocatorConfig: ac, URL: "http://127.0.0.1:7400", SecretARN: "arn:secret:" + ac.Name})
+	}
+	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", Components: &stack.Components{
+		Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
+		DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
+	}}
+	out := banner(s, cfg, "http://127.0.0.1:8089/")
+	var dashboardLines []string
+	for _, line := range strings.Split(out, "\n") {
+		if strings.HasPrefix(line, "Dashboard") {
+			dashboardLines = append(dashboardLines, line)
+		}
+	}
+	if len(dashboardLines) != 1 || !strings.Contains(dashboardLines[0], " http://127.0.0.1:8089/ ") {
+		t.Fatalf("lines starting with Dashboard: %q\nbanner:\n%s", dashboardLines, out)
+	}
+	for _, want := range []string{"HTTP API            http://127.0.0.1:3000", "make play ID=gi-1", "End on the dashboard"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, out)
+		}
+	}
+}

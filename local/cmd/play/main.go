@@ -1,0 +1,128 @@
+// Command play ends a game instance of the running `make dev` stack the way
+// its player would: it sends IWON to the game port of the instance's game
+// server, which then ends the game through the API (`make play ID=gi-1`).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/player"
+	"github.com/gamefabric-alloc/allocsvc/local/stack"
+)
+
+func main() {
+	id := flag.String("id", "", "the gameInstanceId whose game to end (or the one argument)")
+	workDir := flag.String("workdir", ".cache/dev", "make dev's work dir, which holds its state file")
+	timeout := flag.Duration("timeout", 30*time.Second, "bound on the whole command")
+	flag.Parse()
+	if *id == "" && flag.NArg() == 1 {
+		*id = flag.Arg(0)
+	}
+	if *id == "" || flag.NArg() > 1 {
+		fmt.Fprintln(os.Stderr, "usage: make play ID=<gameInstanceId>   (go run ./local/cmd/play -id <gameInstanceId>)")
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	ctx, cancel := context.WithTimeout(ctx, *timeout)
+	defer cancel()
+	if err := run(ctx, os.Stdout, statePath(*workDir), *id); err != nil {
+		fmt.Fprintln(os.Stderr, "play:", err)
+		os.Exit(1)
+	}
+}
+
+// statePath is make dev's state file; a relative work dir is under the
+// repository, as make dev resolves it.
+func statePath(workDir string) string {
+	if !filepath.IsAbs(workDir) {
+		if root, err := harness.RepoRoot(); err == nil {
+			workDir = filepath.Join(root, workDir)
+		}
+	}
+	return stack.StateFile(workDir)
+}
+
+// endedWithin bounds the wait for the record to say Ended once the server
+// answered: it answers GAME OVER only after the backend recorded the end.
+const endedWithin = 10 * time.Second
+
+func run(ctx context.Context, w io.Writer, state, id string) error {
+	st, err := stack.ReadLiveState(state)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("make dev is not running (no %s): start it with `make dev` in another terminal", state)
+	case err != nil:
+		return fmt.Errorf("make dev is not running: %w", err)
+	}
+	api := apiClient{base: st.APIURL}
+	// TODO(lead): allocclient — api.get (here and in awaitEnded) becomes allocclient.Get.
+	inst, err := api.get(ctx, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "%s is %s%s\n", id, inst.State, where(inst))
+	if err := player.Winnable(id, inst.State); err != nil {
+		return err
+	}
+	if inst.Server == nil {
+		return fmt.Errorf("%s is %s but has no game server in its record", id, inst.State)
+	}
+	addr, err := player.GameAddress(inst.Server.IP, inst.Server.Address, inst.Server.Ports)
+	if err != nil {
+		return fmt.Errorf("%s: %w", id, err)
+	}
+	out, err := player.SendIWONFor(ctx, addr, id)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "sent IWON to %s (it said %q)", addr, out.Welcome)
+	if out.GameOver {
+		fmt.Fprint(w, "; it answered GAME OVER")
+	}
+	fmt.Fprintln(w)
+	return awaitEnded(ctx, w, api, id)
+}
+
+// awaitEnded reports the record's final state, polling briefly.
+func awaitEnded(ctx context.Context, w io.Writer, api apiClient, id string) error {
+	ctx, cancel := context.WithTimeout(ctx, endedWithin)
+	defer cancel()
+	for {
+		inst, err := api.get(ctx, id)
+		if err == nil && inst.State == "Ended" {
+			fmt.Fprintf(w, "%s is Ended (endReason %s)\n", id, inst.EndReason)
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			if err != nil {
+				return fmt.Errorf("the game server took the win, but reading %s back failed: %w", id, err)
+			}
+			return fmt.Errorf("the game server took the win, but %s is still %s after %s", id, inst.State, endedWithin)
+		case <-time.After(200 * time.Millisecond):
+		}
+	}
+}
+
+func where(a *allocation) string {
+	if a.Region == "" {
+		return ""
+	}
+	s := " in " + a.Region
+	if a.Server != nil {
+		s += " on game server " + a.Server.Address
+	}
+	return s
+}

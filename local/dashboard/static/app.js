@@ -1,0 +1,249 @@
+// The local dashboard: polls /api/state every second and renders it.
+// Every value from the server goes into the page as text (textContent,
+// attribute values), never as markup.
+'use strict';
+
+const POLL_MS = 1000;
+const expanded = new Set(); // instance ids whose decision trace is open
+const ending = new Set();   // instance ids whose End is in flight
+
+// el builds an element: attrs are attributes or on* handlers, children are
+// nodes or strings (as text).
+function el(tag, attrs, ...children) {
+  const e = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs || {})) {
+    if (v === undefined || v === null || v === false) continue;
+    if (k.startsWith('on')) e.addEventListener(k.slice(2), v);
+    else e.setAttribute(k, v === true ? '' : String(v));
+  }
+  for (const c of children.flat(Infinity)) {
+    if (c === undefined || c === null || c === false) continue;
+    e.append(c instanceof Node ? c : document.createTextNode(String(c)));
+  }
+  return e;
+}
+
+function time(iso) {
+  if (!iso) return '';
+  const d = new Date(iso);
+  return isNaN(d) ? iso : d.toLocaleTimeString([], { hour12: false });
+}
+
+function ago(iso, now) {
+  if (!iso) return '';
+  const s = Math.max(0, Math.round((new Date(now) - new Date(iso)) / 1000));
+  return s < 90 ? s + ' s ago' : Math.round(s / 60) + ' min ago';
+}
+
+function badge(state, title) {
+  const s = state || 'unknown';
+  return el('span', { class: 'badge badge-' + s.toLowerCase(), title: title }, s);
+}
+
+function ports(p) {
+  return Object.entries(p || {}).sort().map(([k, v]) => k + ' ' + v).join(', ');
+}
+
+function flash(message, ok) {
+  const f = document.getElementById('flash');
+  f.textContent = message;
+  f.className = 'flash ' + (ok ? 'ok' : 'bad');
+  f.hidden = false;
+}
+
+async function post(path, body) {
+  const r = await fetch(path, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  let ans = {};
+  try { ans = await r.json(); } catch (_) { ans = { message: r.status + ' ' + r.statusText }; }
+  return { ok: r.ok && ans.ok !== false, ans };
+}
+
+// --- regions ---------------------------------------------------------------
+
+function renderRegions(st) {
+  const rows = st.regions.map((r) => {
+    const health = el('td', {}, badge(r.health, r.healthReason || undefined),
+      r.healthReason ? el('div', { class: 'muted' }, r.healthReason) : null,
+      r.healthSince ? el('div', { class: 'muted' }, 'since ' + time(r.healthSince)) : null);
+    const alloc = el('td', {}, r.allocator ? r.allocator : el('span', { class: 'muted' }, 'default'),
+      r.regionString ? el('div', { class: 'muted' }, 'as ' + r.regionString) : null);
+    const targets = el('td', {},
+      r.pingTargets.length
+        ? el('ul', { class: 'plain' }, r.pingTargets.map((t) => el('li', {}, t.address + ':' + t.port + ' ' + t.protocol)))
+        : el('span', { class: 'muted' }, r.inPingCache ? 'none' : 'not in the ping cache'),
+      r.zone ? el('div', { class: 'muted' }, 'zone ' + r.zone) : null);
+    const servers = el('td', { 'data-servers': r.servers.length },
+      el('strong', {}, String(r.servers.length)),
+      el('ul', { class: 'plain' }, r.servers.map((s) => el('li', { title: 'Allocator ' + s.allocator + ', priority ' + s.priority },
+        s.address, el('span', { class: 'muted' }, ' ' + ports(s.ports))))));
+    return el('tr', { 'data-region': r.region }, el('th', { scope: 'row' }, r.region), health, alloc, targets, servers,
+      el('td', {}, String(r.inGame)));
+  });
+  document.querySelector('#regions tbody').replaceChildren(...rows);
+  const names = document.getElementById('region-names');
+  names.replaceChildren(...st.regions.map((r) => el('option', { value: r.region })));
+  document.getElementById('version-names').replaceChildren(...(st.versions || []).map((v) => el('option', { value: v })));
+  const version = document.getElementById('alloc-version');
+  if (!version.value && !version.dataset.touched && st.versions && st.versions.length) version.value = st.versions[0];
+}
+
+// --- instances -------------------------------------------------------------
+
+function trace(i) {
+  const facts = [
+    ['desired region', i.desiredRegion || '(none: ranked by the ping cache)'],
+    ['version', i.gameServerVersion || '(the fallback)'],
+    ['allocated in', i.region ? i.region + (i.fallbackUsed ? ' (fallback)' : '') : ''],
+    ['latency filter relaxed', i.latencyFilterRelaxed ? 'yes' : ''],
+    ['server name', i.serverName || ''],
+    ['linked', time(i.linkedAt)],
+    ['last heartbeat', time(i.lastHeartbeatAt)],
+    ['ended', i.endedAt ? time(i.endedAt) + ' (' + (i.endReason || '?') + ')' : ''],
+    ['unhealthy', i.unhealthyAt ? time(i.unhealthyAt) + ' (' + (i.unhealthyReason || '?') + ')' : ''],
+    ['error', i.error ? i.error.code + ': ' + i.error.message : ''],
+  ].filter(([, v]) => v);
+  const dl = el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
+  const attempts = i.attempts.length
+    ? el('table', { class: 'trace' },
+      el('thead', {}, el('tr', {}, ['#', 'Region', 'Why', 'Answer', 'Took', 'Notes'].map((h) => el('th', {}, h)))),
+      el('tbody', {}, i.attempts.map((a, n) => el('tr', { class: a.status >= 200 && a.status < 300 ? 'won' : '' },
+        el('td', {}, String(n + 1)),
+        el('td', {}, a.region, a.allocatorRegion ? el('span', { class: 'muted' }, ' as ' + a.allocatorRegion) : null),
+        el('td', {}, a.reason || ''),
+        el('td', {}, a.status ? String(a.status) : '—', a.error ? el('div', { class: 'muted' }, a.error) : null),
+        el('td', {}, a.durationMs + ' ms'),
+        el('td', {}, [a.rateLimited ? 'rate limited' : '', a.suspectedOrphan ? 'suspected orphan' : ''].filter(Boolean).join(', '))))))
+    : el('p', { class: 'muted' }, 'No attempts recorded (yet).');
+  return el('div', { class: 'trace-box' }, el('h3', {}, 'Decision trace'), attempts, dl);
+}
+
+function endButton(i) {
+  const can = (i.state === 'Linked' || i.state === 'Allocated') && !ending.has(i.gameInstanceId);
+  return el('button', {
+    type: 'button', class: 'end', 'data-end': i.gameInstanceId, disabled: !can,
+    title: 'Send IWON to the game port, as the winning player would',
+    onclick: () => end(i.gameInstanceId),
+  }, ending.has(i.gameInstanceId) ? 'Ending…' : 'End (IWON)');
+}
+
+function renderInstances(st) {
+  const rows = [];
+  for (const i of st.instances) {
+    const open = expanded.has(i.gameInstanceId);
+    const toggle = el('button', {
+      type: 'button', class: 'link', 'aria-expanded': String(open), 'data-trace': i.gameInstanceId,
+      onclick: () => { open ? expanded.delete(i.gameInstanceId) : expanded.add(i.gameInstanceId); renderInstances(last); },
+    }, (open ? '▾ ' : '▸ ') + i.gameInstanceId);
+    const region = el('td', {}, i.region || el('span', { class: 'muted' }, i.desiredRegion || '—'),
+      i.fallbackUsed ? el('span', { class: 'tag', title: 'desired ' + (i.desiredRegion || '?') }, 'fallback') : null);
+    const server = el('td', {}, i.server ? i.server.address : '',
+      i.server && i.server.ports ? el('div', { class: 'muted' }, ports(i.server.ports)) : null);
+    rows.push(el('tr', { 'data-instance': i.gameInstanceId, 'data-state': i.state },
+      el('td', {}, toggle), el('td', { class: 'state' }, badge(i.state)), region, server,
+      el('td', { title: i.createdAt || '' }, time(i.createdAt)), el('td', { title: i.updatedAt || '' }, ago(i.updatedAt, st.now)),
+      el('td', {}, endButton(i))));
+    if (open) rows.push(el('tr', { class: 'detail', 'data-trace-of': i.gameInstanceId }, el('td', { colspan: 7 }, trace(i))));
+  }
+  if (!rows.length) rows.push(el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'No game instances yet: allocate one above.')));
+  document.querySelector('#instances tbody').replaceChildren(...rows);
+  document.getElementById('instances-note').textContent =
+    st.moreInstances ? 'the newest ' + st.maxInstancesShown + ' of more' : st.instances.length + ' in the table';
+}
+
+// --- events ----------------------------------------------------------------
+
+function renderEvents(st) {
+  const items = st.events.map((e) => el('li', { 'data-seq': e.seq, 'data-detail-type': e.detailType, 'data-instance': e.gameInstanceId || null },
+    el('time', { datetime: e.received }, time(e.received)), ' ',
+    el('strong', {}, e.detailType), ' ',
+    e.gameInstanceId || (e.region ? 'region ' + e.region : ''), ' ',
+    el('span', { class: 'muted' }, (e.previousState || '–') + ' → ' + (e.state || '?'))));
+  if (!items.length) items.push(el('li', { class: 'muted' }, 'No events yet.'));
+  document.getElementById('events').replaceChildren(...items);
+}
+
+// --- actions ---------------------------------------------------------------
+
+async function allocate(ev) {
+  ev.preventDefault();
+  const button = document.getElementById('alloc-submit');
+  const body = {
+    region: document.getElementById('alloc-region').value,
+    version: document.getElementById('alloc-version').value,
+    gameInstanceId: document.getElementById('alloc-id').value,
+  };
+  button.disabled = true;
+  flash('Allocating' + (body.gameInstanceId ? ' ' + body.gameInstanceId : '') + ' in ' + body.region + '…', true);
+  try {
+    const { ok, ans } = await post('api/allocate', body);
+    flash((ok ? '' : 'Allocation failed: ') + (ans.code ? ans.code + ': ' : '') + (ans.message || ''), ok);
+    if (ok) document.getElementById('alloc-id').value = '';
+  } catch (e) {
+    flash('Allocation failed: ' + e, false);
+  } finally {
+    button.disabled = false;
+    poll.now();
+  }
+}
+
+async function end(id) {
+  ending.add(id);
+  if (last) renderInstances(last);
+  try {
+    const { ok, ans } = await post('api/end', { gameInstanceId: id });
+    flash((ok ? '' : 'End failed: ') + (ans.message || ''), ok);
+  } catch (e) {
+    flash('End failed: ' + e, false);
+  } finally {
+    ending.delete(id);
+    poll.now();
+  }
+}
+
+// --- polling ---------------------------------------------------------------
+
+let last = null;
+
+function render(st) {
+  last = st;
+  renderRegions(st);
+  renderInstances(st);
+  renderEvents(st);
+  const status = document.getElementById('status');
+  status.replaceChildren('API ' + st.api + ' · updated ' + time(st.now),
+    ...(st.problems || []).map((p) => el('span', { class: 'problem' }, ' · ' + p)));
+  status.className = 'status' + ((st.problems || []).length ? ' warn' : '');
+}
+
+const poll = (() => {
+  let timer = null;
+  let running = false;
+  async function tick() {
+    clearTimeout(timer);
+    if (running) return;
+    running = true;
+    try {
+      const r = await fetch('api/state', { cache: 'no-store' });
+      if (!r.ok) throw new Error(r.status + ' ' + r.statusText);
+      render(await r.json());
+    } catch (e) {
+      const status = document.getElementById('status');
+      status.textContent = 'dashboard unreachable (is make dev still running?): ' + e.message;
+      status.className = 'status bad';
+    } finally {
+      running = false;
+      timer = setTimeout(tick, POLL_MS);
+    }
+  }
+  return { start: tick, now: tick };
+})();
+
+document.addEventListener('DOMContentLoaded', () => {
+  document.getElementById('allocate-form').addEventListener('submit', allocate);
+  document.getElementById('alloc-version').addEventListener('input', (e) => { e.target.dataset.touched = '1'; });
+  poll.start();
+});

@@ -1,0 +1,166 @@
+// Package player does what a player of the sample game does to end it:
+// connect to the game server's game port and say IWON. The game server
+// then ends the game instance through the API, as a real game would when
+// a match is decided.
+//
+// The game port speaks lines (local/sampleserver/game.go): the server
+// greets "WELCOME <server> <gameInstanceId>" once its instance is linked
+// ("NOT READY" before, "GAME OVER" after), a player's "IWON" wins, and the
+// server answers "GAME OVER" once the backend has recorded the end.
+package player
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// DefaultTimeout bounds a whole SendIWON when ctx has no earlier deadline:
+// the server's end call to the API is bounded at 4 s, so it answers well
+// within it.
+const DefaultTimeout = 15 * time.Second
+
+// The game server's answers that mean no game can be won there.
+var (
+	// ErrNotReady: the server has no linked game instance yet.
+	ErrNotReady = errors.New("the game server is not letting players in yet (its game instance has not linked)")
+	// ErrGameOver: the game on that server has already ended.
+	ErrGameOver = errors.New("the game on that server is already over")
+	// ErrOtherGame: the server hosts another game instance than the one asked for.
+	ErrOtherGame = errors.New("the game server hosts another game instance")
+)
+
+// Outcome is what the game server said.
+type Outcome struct {
+	// Welcome is its greeting, "WELCOME <server> <gameInstanceId>".
+	Welcome string
+	// Server and GameInstanceID are read from the greeting.
+	Server, GameInstanceID string
+	// GameOver: it answered GAME OVER after the win, which it does once
+	// the backend recorded the end. False when it hung up without saying so.
+	GameOver bool
+}
+
+// SendIWON connects to address (host:port of a game port) and wins the game
+// hosted there.
+func SendIWON(ctx context.Context, address string) (Outcome, error) {
+	return SendIWONFor(ctx, address, "")
+}
+
+// SendIWONFor is SendIWON that first checks the server greets for
+// gameInstanceID ("" skips the check): a server that exited after its game
+// may have been replaced by one hosting another game on the same port.
+func SendIWONFor(ctx context.Context, address, gameInstanceID string) (Outcome, error) {
+	var out Outcome
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
+		defer cancel()
+	}
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", address)
+	if err != nil {
+		return out, fmt.Errorf("connect to the game port %s: %w", address, err)
+	}
+	defer conn.Close()
+	// ctx's end (its deadline included) unblocks the reads below at once;
+	// ctx.Err() then says why.
+	stop := context.AfterFunc(ctx, func() { _ = conn.SetDeadline(time.Now()) })
+	defer stop()
+
+	sc := bufio.NewScanner(conn)
+	sc.Buffer(make([]byte, 0, 256), 4096) // a greeting is one short line
+	if !sc.Scan() {
+		return out, fmt.Errorf("game port %s: no greeting: %w", address, lineErr(ctx, sc))
+	}
+	greeting := strings.TrimSpace(sc.Text())
+	switch {
+	case greeting == "NOT READY":
+		return out, fmt.Errorf("game port %s: %w", address, ErrNotReady)
+	case greeting == "GAME OVER":
+		return out, fmt.Errorf("game port %s: %w", address, ErrGameOver)
+	case !strings.HasPrefix(greeting, "WELCOME "):
+		return out, fmt.Errorf("game port %s: unexpected greeting %q", address, truncate(greeting))
+	}
+	out.Welcome = greeting
+	if f := strings.Fields(greeting); len(f) == 3 {
+		out.Server, out.GameInstanceID = f[1], f[2]
+	}
+	if gameInstanceID != "" && out.GameInstanceID != gameInstanceID {
+		return out, fmt.Errorf("game port %s hosts %q, not %q: %w", address, out.GameInstanceID, gameInstanceID, ErrOtherGame)
+	}
+	if _, err := fmt.Fprintln(conn, "IWON"); err != nil {
+		return out, fmt.Errorf("game port %s: send IWON: %w", address, err)
+	}
+	for sc.Scan() {
+		if strings.TrimSpace(sc.Text()) == "GAME OVER" {
+			out.GameOver = true
+			return out, nil
+		}
+	}
+	if err := lineErr(ctx, sc); err != nil {
+		return out, fmt.Errorf("game port %s: sent IWON, then no GAME OVER: %w", address, err)
+	}
+	return out, nil // it hung up: the win was heard, the end unconfirmed
+}
+
+// lineErr is why a scan stopped: ctx's error when it ended, else the
+// read's; nil at a clean end of the stream.
+func lineErr(ctx context.Context, sc *bufio.Scanner) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := sc.Err(); err != nil {
+		return err
+	}
+	return nil
+}
+
+// GameAddress is where players of an allocated game server connect: the
+// server's IP (else the host of its address) with its "game" port, else its
+// address as it is.
+func GameAddress(ip, address string, ports map[string]int) (string, error) {
+	host := ip
+	if host == "" {
+		if h, _, err := net.SplitHostPort(address); err == nil {
+			host = h
+		}
+	}
+	if p := ports["game"]; p > 0 && p < 65536 && host != "" {
+		return net.JoinHostPort(host, strconv.Itoa(p)), nil
+	}
+	if _, port, err := net.SplitHostPort(address); err == nil && port != "" {
+		return address, nil
+	}
+	return "", fmt.Errorf("the server (address %q, ports %v) has no game port", address, ports)
+}
+
+// Winnable says whether a player may try to end a game instance in state;
+// nil when it may. A Linked instance's server lets players in; an Allocated
+// one's may have linked since its state was read (if not, it answers NOT
+// READY: ErrNotReady).
+func Winnable(gameInstanceID, state string) error {
+	switch state {
+	case "Linked", "Allocated":
+		return nil
+	case "Allocating":
+		return fmt.Errorf("%s is Allocating: it has no game server yet; try again in a moment", gameInstanceID)
+	case "Ended", "Unhealthy":
+		return fmt.Errorf("%s is already %s", gameInstanceID, state)
+	case "Failed":
+		return fmt.Errorf("%s is Failed: no game server was allocated", gameInstanceID)
+	}
+	return fmt.Errorf("%s is in state %q, which no player can end", gameInstanceID, state)
+}
+
+func truncate(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
+}
