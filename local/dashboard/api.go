@@ -1,143 +1,51 @@
 package dashboard
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"net/url"
-	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 )
 
-// TODO(lead): allocclient — this file goes once shared/allocclient is in
-// the branch: apiClient's three calls are its Regions, Allocate (with
-// MaxAttempts 1: the dashboard shows every answer) and Get, and apiError
-// is its *Error.
-
-// apiClient calls the local HTTP API the way a game backend would.
-type apiClient struct {
-	base string
-	http *http.Client
+// newAPIClient calls the local HTTP API the way a game backend would, with
+// the backend client, one try per call: the dashboard shows every answer
+// as it came, and a person clicks again.
+func newAPIClient(apiURL string) (*allocclient.Client, error) {
+	return allocclient.New(allocclient.Options{BaseURL: apiURL, MaxAttempts: 1,
+		HTTPClient: &http.Client{Timeout: allocateTimeout}})
 }
 
-// maxAnswer bounds what is read of an answer: records are a few KiB and
-// the regions list of a local stack a few more.
-const maxAnswer = 1 << 20
+// failedClient answers every call with why the client could not be built
+// (a malformed APIURL), so the page shows it instead of the server dying.
+type failedClient struct{ err error }
 
-// apiError is a non-2xx answer.
-type apiError struct {
-	Status  int    `json:"status"`
-	Code    string `json:"code"`
-	Message string `json:"message"`
+// apiCalls is what the dashboard asks of the API.
+type apiCalls interface {
+	Regions(ctx context.Context) (*allocclient.Regions, error)
+	Allocate(ctx context.Context, r allocclient.AllocateRequest) (*allocclient.Allocation, error)
+	Get(ctx context.Context, gameInstanceID string) (*allocclient.Allocation, error)
 }
 
-func (e *apiError) Error() string { return fmt.Sprintf("%d %s: %s", e.Status, e.Code, e.Message) }
-
-// allocateRequest is POST /v1/allocations' body.
-type allocateRequest struct {
-	GameInstanceID    string `json:"gameInstanceId"`
-	DesiredRegion     string `json:"desiredRegion,omitempty"`
-	GameServerVersion string `json:"gameServerVersion,omitempty"`
+func (f failedClient) Regions(context.Context) (*allocclient.Regions, error) { return nil, f.err }
+func (f failedClient) Allocate(context.Context, allocclient.AllocateRequest) (*allocclient.Allocation, error) {
+	return nil, f.err
+}
+func (f failedClient) Get(context.Context, string) (*allocclient.Allocation, error) {
+	return nil, f.err
 }
 
-// apiAllocation is the part of an allocation answer the dashboard uses.
-type apiAllocation struct {
-	GameInstanceID string `json:"gameInstanceId"`
-	State          string `json:"state"`
-	Region         string `json:"region"`
-	Server         *struct {
-		Address string         `json:"address"`
-		IP      string         `json:"ip"`
-		Ports   map[string]int `json:"ports"`
-	} `json:"server"`
-}
-
-// apiRegion is one region of GET /v1/regions.
-type apiRegion struct {
-	Region      string       `json:"region"`
-	Zone        string       `json:"zone"`
-	PingTargets []pingTarget `json:"pingTargets"`
-	RefreshedAt time.Time    `json:"refreshedAt"`
-	Health      string       `json:"health"`
-	HealthSince time.Time    `json:"healthSince"`
-}
-
-type pingTarget struct {
-	Address  string `json:"address"`
-	Port     int    `json:"port"`
-	Protocol string `json:"protocol"`
-}
-
-func (c apiClient) regions(ctx context.Context) ([]apiRegion, error) {
-	var out struct {
-		Regions []apiRegion `json:"regions"`
-	}
-	if err := c.call(ctx, http.MethodGet, "/v1/regions", nil, &out); err != nil {
-		return nil, err
-	}
-	return out.Regions, nil
-}
-
-// allocate returns the allocation as the API answered it.
-func (c apiClient) allocate(ctx context.Context, r allocateRequest) (json.RawMessage, error) {
-	var out json.RawMessage
-	return out, c.call(ctx, http.MethodPost, "/v1/allocations", r, &out)
-}
-
-func (c apiClient) get(ctx context.Context, id string) (*apiAllocation, error) {
-	var out apiAllocation
-	return &out, c.call(ctx, http.MethodGet, "/v1/allocations/"+url.PathEscape(id), nil, &out)
-}
-
-func (c apiClient) call(ctx context.Context, method, path string, in, out any) error {
-	var body io.Reader
-	if in != nil {
-		b, err := json.Marshal(in)
-		if err != nil {
-			return err
+// apiFailure is the status and code the page shows for err: the API's
+// own answer when there was one, 502 when it could not be reached.
+func apiFailure(err error) (status int, code, message string, body *allocclient.Allocation) {
+	var e *allocclient.Error
+	if errors.As(err, &e) {
+		msg := e.Message
+		if msg == "" {
+			msg = http.StatusText(e.Status)
 		}
-		body = bytes.NewReader(b)
+		return e.Status, e.Code, msg, e.Allocation
 	}
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		return fmt.Errorf("%s %s: the local API does not answer: %w", method, path, err)
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	if err != nil {
-		return fmt.Errorf("%s %s: %w", method, path, err)
-	}
-	if resp.StatusCode/100 != 2 {
-		return errorOf(resp.StatusCode, raw)
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return fmt.Errorf("%s %s: %d answer is not JSON: %w", method, path, resp.StatusCode, err)
-	}
-	return nil
-}
-
-// errorOf reads the service's {"error": {"code", "message"}}, or API
-// Gateway's own {"message"}.
-func errorOf(status int, raw []byte) *apiError {
-	var body struct {
-		Error   *apiError `json:"error"`
-		Message string    `json:"message"`
-	}
-	e := &apiError{Status: status}
-	if json.Unmarshal(raw, &body) == nil && body.Error != nil {
-		e.Code, e.Message = body.Error.Code, body.Error.Message
-	} else {
-		e.Message = body.Message
-	}
-	if e.Message == "" {
-		e.Message = http.StatusText(status)
-	}
-	return e
+	return http.StatusBadGateway, "", fmt.Sprintf("the local API does not answer: %v", err), nil
 }

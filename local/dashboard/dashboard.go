@@ -25,6 +25,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
@@ -56,7 +57,7 @@ type Sources struct {
 // Dashboard serves the page and its JSON.
 type Dashboard struct {
 	src    Sources
-	api    apiClient
+	api    apiCalls
 	cached regionsCache
 	mux    *http.ServeMux
 	// cop rejects writes a browser sends on behalf of another site.
@@ -81,8 +82,12 @@ func New(src Sources) *Dashboard {
 	if src.Instances == nil {
 		src.Instances = func(context.Context) (Listing, error) { return Listing{}, errors.New("no game instance source") }
 	}
-	d := &Dashboard{src: src, api: apiClient{base: strings.TrimRight(src.APIURL, "/"), http: &http.Client{Timeout: allocateTimeout}},
-		cop: http.NewCrossOriginProtection()}
+	d := &Dashboard{src: src, cop: http.NewCrossOriginProtection()}
+	if c, err := newAPIClient(src.APIURL); err != nil {
+		d.api = failedClient{err: err}
+	} else {
+		d.api = c
+	}
 	files, _ := fs.Sub(static, "static")
 	d.mux = http.NewServeMux()
 	d.mux.Handle("GET /", http.FileServerFS(files))
@@ -121,11 +126,11 @@ type allocateForm struct {
 
 // actionAnswer is what the page hears back from an action.
 type actionAnswer struct {
-	OK             bool            `json:"ok"`
-	GameInstanceID string          `json:"gameInstanceId"`
-	Message        string          `json:"message"`
-	Code           string          `json:"code,omitempty"`
-	Allocation     json.RawMessage `json:"allocation,omitempty"`
+	OK             bool                    `json:"ok"`
+	GameInstanceID string                  `json:"gameInstanceId"`
+	Message        string                  `json:"message"`
+	Code           string                  `json:"code,omitempty"`
+	Allocation     *allocclient.Allocation `json:"allocation,omitempty"`
 }
 
 func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
@@ -140,25 +145,19 @@ func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), allocateTimeout)
 	defer cancel()
-	alloc, err := d.api.allocate(ctx, allocateRequest{GameInstanceID: f.GameInstanceID, DesiredRegion: f.Region, GameServerVersion: f.Version})
+	alloc, err := d.api.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: f.GameInstanceID, DesiredRegion: f.Region, GameServerVersion: f.Version})
 	ans := actionAnswer{OK: err == nil, GameInstanceID: f.GameInstanceID, Allocation: alloc}
-	var apiErr *apiError
-	switch {
-	case errors.As(err, &apiErr):
-		ans.Code, ans.Message = apiErr.Code, apiErr.Message
-		writeJSON(w, apiErr.Status, ans)
-	case err != nil:
-		ans.Message = err.Error()
-		writeJSON(w, http.StatusBadGateway, ans)
-	default:
-		var a apiAllocation
-		_ = json.Unmarshal(alloc, &a)
-		ans.Message = f.GameInstanceID + " is " + a.State
-		if a.Region != "" {
-			ans.Message += " in " + a.Region
-		}
-		writeJSON(w, http.StatusOK, ans)
+	if err != nil {
+		var status int
+		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
+		writeJSON(w, status, ans)
+		return
 	}
+	ans.Message = f.GameInstanceID + " is " + alloc.State
+	if alloc.Region != "" {
+		ans.Message += " in " + alloc.Region
+	}
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // endForm is POST /api/end's body.
@@ -177,17 +176,11 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 	ans := actionAnswer{GameInstanceID: f.GameInstanceID}
 	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
 	defer cancel()
-	// TODO(lead): allocclient — Get.
-	a, err := d.api.get(ctx, f.GameInstanceID)
-	var apiErr *apiError
-	switch {
-	case errors.As(err, &apiErr):
-		ans.Code, ans.Message = apiErr.Code, apiErr.Message
-		writeJSON(w, apiErr.Status, ans)
-		return
-	case err != nil:
-		ans.Message = err.Error()
-		writeJSON(w, http.StatusBadGateway, ans)
+	a, err := d.api.Get(ctx, f.GameInstanceID)
+	if err != nil {
+		var status int
+		status, ans.Code, ans.Message, _ = apiFailure(err)
+		writeJSON(w, status, ans)
 		return
 	}
 	if err := player.Winnable(f.GameInstanceID, a.State); err != nil {

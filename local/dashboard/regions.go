@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
@@ -19,20 +20,23 @@ const regionsTTL = 2 * time.Second
 type regionsCache struct {
 	mu     sync.Mutex
 	at     time.Time
-	api    []apiRegion
+	api    []allocclient.Region
 	health []regionhealth.Health
 	err    error
 }
 
-func (c *regionsCache) get(ctx context.Context, api apiClient, health func(context.Context) ([]regionhealth.Health, error)) ([]apiRegion, []regionhealth.Health, error) {
+func (c *regionsCache) get(ctx context.Context, api apiCalls, health func(context.Context) ([]regionhealth.Health, error)) ([]allocclient.Region, []regionhealth.Health, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if time.Since(c.at) < regionsTTL {
 		return c.api, c.health, c.err
 	}
 	var errs []error
-	regions, err := api.regions(ctx)
-	if err != nil {
+	var regions []allocclient.Region
+	list, err := api.Regions(ctx)
+	if err == nil {
+		regions = list.Regions
+	} else {
 		errs = append(errs, errors.New("GET /v1/regions: "+err.Error()))
 	}
 	var hs []regionhealth.Health

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
@@ -44,18 +45,18 @@ type stateView struct {
 }
 
 type regionView struct {
-	Region       string       `json:"region"`
-	Zone         string       `json:"zone,omitempty"`
-	Allocator    string       `json:"allocator,omitempty"`
-	RegionString string       `json:"regionString,omitempty"`
-	InPingCache  bool         `json:"inPingCache"`
-	PingTargets  []pingTarget `json:"pingTargets"`
-	RefreshedAt  time.Time    `json:"refreshedAt,omitzero"`
-	Health       string       `json:"health"`
-	HealthSince  time.Time    `json:"healthSince,omitzero"`
-	HealthReason string       `json:"healthReason,omitempty"`
-	Servers      []registered `json:"servers"`
-	InGame       int          `json:"inGame"` // instances Allocated or Linked there
+	Region       string                   `json:"region"`
+	Zone         string                   `json:"zone,omitempty"`
+	Allocator    string                   `json:"allocator,omitempty"`
+	RegionString string                   `json:"regionString,omitempty"`
+	InPingCache  bool                     `json:"inPingCache"`
+	PingTargets  []allocclient.PingTarget `json:"pingTargets"`
+	RefreshedAt  time.Time                `json:"refreshedAt,omitzero"`
+	Health       string                   `json:"health"`
+	HealthSince  time.Time                `json:"healthSince,omitzero"`
+	HealthReason string                   `json:"healthReason,omitempty"`
+	Servers      []registered             `json:"servers"`
+	InGame       int                      `json:"inGame"` // instances Allocated or Linked there
 }
 
 type registered struct {
@@ -124,7 +125,7 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 		if r, ok := byName[name]; ok {
 			return r
 		}
-		r := &regionView{Region: name, PingTargets: []pingTarget{}, Servers: []registered{}, Health: string(regionhealth.RegionInitialized)}
+		r := &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []registered{}, Health: string(regionhealth.RegionInitialized)}
 		byName[name] = r
 		return r
 	}

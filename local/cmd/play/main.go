@@ -19,6 +19,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 )
 
 func main() {
@@ -66,8 +67,10 @@ func run(ctx context.Context, w io.Writer, state, id string) error {
 	case err != nil:
 		return fmt.Errorf("make dev is not running: %w", err)
 	}
-	api := apiClient{base: st.APIURL}
-	// TODO(lead): allocclient — api.get (here and in awaitEnded) becomes allocclient.Get.
+	api, err := newAPI(st.APIURL)
+	if err != nil {
+		return err
+	}
 	inst, err := api.get(ctx, id)
 	if err != nil {
 		return err
@@ -96,12 +99,12 @@ func run(ctx context.Context, w io.Writer, state, id string) error {
 }
 
 // awaitEnded reports the record's final state, polling briefly.
-func awaitEnded(ctx context.Context, w io.Writer, api apiClient, id string) error {
+func awaitEnded(ctx context.Context, w io.Writer, api api, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, endedWithin)
 	defer cancel()
 	for {
 		inst, err := api.get(ctx, id)
-		if err == nil && inst.State == "Ended" {
+		if err == nil && inst.State == allocclient.StateEnded {
 			fmt.Fprintf(w, "%s is Ended (endReason %s)\n", id, inst.EndReason)
 			return nil
 		}
@@ -116,7 +119,7 @@ func awaitEnded(ctx context.Context, w io.Writer, api apiClient, id string) erro
 	}
 }
 
-func where(a *allocation) string {
+func where(a *allocclient.Allocation) string {
 	if a.Region == "" {
 		return ""
 	}
