@@ -95,7 +95,7 @@ func prepare(cfg Config) (Config, []*slot, error) {
 	}
 	var problems []error
 	if cfg.Dir == "" {
-		problems = append(problems, errors.New("Dir is required"))
+		problems = append(problems, errors.New("fleet: the Dir option is required"))
 	}
 	dir, err := filepath.Abs(cfg.Dir)
 	if err != nil {
