@@ -231,7 +231,7 @@ func TestStartValidates(t *testing.T) {
 		cfg  Config
 		want string
 	}{
-		{"no dir", Config{Regions: map[string][]Process{"r": {sh("true", 1)}}}, "Dir is required"},
+		{"no dir", Config{Regions: map[string][]Process{"r": {sh("true", 1)}}}, "the Dir option is required"},
 		{"no executions", Config{Dir: t.TempDir(), Regions: map[string][]Process{"r": {sh("true", 0)}}}, "ConcurrentExecutions must be at least 1"},
 		{"no command", Config{Dir: t.TempDir(), Regions: map[string][]Process{"r": {{Command: "no-such-command-x9", ConcurrentExecutions: 1}}}}, "no-such-command-x9"},
 		{"bad region", Config{Dir: t.TempDir(), Regions: map[string][]Process{"../r": {sh("true", 1)}}}, `region "../r"`},
