@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -66,25 +67,25 @@ func ScanInstances(ctx context.Context, db dynamodb.ScanAPIClient, table string)
 // instanceView is what the page shows of a record: what the API's GET
 // answers, plus the request it came from; never a token hash or claim.
 type instanceView struct {
-	GameInstanceID    string       `json:"gameInstanceId"`
-	State             string       `json:"state"`
-	DesiredRegion     string       `json:"desiredRegion,omitempty"`
-	GameServerVersion string       `json:"gameServerVersion,omitempty"`
-	Region            string       `json:"region,omitempty"`
-	FallbackUsed      bool         `json:"fallbackUsed"`
-	LatencyRelaxed    bool         `json:"latencyFilterRelaxed,omitempty"`
-	Server            *serverView  `json:"server,omitempty"`
-	ServerName        string       `json:"serverName,omitempty"`
-	Attempts          []attempt    `json:"attempts"`
-	Error             *failureView `json:"error,omitempty"`
-	CreatedAt         time.Time    `json:"createdAt,omitzero"`
-	UpdatedAt         time.Time    `json:"updatedAt,omitzero"`
-	LinkedAt          time.Time    `json:"linkedAt,omitzero"`
-	LastHeartbeatAt   time.Time    `json:"lastHeartbeatAt,omitzero"`
-	EndedAt           time.Time    `json:"endedAt,omitzero"`
-	EndReason         string       `json:"endReason,omitempty"`
-	UnhealthyAt       time.Time    `json:"unhealthyAt,omitzero"`
-	UnhealthyReason   string       `json:"unhealthyReason,omitempty"`
+	GameInstanceID    string                `json:"gameInstanceId"`
+	State             string                `json:"state"`
+	DesiredRegion     string                `json:"desiredRegion,omitempty"`
+	GameServerVersion string                `json:"gameServerVersion,omitempty"`
+	Region            string                `json:"region,omitempty"`
+	FallbackUsed      bool                  `json:"fallbackUsed"`
+	LatencyRelaxed    bool                  `json:"latencyFilterRelaxed,omitempty"`
+	Server            *serverView           `json:"server,omitempty"`
+	ServerName        string                `json:"serverName,omitempty"`
+	Attempts          []httpapi.AttemptView `json:"attempts"`
+	Error             *failureView          `json:"error,omitempty"`
+	CreatedAt         time.Time             `json:"createdAt,omitzero"`
+	UpdatedAt         time.Time             `json:"updatedAt,omitzero"`
+	LinkedAt          time.Time             `json:"linkedAt,omitzero"`
+	LastHeartbeatAt   time.Time             `json:"lastHeartbeatAt,omitzero"`
+	EndedAt           time.Time             `json:"endedAt,omitzero"`
+	EndReason         string                `json:"endReason,omitempty"`
+	UnhealthyAt       time.Time             `json:"unhealthyAt,omitzero"`
+	UnhealthyReason   string                `json:"unhealthyReason,omitempty"`
 }
 
 type serverView struct {
@@ -97,25 +98,12 @@ type failureView struct {
 	Message string `json:"message"`
 }
 
-// attempt is one step of the decision trace, as the API answers it (no
-// upstream body: it may quote GameFabric's answers).
-type attempt struct {
-	Region          string `json:"region"`
-	Reason          string `json:"reason,omitempty"`
-	Status          int    `json:"status"`
-	Error           string `json:"error,omitempty"`
-	DurationMs      int64  `json:"durationMs"`
-	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
-	RateLimited     bool   `json:"rateLimited,omitempty"`
-	AllocatorRegion string `json:"allocatorRegion,omitempty"`
-}
-
 func viewOf(r gameinstance.Record) instanceView {
 	v := instanceView{
 		GameInstanceID: r.GameInstanceID, State: string(r.State),
 		DesiredRegion: r.Fingerprint.DesiredRegion, GameServerVersion: r.Fingerprint.GameServerVersion,
 		Region: r.Region, FallbackUsed: r.FallbackUsed, LatencyRelaxed: r.LatencyRelaxed,
-		Attempts:  make([]attempt, 0, len(r.Attempts)),
+		Attempts:  httpapi.AttemptsOf(r),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LinkedAt: r.LinkedAt, LastHeartbeatAt: r.LastHeartbeatAt,
 		EndedAt: r.EndedAt, EndReason: r.EndReason, UnhealthyAt: r.UnhealthyAt, UnhealthyReason: r.UnhealthyReason,
 	}
@@ -127,10 +115,6 @@ func viewOf(r gameinstance.Record) instanceView {
 	}
 	if r.Failure != nil {
 		v.Error = &failureView{Code: string(r.Failure.Code), Message: r.Failure.Message}
-	}
-	for _, a := range r.Attempts {
-		v.Attempts = append(v.Attempts, attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
 	}
 	return v
 }

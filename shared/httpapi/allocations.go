@@ -96,7 +96,7 @@ type recordView struct {
 	FallbackUsed   bool                  `json:"fallbackUsed"`
 	LatencyRelaxed bool                  `json:"latencyFilterRelaxed,omitempty"`
 	Server         *gameinstance.Server  `json:"server,omitempty"`
-	Attempts       []attemptView         `json:"attempts"`
+	Attempts       []AttemptView         `json:"attempts"`
 	Error          *gameinstance.Failure `json:"error,omitempty"`
 	CreatedAt      string                `json:"createdAt,omitempty"`
 	UpdatedAt      string                `json:"updatedAt,omitempty"`
@@ -128,7 +128,9 @@ func lifecycleOf(r gameinstance.Record) lifecycleView {
 	}
 }
 
-type attemptView struct {
+// AttemptView is one step of the decision trace as the API answers it:
+// no upstream body, which may quote GameFabric's answers.
+type AttemptView struct {
 	Region          string `json:"region"`
 	Reason          string `json:"reason,omitempty"`
 	Status          int    `json:"status"`
@@ -147,17 +149,23 @@ func viewOf(r gameinstance.Record) recordView {
 		FallbackUsed:   r.FallbackUsed,
 		LatencyRelaxed: r.LatencyRelaxed,
 		Server:         r.Server,
-		Attempts:       make([]attemptView, 0, len(r.Attempts)),
+		Attempts:       AttemptsOf(r),
 		Error:          r.Failure,
 		CreatedAt:      formatTime(r.CreatedAt),
 		UpdatedAt:      formatTime(r.UpdatedAt),
 		lifecycleView:  lifecycleOf(r),
 	}
+	return v
+}
+
+// AttemptsOf is r's decision trace as the API answers it (never nil).
+func AttemptsOf(r gameinstance.Record) []AttemptView {
+	out := make([]AttemptView, 0, len(r.Attempts))
 	for _, a := range r.Attempts {
-		v.Attempts = append(v.Attempts, attemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
+		out = append(out, AttemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
 	}
-	return v
+	return out
 }
 
 func formatTime(t time.Time) string {
