@@ -112,7 +112,7 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 		GameServerVersion: cur.Fingerprint.GameServerVersion,
 		Environment:       cur.Environment,
 		ArmadaSet:         cur.ArmadaSet,
-		Server:            cur.Server,
+		Server:            cur.Server.Public(),
 		FallbackUsed:      cur.FallbackUsed,
 		LatencyRelaxed:    cur.LatencyRelaxed,
 		Attempts:          make([]gameinstance.Attempt, 0, len(cur.Attempts)),

@@ -40,6 +40,19 @@ type Server struct {
 	Ports   map[string]int `json:"ports"`
 }
 
+// Public is s as answers and events show it: a server without ports
+// (GameFabric or a recovering link reported none) has "ports": {}, so that
+// clients in any language always find an object there, never null. s is
+// not changed.
+func (s *Server) Public() *Server {
+	if s == nil || s.Ports != nil {
+		return s
+	}
+	c := *s
+	c.Ports = map[string]int{}
+	return &c
+}
+
 // Attempt is one upstream call. Status is 0 when no HTTP answer arrived.
 type Attempt struct {
 	Region string `json:"region"`

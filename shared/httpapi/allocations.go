@@ -148,7 +148,7 @@ func viewOf(r gameinstance.Record) recordView {
 		Region:         r.Region,
 		FallbackUsed:   r.FallbackUsed,
 		LatencyRelaxed: r.LatencyRelaxed,
-		Server:         r.Server,
+		Server:         r.Server.Public(),
 		Attempts:       AttemptsOf(r),
 		Error:          r.Failure,
 		CreatedAt:      formatTime(r.CreatedAt),
