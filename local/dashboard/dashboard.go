@@ -23,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
@@ -100,7 +101,7 @@ func New(src Sources) *Dashboard {
 // ServeHTTP serves loopback callers only (see guard).
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := guard(r, d.cop); msg != "" {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": msg})
+		gfproto.WriteJSON(w, http.StatusForbidden, map[string]string{"error": msg})
 		return
 	}
 	// The page loads nothing from elsewhere; the policy makes that a rule.
@@ -114,7 +115,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 func (d *Dashboard) handleState(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
 	defer cancel()
-	writeJSON(w, http.StatusOK, d.state(ctx))
+	gfproto.WriteJSON(w, http.StatusOK, d.state(ctx))
 }
 
 // allocateForm is POST /api/allocate's body.
@@ -136,7 +137,7 @@ type actionAnswer struct {
 func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	var f allocateForm
 	if err := readJSON(r, &f); err != nil {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	f.GameInstanceID, f.Region, f.Version = strings.TrimSpace(f.GameInstanceID), strings.TrimSpace(f.Region), strings.TrimSpace(f.Version)
@@ -150,14 +151,14 @@ func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		writeJSON(w, status, ans)
+		gfproto.WriteJSON(w, status, ans)
 		return
 	}
 	ans.Message = f.GameInstanceID + " is " + alloc.State
 	if alloc.Region != "" {
 		ans.Message += " in " + alloc.Region
 	}
-	writeJSON(w, http.StatusOK, ans)
+	gfproto.WriteJSON(w, http.StatusOK, ans)
 }
 
 // endForm is POST /api/end's body.
@@ -170,7 +171,7 @@ type endForm struct {
 func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 	var f endForm
 	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
+		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
 		return
 	}
 	ans := actionAnswer{GameInstanceID: f.GameInstanceID}
@@ -180,23 +181,23 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, _ = apiFailure(err)
-		writeJSON(w, status, ans)
+		gfproto.WriteJSON(w, status, ans)
 		return
 	}
 	if err := player.Winnable(f.GameInstanceID, a.State); err != nil {
 		ans.Message = err.Error()
-		writeJSON(w, http.StatusConflict, ans)
+		gfproto.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	if a.Server == nil {
 		ans.Message = f.GameInstanceID + " has no game server in its record"
-		writeJSON(w, http.StatusConflict, ans)
+		gfproto.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	addr, err := player.GameAddress(a.Server.IP, a.Server.Address, a.Server.Ports)
 	if err != nil {
 		ans.Message = err.Error()
-		writeJSON(w, http.StatusConflict, ans)
+		gfproto.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	out, err := d.src.Win(ctx, addr, f.GameInstanceID)
@@ -206,14 +207,14 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, player.ErrNotReady) || errors.Is(err, player.ErrGameOver) || errors.Is(err, player.ErrOtherGame) {
 			status = http.StatusConflict
 		}
-		writeJSON(w, status, ans)
+		gfproto.WriteJSON(w, status, ans)
 		return
 	}
 	ans.OK, ans.Message = true, "IWON sent to "+addr
 	if out.GameOver {
 		ans.Message += "; the server answered GAME OVER"
 	}
-	writeJSON(w, http.StatusOK, ans)
+	gfproto.WriteJSON(w, http.StatusOK, ans)
 }
 
 // newGameInstanceID names an instance the dashboard allocates: when, and
@@ -231,14 +232,4 @@ func readJSON(r *http.Request, v any) error {
 		return errors.New("the body must be a small JSON object: " + err.Error())
 	}
 	return nil
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		status, b = http.StatusInternalServerError, []byte(`{"error":"encode the answer"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(b, '\n'))
 }
