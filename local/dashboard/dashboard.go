@@ -101,7 +101,7 @@ func New(src Sources) *Dashboard {
 // ServeHTTP serves loopback callers only (see guard).
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := guard(r, d.cop); msg != "" {
-		gfproto.WriteJSON(w, http.StatusForbidden, map[string]string{"error": msg})
+		gfproto.WriteError(w, http.StatusForbidden, msg)
 		return
 	}
 	// The page loads nothing from elsewhere; the policy makes that a rule.
