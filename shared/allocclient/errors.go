@@ -5,10 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // The service's error codes (the "code" of an error answer). The README's
@@ -111,7 +112,7 @@ const maxMessage = 256
 
 // errorOf reads a non-2xx answer about gameInstanceID (empty for regions).
 func errorOf(status int, header http.Header, body []byte, op, gameInstanceID string) *Error {
-	e := &Error{Status: status, op: op, RetryAfter: retryAfter(header.Get("Retry-After"), time.Now())}
+	e := &Error{Status: status, op: op, RetryAfter: gameinstance.ParseRetryAfter(header.Get("Retry-After"), time.Now())}
 	var b errorBody
 	switch {
 	case json.Unmarshal(body, &b) == nil && b.Error != nil:
@@ -138,25 +139,4 @@ func printable(body []byte, limit int) string {
 		return r
 	}, s)
 	return strings.Join(strings.Fields(s), " ")
-}
-
-// retryAfter reads Retry-After: delay-seconds or an HTTP date. 0 when
-// absent, unreadable or already past.
-func retryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if s <= 0 {
-			return 0
-		}
-		// A day is far beyond any wait the service asks for; more is
-		// garbage, and would overflow a Duration soon after.
-		return time.Duration(min(s, 86400)) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

@@ -296,20 +296,6 @@ func TestErrorMessages(t *testing.T) {
 	}
 }
 
-func TestRetryAfter(t *testing.T) {
-	now := time.Date(2026, 11, 22, 4, 31, 17, 0, time.UTC)
-	tests := map[string]time.Duration{
-		"": 0, "3": 3 * time.Second, " 7 ": 7 * time.Second, "0": 0, "-1": 0, "soon": 0, "99999999999": 24 * time.Hour,
-		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
-		now.Add(-time.Minute).Format(http.TimeFormat):     0,
-	}
-	for in, want := range tests {
-		if got := retryAfter(in, now); got != want {
-			t.Errorf("retryAfter(%q) = %s, want %s", in, got, want)
-		}
-	}
-}
-
 func TestNewRejectsBadOptions(t *testing.T) {
 	tests := []Options{
 		{BaseURL: ""}, {BaseURL: "ftp://x"}, {BaseURL: "http://"}, {BaseURL: "http://u:p@x"}, {BaseURL: "http://x?a=1"},

@@ -14,9 +14,10 @@ import (
 	"net"
 	"net/http"
 	"regexp"
-	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Limits on what we read from the allocator. Everything GameFabric sends
@@ -236,7 +237,7 @@ func statusError(resp *http.Response, raw []byte) *Error {
 		// Nitrado's own client falls back to the status text as well.
 		e.Message = http.StatusText(resp.StatusCode)
 	}
-	e.RetryAfter = ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
+	e.RetryAfter = gameinstance.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())
 	return e
 }
 
@@ -255,24 +256,6 @@ func notConnected(err error) bool {
 	var op *net.OpError
 	var dns *net.DNSError
 	return (errors.As(err, &op) && op.Op == "dial") || errors.As(err, &dns)
-}
-
-// ParseRetryAfter reads delta-seconds or an HTTP date; 0 when absent or bad.
-func ParseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		if secs < 0 {
-			return 0
-		}
-		return time.Duration(secs) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 // tokenValue matches a "token" member's string value, even in a body cut

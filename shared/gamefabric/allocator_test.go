@@ -142,23 +142,6 @@ func TestMayHaveAllocated(t *testing.T) {
 	}
 }
 
-func TestParseRetryAfter(t *testing.T) {
-	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	tests := map[string]time.Duration{
-		"":                              0,
-		"5":                             5 * time.Second,
-		"-1":                            0,
-		"soon":                          0,
-		"Thu, 01 Jan 2026 00:00:10 GMT": 10 * time.Second,
-		"Wed, 31 Dec 2025 23:59:00 GMT": 0,
-	}
-	for in, want := range tests {
-		if got := ParseRetryAfter(in, now); got != want {
-			t.Errorf("ParseRetryAfter(%q) = %v, want %v", in, got, want)
-		}
-	}
-}
-
 // An undecodable 2xx body is kept for diagnosis, never with the callback
 // token GameFabric put in it.
 func TestDecodeAllocationRedactsCallbackToken(t *testing.T) {

@@ -52,18 +52,6 @@ func BenchmarkDecodePing(b *testing.B) {
 	}
 }
 
-func BenchmarkParseRetryAfter(b *testing.B) {
-	now := time.Date(2026, 11, 22, 4, 31, 17, 0, time.UTC)
-	for _, v := range []string{"1", now.Add(2 * time.Second).Format(http.TimeFormat), ""} {
-		b.Run(fmt.Sprintf("%q", v), func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				ParseRetryAfter(v, now)
-			}
-		})
-	}
-}
-
 // BenchmarkStatusError is the error path of every non-2xx answer: the
 // {"error"} message, the kept body and Retry-After.
 func BenchmarkStatusError(b *testing.B) {

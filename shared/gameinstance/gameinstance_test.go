@@ -2,6 +2,8 @@ package gameinstance
 
 import (
 	"errors"
+	"fmt"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -44,5 +46,38 @@ func TestHashToken(t *testing.T) {
 	// base64url SHA-256 of "token": stored hashes must stay comparable.
 	if got := HashToken("token"); got != "PEaenWxYddN6Q_NT1PiOYfz4EsZu7jRXRlpAsNpBU-A" || HashToken("other") == got {
 		t.Errorf("HashToken = %q", got)
+	}
+}
+
+// The rows the three former parsers (gamefabric, allocclient, gameserver)
+// each held, in one table.
+func TestParseRetryAfter(t *testing.T) {
+	now := time.Date(2026, 11, 22, 4, 31, 17, 0, time.UTC)
+	tests := map[string]time.Duration{
+		"": 0, "3": 3 * time.Second, "5": 5 * time.Second, " 7 ": 7 * time.Second,
+		"0": 0, "-1": 0, "soon": 0,
+		"99999999999":    24 * time.Hour, // capped: no Duration overflow
+		"99999999999999": 24 * time.Hour,
+		now.Add(5 * time.Second).Format(http.TimeFormat):  5 * time.Second,
+		now.Add(10 * time.Second).Format(http.TimeFormat): 10 * time.Second,
+		now.Add(90 * time.Second).Format(http.TimeFormat): 90 * time.Second,
+		now.Add(-time.Minute).Format(http.TimeFormat):     0,
+	}
+	for in, want := range tests {
+		if got := ParseRetryAfter(in, now); got != want {
+			t.Errorf("ParseRetryAfter(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
+
+func BenchmarkParseRetryAfter(b *testing.B) {
+	now := time.Date(2026, 11, 22, 4, 31, 17, 0, time.UTC)
+	for _, v := range []string{"1", now.Add(2 * time.Second).Format(http.TimeFormat), ""} {
+		b.Run(fmt.Sprintf("%q", v), func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ParseRetryAfter(v, now)
+			}
+		})
 	}
 }

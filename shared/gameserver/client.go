@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Options configure a Client. Only Payload is required.
@@ -191,7 +192,7 @@ func (c *Client) call(ctx context.Context, op string, body any) (*Instance, erro
 // apiError reads {"error": {"code", "message", "state"}}, or API
 // Gateway's {"message"}, or keeps a short head of anything else.
 func (c *Client) apiError(op string, resp *http.Response, raw []byte) *APIError {
-	e := &APIError{Op: op, Status: resp.StatusCode, RetryAfter: parseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
+	e := &APIError{Op: op, Status: resp.StatusCode, RetryAfter: gameinstance.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var body struct {
 		Error *struct {
 			Code    Code   `json:"code"`

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
@@ -126,18 +125,3 @@ func (e *badAnswerError) Error() string {
 	return fmt.Sprintf("gameserver: %s: unreadable answer: %v", e.op, e.err)
 }
 func (e *badAnswerError) Unwrap() error { return e.err }
-
-// parseRetryAfter reads delta-seconds or an HTTP date; 0 when absent or bad.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.Atoi(v); err == nil {
-		return time.Duration(min(max(secs, 0), 86400)) * time.Second // capped: no overflow
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
-}
