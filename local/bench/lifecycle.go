@@ -74,7 +74,10 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	// The service's clock: heartbeats are timed HeartbeatEvery apart after
 	// the initial delay, as in a running game, where each one moves the
 	// instance's health deadline (before it, the deadline does not move).
-	clock := harness.NewClock(time.Now())
+	// It starts on a whole index step, so which heartbeats cross a step
+	// (and move the index key) is the same in every run.
+	step := lifecycle.DefaultPolicy.IndexStep()
+	clock := harness.NewClock(time.Now().Truncate(step))
 	svc := &lifecycle.Service{Store: records, Policy: lifecycle.DefaultPolicy, Now: clock.Now}
 	api := httptest.NewServer(httpapi.NewLinkBackHandler(svc, logging.New(io.Discard, 0)))
 	defer api.Close()
@@ -135,10 +138,11 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	if res.End, err = call("end", 1, `{"reason":"bench"}`); err != nil {
 		return res, err
 	}
-	perHour := float64(time.Hour / HeartbeatEvery)
-	res.PerGameHour = perHour * res.Heartbeat.USDPerMillion
-	res.PerGame = res.Link.USDPerMillion + res.End.USDPerMillion + float64(typicalGame/HeartbeatEvery)*res.Heartbeat.USDPerMillion
-	res.PerGameAt30s = perGame(res, lifecycle.DefaultPolicy.Period, lifecycle.DefaultPolicy.IndexStep())
+	// Five heartbeats per server cannot show how often a long game moves
+	// its index key, so every figure prices the moves by the step.
+	res.PerGameHour = heartbeatsFor(res, HeartbeatEvery, step, time.Hour)
+	res.PerGame = perGame(res, HeartbeatEvery, step)
+	res.PerGameAt30s = perGame(res, lifecycle.DefaultPolicy.Period, step)
 	progress(log, "lifecycle: heartbeat = %.2f requests, %.2f RRU, %.2f WRU (%.2f on the index) = $%.2f per 1M; a %s game $%.0f per 1M games",
 		res.Heartbeat.Requests, res.Heartbeat.ReadUnits, res.Heartbeat.WriteUnits, res.Heartbeat.IndexWrites, res.Heartbeat.USDPerMillion, typicalGame, res.PerGame)
 	return res, nil
@@ -173,13 +177,19 @@ func linkBackCall(ctx context.Context, base, id, call, token, body string) (time
 	return took, nil
 }
 
-// perGame prices a typical game heartbeating every every: the measured
-// heartbeat without its index writes, plus the index key's moves, one per
-// step at most (a heartbeat moves it only when its rounded deadline
-// changes), at most one per heartbeat.
+// perGame prices a typical game heartbeating every every: its link, its
+// heartbeats (heartbeatsFor) and its end.
 func perGame(l LifecycleResult, every, step time.Duration) float64 {
-	beats := float64(typicalGame / every)
-	moves := float64(typicalGame / max(every, step))
+	return l.Link.USDPerMillion + l.End.USDPerMillion + heartbeatsFor(l, every, step, typicalGame)
+}
+
+// heartbeatsFor prices d of heartbeats every every: the measured heartbeat
+// without its index writes, plus the index key's moves, one per step at
+// most (a heartbeat moves it only when its rounded deadline changes), at
+// most one per heartbeat.
+func heartbeatsFor(l LifecycleResult, every, step, d time.Duration) float64 {
+	beats := float64(d / every)
+	moves := float64(d / max(every, step))
 	base := l.Heartbeat.USDPerMillion - l.Heartbeat.IndexWrites*prices.DynamoWRU
-	return l.Link.USDPerMillion + l.End.USDPerMillion + beats*base + moves*2*prices.DynamoWRU
+	return beats*base + moves*2*prices.DynamoWRU
 }
