@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -20,6 +19,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/local/player"
 	localstack "github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/local/streams"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
@@ -296,17 +296,14 @@ func keysOf(evs []published) []string {
 	return out
 }
 
-// endGame sends the player's IWON to a sample server's game port.
+// endGame sends the player's IWON to a sample server's game port, as a
+// player would (local/player: a server that has just linked may say NOT
+// READY for a moment).
 func endGame(t *testing.T, address string) {
 	t.Helper()
-	conn, err := net.DialTimeout("tcp", address, 2*time.Second)
-	if err != nil {
+	if _, err := player.SendIWON(context.Background(), address); err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
-	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
-	fmt.Fprintln(conn, "IWON")
-	_, _ = io.ReadAll(io.LimitReader(conn, 1<<10)) // GAME OVER, then the server closes
 }
 
 // fake is a game server registered by hand: it takes its allocation

@@ -18,6 +18,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // DefaultTimeout bounds a whole SendIWON when ctx has no earlier deadline:
@@ -52,16 +54,39 @@ func SendIWON(ctx context.Context, address string) (Outcome, error) {
 	return SendIWONFor(ctx, address, "")
 }
 
+// NotReadyPatience is how long a NOT READY is asked again: a game server
+// links before it lets players in (README: link, then accept players), so
+// for a moment after the record says Linked its door is still shut.
+const NotReadyPatience = 2 * time.Second
+
+// notReadyPause is the wait before asking a NOT READY server again.
+const notReadyPause = 100 * time.Millisecond
+
 // SendIWONFor is SendIWON that first checks the server greets for
 // gameInstanceID ("" skips the check): a server that exited after its game
 // may have been replaced by one hosting another game on the same port.
+// A server still NOT READY after NotReadyPatience is ErrNotReady.
 func SendIWONFor(ctx context.Context, address, gameInstanceID string) (Outcome, error) {
-	var out Outcome
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
+	giveUp := time.Now().Add(NotReadyPatience)
+	for {
+		out, err := sendOnce(ctx, address, gameInstanceID)
+		if !errors.Is(err, ErrNotReady) || time.Now().Add(notReadyPause).After(giveUp) {
+			return out, err
+		}
+		if wait.Sleep(ctx, notReadyPause) != nil {
+			return out, err
+		}
+	}
+}
+
+// sendOnce is one connection: greeting, IWON, GAME OVER.
+func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, error) {
+	var out Outcome
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", address)
 	if err != nil {

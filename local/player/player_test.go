@@ -11,13 +11,15 @@ import (
 	"time"
 )
 
-// gamePort serves one connection the way script says: greet, then (when
-// the player sends IWON) answer after.
+// gamePort serves connections the way script says: NOT READY to the
+// first notReady of them, then greet, then (when the player sends IWON)
+// answer after.
 type gamePort struct {
 	greeting string        // first line; "" sends nothing
 	after    string        // the answer to IWON; "" hangs up
 	stall    time.Duration // wait before answering IWON
 	heard    chan string   // what the player sent
+	notReady int           // connections answered NOT READY first
 }
 
 func (g gamePort) start(t *testing.T) string {
@@ -29,6 +31,11 @@ func (g gamePort) start(t *testing.T) string {
 	t.Cleanup(func() { ln.Close() })
 	go func() {
 		c, err := ln.Accept()
+		for n := 0; err == nil && (n < g.notReady || g.greeting == "NOT READY"); n++ {
+			fmt.Fprintln(c, "NOT READY") // as the sample server's game port does
+			c.Close()
+			c, err = ln.Accept()
+		}
 		if err != nil {
 			return
 		}
@@ -71,6 +78,8 @@ func TestSendIWON(t *testing.T) {
 		{name: "another instance: nothing sent", port: gamePort{greeting: "WELCOME s gi-2", after: "GAME OVER"}, instance: "gi-1",
 			wantErr: ErrOtherGame, wantText: `hosts "gi-2", not "gi-1"`},
 		{name: "not linked yet", port: gamePort{greeting: "NOT READY"}, wantErr: ErrNotReady},
+		{name: "let in a moment after linking", port: gamePort{notReady: 3, greeting: "WELCOME us-west-0 gi-1", after: "GAME OVER"},
+			instance: "gi-1", wantSent: true, wantOver: true, wantGreet: "WELCOME us-west-0 gi-1"},
 		{name: "already over", port: gamePort{greeting: "GAME OVER"}, wantErr: ErrGameOver},
 		{name: "not a game port", port: gamePort{greeting: "HTTP/1.1 400 Bad Request"}, wantText: "unexpected greeting"},
 		{name: "hangs up after the win", port: gamePort{greeting: "WELCOME s gi-1"}, wantSent: true},
