@@ -28,6 +28,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
@@ -191,7 +192,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	svc := allocation.NewService(allocation.Options{
 		Store:          e.store,
-		Allocator:      gamefabric.NewClient(&http.Client{}, o.allocatorURL),
+		Allocator:      allocators.Allocator{Client: gamefabric.NewClient(&http.Client{}, o.allocatorURL)},
 		Tokens:         secrets.NewTokenSource(sm, o.secretID, time.Minute, nil),
 		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set"},
 		BackendAddress: "http://127.0.0.1:10100",

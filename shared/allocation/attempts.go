@@ -5,7 +5,6 @@ import (
 	"errors"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -13,9 +12,12 @@ import (
 // planRun is what trying the plan's regions produced.
 type planRun struct {
 	attempts []attempt
-	// alloc is the allocation, made in region by plan step step with
-	// partnerToken; nil when every attempt failed.
-	alloc        *gamefabric.Allocation
+	// server is where the instance was placed, in region by plan step
+	// step with partnerToken; nil when every attempt failed. placement
+	// says how, and roomServer is the game-server record of a room.
+	server       *gameinstance.Server
+	placement    gameinstance.Placement
+	roomServer   string
 	region       string
 	step         int
 	partnerToken string
@@ -28,6 +30,9 @@ type planRun struct {
 	// orphans are the regions of attempts that may have left a server
 	// allocated upstream.
 	orphans []string
+	// abort: the room pool could not tell whether the claim holds a room,
+	// or the claim was lost; the outcome is not recorded (see RoomResult).
+	abort error
 }
 
 type observation struct {
@@ -35,10 +40,11 @@ type observation struct {
 	ok     bool
 }
 
-// runPlan tries the plan's regions in order until one allocates, within
-// ctx (which ends at the budget's upstream deadline).
-func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, creds *credentials, partnerTokens []string) planRun {
-	log := logging.FromContext(ctx)
+// runPlan tries the plan's regions in order until one places the instance,
+// within ctx (which ends at the budget's upstream deadline): in each
+// region a free room first (unless the request is dedicated), then the
+// region's Allocator.
+func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record, spec Spec, creds *credentials, tokens [][]string) planRun {
 	// FALLBACK_REGION is configured, so known from the start.
 	run := planRun{known: map[string]bool{}}
 	if s.o.Defaults.Region != "" {
@@ -50,13 +56,20 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, creds *crede
 		PragmaBackendAddress: s.o.BackendAddress,
 		ServerArgs:           spec.Fingerprint.ServerArgs,
 	}
-	redact := redactor(append(append(creds.all(), spec.PartnerSocialToken), partnerTokens...)...)
+	var all []string
+	for _, t := range tokens {
+		all = append(all, t...)
+	}
+	redact := redactor(append(append(creds.all(), spec.PartnerSocialToken), all...)...)
 	// limitedBy: an Allocator that rate-limited this allocation, and the
 	// region where it did. Its other regions share the limit, so asking
 	// them now would only be answered 429 again.
 	limitedBy := map[string]string{}
 	verdicts := s.admit(ctx, spec.Plan)
 	for i, step := range spec.Plan {
+		if s.tryRooms(ctx, b, rec, spec, step, i, payload, tokens[i], &run) {
+			return run
+		}
 		v, up := verdicts[i], creds.upstreams[i]
 		if v.Known {
 			run.known[step.Region] = true
@@ -70,21 +83,13 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, creds *crede
 		} else if v.Reason != "" {
 			step.Reason += "; " + v.Reason
 		}
-		payload.PartnerGameToken = partnerTokens[i]
-		alloc, tried := s.tryRegion(ctx, b.upstream, up, creds, step.Region, spec, payload, redact)
-		for j := range tried {
-			tried[j].Reason = step.Reason
-			if tried[j].SuspectedOrphan {
-				run.orphans = append(run.orphans, step.Region)
-				log.Warn("suspected orphan: GameFabric may have allocated a server this attempt never heard of",
-					"gameInstanceId", spec.GameInstanceID, "region", step.Region, "status", tried[j].Status, "error", tried[j].Error)
-			}
-		}
+		payload.PartnerGameToken = tokens[i][0]
+		server, tried := s.tryRegion(ctx, b.upstream, up, creds, step.Region, spec, payload, redact)
+		s.noteOrphans(ctx, spec, step, tried, &run)
 		run.attempts = append(run.attempts, tried...)
-		if alloc != nil {
+		if server != nil {
 			run.observed = append(run.observed, observation{step.Region, true})
-			run.alloc, run.region, run.step, run.partnerToken = alloc, step.Region, i, partnerTokens[i]
-			run.known[step.Region] = true
+			run.place(server, gameinstance.PlacementAllocator, "", step.Region, i, tokens[i][0])
 			return run
 		}
 		last := tried[len(tried)-1]
@@ -100,6 +105,59 @@ func (s *Service) runPlan(ctx context.Context, b budget, spec Spec, creds *crede
 	return run
 }
 
+// place records where the instance went.
+func (run *planRun) place(server *gameinstance.Server, p gameinstance.Placement, roomServer, region string, step int, token string) {
+	run.server, run.placement, run.roomServer = server, p, roomServer
+	run.region, run.step, run.partnerToken = region, step, token
+	run.known[region] = true
+}
+
+// tryRooms asks the room pool for a free room in step's region; it reports
+// whether the plan is over (placed, or aborted). Rooms are tried in every
+// region of the plan, whatever the breaker says of its Allocator: a
+// server already allocated does not depend on it.
+func (s *Service) tryRooms(ctx context.Context, b budget, rec gameinstance.Record, spec Spec, step PlanStep, i int, payload Payload, tokens []string, run *planRun) bool {
+	if s.o.Rooms == nil || spec.Fingerprint.Dedicated || len(tokens) < 2 {
+		return false
+	}
+	payloads := make([]Payload, len(tokens)-1)
+	for k := range payloads {
+		payloads[k] = payload
+		payloads[k].PartnerGameToken = tokens[k+1]
+	}
+	res := s.o.Rooms.Place(ctx, RoomRequest{GameInstanceID: spec.GameInstanceID, ClaimID: rec.ClaimID, Scheduling: spec.Scheduling,
+		Pool:     gameinstance.RoomPool{Region: step.Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet},
+		Payloads: payloads, Deadline: b.upstream})
+	for _, a := range res.Attempts {
+		tried := attempt{Attempt: a, outcome: outcomeRoom}
+		s.noteOrphans(ctx, spec, step, []attempt{tried}, run)
+		run.attempts = append(run.attempts, tried)
+	}
+	switch {
+	case res.Err != nil:
+		run.abort = res.Err
+		return true
+	case res.Server != nil:
+		run.place(res.Server, gameinstance.PlacementRoom, res.Address, step.Region, i, tokens[res.Try+1])
+		return true
+	}
+	return false
+}
+
+// noteOrphans logs and counts the attempts that may have left a server
+// (or a session) that nobody uses.
+func (s *Service) noteOrphans(ctx context.Context, spec Spec, step PlanStep, tried []attempt, run *planRun) {
+	for j := range tried {
+		tried[j].Reason = step.Reason
+		if tried[j].SuspectedOrphan {
+			run.orphans = append(run.orphans, step.Region)
+			logging.FromContext(ctx).Warn("suspected orphan: a game server may hold a session this attempt never heard of",
+				"gameInstanceId", spec.GameInstanceID, "region", step.Region, "placement", tried[j].Placement,
+				"status", tried[j].Status, "error", tried[j].Error)
+		}
+	}
+}
+
 // notAsked is the attempt recording why a plan step is not tried, and
 // whether it is not: the breaker skips its region, its Allocator already
 // rate-limited this allocation (in region limitedIn), or its Allocator's
@@ -113,7 +171,7 @@ func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (attem
 		a.Error = "not tried: the Allocator serving it rate-limited this allocation (429 in " + limitedIn + ")"
 		a.RateLimited, a.outcome = true, outcomeRateLimitSkipped
 	case tokenErr != nil:
-		a.Error = gamefabric.Clip("not tried: the Allocator's token could not be read: "+tokenErr.Error(), gamefabric.MaxErrorText)
+		a.Error = gameinstance.Clip("not tried: the Allocator's token could not be read: "+tokenErr.Error(), maxErrorText)
 		a.outcome = outcomeNoToken
 	default:
 		return attempt{}, false
@@ -184,35 +242,31 @@ func regionFault(a attempt) bool {
 // tryRegion asks up for one region until deadline: one call, then, as
 // again decides, a retry after a fresh token or a 429's wait. It returns
 // the allocation (nil on failure) and the attempts made.
-func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gamefabric.Allocation, []attempt) {
-	req := gamefabric.AllocateRequest{
-		Region:     up.Region,
-		Attributes: map[string]string{"env": spec.Environment, "armadaset": spec.ArmadaSet},
-		Payload:    payload,
-	}
+func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gameinstance.Server, []attempt) {
+	req := UpstreamRequest{Region: up.Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet, Payload: payload}
 	var attempts []attempt
 	var r retries
 	for {
 		if wallUntil(deadline) < minAttempt {
 			return nil, append(attempts, attempt{Attempt: gameinstance.Attempt{Region: region, Error: "not tried: the allocation's time budget is spent"}, outcome: outcomeSkipped})
 		}
-		alloc, a := s.call(ctx, deadline, up, creds.token[up.ID], region, req, redact)
+		server, a := s.call(ctx, deadline, up, creds.token[up.ID], region, req, redact)
 		logging.FromContext(ctx).Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region, "allocatorRegion", up.Region,
 			"status", a.Status, "error", a.Error, "durationMs", a.DurationMs)
 		attempts = append(attempts, a)
-		if alloc != nil || !s.again(ctx, deadline, up, creds, a, &r) {
-			return alloc, attempts
+		if server != nil || !s.again(ctx, deadline, up, creds, a, &r) {
+			return server, attempts
 		}
 	}
 }
 
 // call makes one allocate call with token, bounded by the attempt timeout
 // and deadline, and describes it as an attempt, scrubbed of credentials.
-func (s *Service) call(ctx context.Context, deadline time.Time, up Upstream, token, region string, req gamefabric.AllocateRequest, redact func(string) string) (*gamefabric.Allocation, attempt) {
+func (s *Service) call(ctx context.Context, deadline time.Time, up Upstream, token, region string, req UpstreamRequest, redact func(string) string) (*gameinstance.Server, attempt) {
 	actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, wallUntil(deadline)))
 	defer cancel()
 	start := wallNow()
-	alloc, err := up.Allocator.Allocate(actx, token, req)
+	server, err := up.Allocator.Allocate(actx, token, req)
 	a := attempt{Attempt: gameinstance.Attempt{Region: region, DurationMs: wallNow().Sub(start).Milliseconds(), Status: 200}, outcome: outcomeOK}
 	if up.Region != region {
 		a.AllocatorRegion = up.Region
@@ -221,7 +275,7 @@ func (s *Service) call(ctx context.Context, deadline time.Time, up Upstream, tok
 		// The token may have been refreshed since redact was built.
 		a.failed(err, func(s string) string { return redactor(token)(redact(s)) })
 	}
-	return alloc, a
+	return server, a
 }
 
 // retries is what one region has used of its second chances.
@@ -260,10 +314,10 @@ func (s *Service) again(ctx context.Context, deadline time.Time, up Upstream, cr
 func (a *attempt) failed(err error, scrub func(string) string) {
 	a.outcome, a.Status, a.Error, a.Body = classifyError(err), 0, scrub(err.Error()), ""
 	a.SuspectedOrphan = true // an error we cannot read proves nothing was allocated
-	var gf *gamefabric.Error
-	if errors.As(err, &gf) {
-		a.Status, a.Body, a.retryAfter = gf.Status, scrub(gf.Body), gf.RetryAfter
-		a.SuspectedOrphan = gf.MayHaveAllocated()
+	var up *UpstreamError
+	if errors.As(err, &up) {
+		a.Status, a.Body, a.retryAfter = up.Status, scrub(up.Body), up.RetryAfter
+		a.SuspectedOrphan = up.MayHaveAllocated
 	}
 	a.RateLimited = a.outcome == outcomeRateLimited
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -140,29 +139,6 @@ func BenchmarkBuildPlan(b *testing.B) {
 			}
 		}
 	})
-}
-
-// BenchmarkAllocateBody is the payload building of one attempt: the
-// request body tryRegion hands to the allocator client, encoded as
-// gamefabric.Client.Allocate encodes it.
-func BenchmarkAllocateBody(b *testing.B) {
-	spec, err := benchDefaults.Resolve(Request{GameInstanceID: "gi-5f1c2a9e-7b4d-4e0a-9c1f-2d3e4f5a6b7c", DesiredRegion: "us-west", ServerArgs: "-map=arena"})
-	if err != nil {
-		b.Fatal(err)
-	}
-	payload := Payload{GameInstanceID: spec.GameInstanceID, PartnerGameToken: "Jm0a3vZkq2l8Qf6Yt1uR4xWcN7bH5sD9eK0gP2iL3oA",
-		PartnerSocialToken: "social-0123456789abcdef", PragmaBackendAddress: "https://api.example.com", ServerArgs: spec.Fingerprint.ServerArgs}
-	b.ReportAllocs()
-	for b.Loop() {
-		req := gamefabric.AllocateRequest{
-			Region:     "us-west",
-			Attributes: map[string]string{"env": spec.Environment, "armadaset": spec.ArmadaSet},
-			Payload:    payload,
-		}
-		if _, err := json.Marshal(req); err != nil {
-			b.Fatal(err)
-		}
-	}
 }
 
 // BenchmarkRedact is built once per allocation and applied to every

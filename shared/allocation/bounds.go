@@ -1,7 +1,6 @@
 package allocation
 
 import (
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -33,7 +32,7 @@ func boundAttempts(attempts []gameinstance.Attempt) []gameinstance.Attempt {
 	}
 	clipError := func(a *gameinstance.Attempt) {
 		if total > maxAttemptDetail {
-			clipped := gamefabric.Clip(a.Error, clippedError)
+			clipped := gameinstance.Clip(a.Error, clippedError)
 			total -= len(a.Error) - len(clipped)
 			a.Error = clipped
 		}

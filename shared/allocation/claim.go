@@ -115,3 +115,21 @@ func (s *Service) outcomeUnrecorded(rec gameinstance.Record, err error) *gameins
 	e.RetryAfter = gameinstance.SecondsUntil(rec.LeaseExpiresAt, s.o.Now())
 	return e
 }
+
+// aborted answers a plan the room pool stopped (RoomResult.Err) without
+// recording an outcome: the claim is not this call's any more, or it may
+// hold a room nobody can confirm. Then it stays Allocating and in doubt,
+// as when an outcome cannot be recorded: a replay waits, the session's
+// server may link (and holds the room), else the health sweep fails the
+// claim and gives the room back.
+func (s *Service) aborted(ctx context.Context, rec gameinstance.Record, run planRun) error {
+	if errors.Is(run.abort, gameinstance.ErrClaimLost) {
+		return s.claimLost(ctx, rec, run.abort)
+	}
+	logging.FromContext(ctx).Error("allocation stopped: a room's write could not be confirmed; the claim stays in doubt",
+		"gameInstanceId", rec.GameInstanceID, "error", run.abort)
+	e := unavailable("the allocation store failed while placing the game instance in a room; retry with the same gameInstanceId: "+
+		"the retry returns the placement if the game server links, and allocates afresh only if it never does", run.abort)
+	e.RetryAfter = gameinstance.SecondsUntil(rec.LeaseExpiresAt, s.o.Now())
+	return e
+}

@@ -7,7 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -62,26 +61,26 @@ type script struct {
 	queue  map[string][]error // nil error = success
 	calls  []string
 	tokens []string
-	last   gamefabric.AllocateRequest
+	last   UpstreamRequest
 	// partner is each call's PartnerGameToken.
 	partner []string
 }
 
-func (s *script) Allocate(_ context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error) {
+func (s *script) Allocate(_ context.Context, token string, req UpstreamRequest) (*gameinstance.Server, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls, s.tokens, s.last = append(s.calls, req.Region), append(s.tokens, token), req
-	s.partner = append(s.partner, req.Payload.(Payload).PartnerGameToken)
+	s.partner = append(s.partner, req.Payload.PartnerGameToken)
 	q := s.queue[req.Region]
 	if len(q) == 0 {
-		return nil, &gamefabric.Error{Kind: gamefabric.KindStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
+		return nil, &UpstreamError{Kind: UpstreamStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
 	}
 	err := q[0]
 	s.queue[req.Region] = q[1:]
 	if err != nil {
 		return nil, err
 	}
-	return &gamefabric.Allocation{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}, Token: "cb"}, nil
+	return &gameinstance.Server{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}}, nil
 }
 
 type tokens struct{ current, next string }
@@ -95,10 +94,10 @@ func (t *tokens) Refresh(_ context.Context, stale string) (string, error) {
 }
 
 func status(code int, retryAfter time.Duration) error {
-	return &gamefabric.Error{Kind: gamefabric.KindStatus, Status: code, Message: http.StatusText(code), RetryAfter: retryAfter, Body: `{"error":"x"}`}
+	return &UpstreamError{Kind: UpstreamStatus, Status: code, Message: http.StatusText(code), RetryAfter: retryAfter, Body: `{"error":"x"}`}
 }
 
-var timeout = &gamefabric.Error{Kind: gamefabric.KindTimeout, Message: "no answer"}
+var timeout = &UpstreamError{Kind: UpstreamTimeout, Message: "no answer", MayHaveAllocated: true}
 
 type permanentErr struct{ error }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -91,10 +90,10 @@ func TestAllocateRecognisesItsOwnWrites(t *testing.T) {
 // blockingAllocator answers only when the attempt's context ends.
 type blockingAllocator struct{ calls []string }
 
-func (b *blockingAllocator) Allocate(ctx context.Context, _ string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error) {
+func (b *blockingAllocator) Allocate(ctx context.Context, _ string, req UpstreamRequest) (*gameinstance.Server, error) {
 	b.calls = append(b.calls, req.Region)
 	<-ctx.Done()
-	return nil, &gamefabric.Error{Kind: gamefabric.KindTimeout, Message: "no answer before the attempt timeout", Err: ctx.Err()}
+	return nil, &UpstreamError{Kind: UpstreamTimeout, Message: "no answer before the attempt timeout", MayHaveAllocated: true, Err: ctx.Err()}
 }
 
 // The whole allocation fits its budget, measured from its start: attempts
@@ -160,7 +159,7 @@ func (o *orderedHealth) Observe(ctx context.Context, region string, ok bool) {
 // Suspected orphans are counted by region (invented names as "other"), and
 // region health is written after the outcome, never before it.
 func TestAllocateSuspectedOrphansAndHealthAfterOutcome(t *testing.T) {
-	alloc := &script{queue: map[string][]error{"made-up": {timeout}, "us-west": {&gamefabric.Error{Kind: gamefabric.KindDecode, Message: "lists 40000 ports"}}, "eu": {nil}}}
+	alloc := &script{queue: map[string][]error{"made-up": {timeout}, "us-west": {&UpstreamError{Kind: UpstreamDecode, Message: "lists 40000 ports", MayHaveAllocated: true}}, "eu": {nil}}}
 	svc, mem := newTestService(alloc)
 	var events []string
 	metrics := &spyMetrics{}

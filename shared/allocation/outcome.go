@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -40,18 +39,25 @@ const (
 	// this allocation in another region.
 	outcomeRateLimitSkipped
 	outcomeNoToken // not tried: its Allocator's token could not be read
+	// outcomeRoom: a session callback to a game server with a free room.
+	// It says nothing of the region's Allocator, so it counts neither for
+	// the error code nor for region health.
+	outcomeRoom
 )
 
+// maxErrorText bounds an error text of ours that quotes another error.
+const maxErrorText = 256
+
 func classifyError(err error) outcome {
-	var gf *gamefabric.Error
-	if !errors.As(err, &gf) {
+	var up *UpstreamError
+	if !errors.As(err, &up) {
 		return outcomeFailed
 	}
-	switch gf.Kind {
-	case gamefabric.KindTimeout:
+	switch up.Kind {
+	case UpstreamTimeout:
 		return outcomeTimeout
-	case gamefabric.KindStatus:
-		switch gf.Status {
+	case UpstreamStatus:
+		switch up.Status {
 		case http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable:
 			return outcomeCapacity
 		case http.StatusTooManyRequests:
@@ -76,6 +82,9 @@ func failureCode(attempts []attempt) gameinstance.Code {
 	last := map[string]outcome{}
 	var order []string
 	for _, a := range attempts {
+		if a.outcome == outcomeRoom {
+			continue // a game server's callback, not the region's Allocator
+		}
 		prev, seen := last[a.Region]
 		if !seen {
 			order = append(order, a.Region)

@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -95,8 +94,8 @@ func TestClassifyError(t *testing.T) {
 		{"400", status(400, 0), outcomeFailed},
 		{"500", status(500, 0), outcomeFailed},
 		{"502", status(502, 0), outcomeFailed},
-		{"undecodable", &gamefabric.Error{Kind: gamefabric.KindDecode}, outcomeFailed},
-		{"reset", &gamefabric.Error{Kind: gamefabric.KindTransport}, outcomeFailed},
+		{"undecodable", &UpstreamError{Kind: UpstreamDecode}, outcomeFailed},
+		{"reset", &UpstreamError{Kind: UpstreamTransport}, outcomeFailed},
 		{"not ours", errors.New("x"), outcomeFailed},
 	}
 	for _, tc := range tests {

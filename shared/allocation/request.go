@@ -30,6 +30,11 @@ type Request struct {
 	// PlayerLatencies rank the regions when no preference is given.
 	PlayerLatencies    []PlayerLatency `json:"playerLatencies"`
 	MaxPlayerLatencyMs *float64        `json:"maxPlayerLatencyMs"`
+	// Scheduling orders the game servers with a free room: "Packed" (the
+	// default, fewest free rooms first) or "Distributed" (most first).
+	Scheduling string `json:"scheduling"`
+	// Dedicated asks for a whole server from the Allocator, never a room.
+	Dedicated bool `json:"dedicated"`
 }
 
 // Field limits. They keep one record far below DynamoDB's 400 KB item limit
@@ -48,11 +53,7 @@ const (
 	maxLatencyMs          = 60000
 )
 
-var (
-	labelValuePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
-	// tokenPattern is RFC 6750's b64token: what a Bearer header may carry.
-	tokenPattern = regexp.MustCompile(`^[A-Za-z0-9._~+/-]+=*$`)
-)
+var labelValuePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
 
 // DecodeRequest parses a request body strictly: one JSON object, known fields only.
 func DecodeRequest(body []byte) (Request, error) {
@@ -114,6 +115,9 @@ type Spec struct {
 	// PartnerGameToken is empty when the caller gave none (one is minted).
 	PartnerGameToken   string
 	PartnerSocialToken string
+	// Scheduling is the room order, Packed unless the request says
+	// otherwise (the fingerprint keeps "" for the default).
+	Scheduling gameinstance.Scheduling
 }
 
 // Resolve validates req and applies the version and region rules. Every
@@ -150,12 +154,20 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 	}
 	// A caller's token is the game server's only credential on routes the
 	// gateway does not authenticate: it must not be guessable.
-	if t := req.PartnerGameToken; t != "" && (len(t) < minPartnerGameToken || len(t) > maxPartnerGameToken || !tokenPattern.MatchString(t)) {
+	if t := req.PartnerGameToken; t != "" && (len(t) < minPartnerGameToken || len(t) > maxPartnerGameToken || !gameinstance.IsBearerToken(t)) {
 		add("partnerGameToken must be %d-%d characters of letters, digits and - . _ ~ + / (then = padding), or left out to have one minted",
 			minPartnerGameToken, maxPartnerGameToken)
 	}
 	if len(req.PartnerSocialToken) > maxPartnerSocialToken {
 		add("partnerSocialToken must be at most %d bytes", maxPartnerSocialToken)
+	}
+	scheduling, stored := gameinstance.SchedulingPacked, gameinstance.Scheduling("")
+	switch gameinstance.Scheduling(req.Scheduling) {
+	case "", gameinstance.SchedulingPacked:
+	case gameinstance.SchedulingDistributed:
+		scheduling, stored = gameinstance.SchedulingDistributed, gameinstance.SchedulingDistributed
+	default:
+		add("scheduling must be %q or %q", gameinstance.SchedulingPacked, gameinstance.SchedulingDistributed)
 	}
 	if len(problems) > 0 {
 		return Spec{}, invalid("%s", strings.Join(problems, "; "))
@@ -171,9 +183,12 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 			GameServerVersion: version,
 			ServerArgs:        req.ServerArgs,
 			RegionInputs:      sel.digest,
+			Scheduling:        stored,
+			Dedicated:         req.Dedicated,
 		},
 		PartnerGameToken:   req.PartnerGameToken,
 		PartnerSocialToken: req.PartnerSocialToken,
+		Scheduling:         scheduling,
 	}, nil
 }
 

@@ -19,6 +19,9 @@ func TestDecodeRequest(t *testing.T) {
 		{name: "full", body: `{"gameInstanceId":"gi-1","desiredRegion":"us-west","gameServerVersion":"prag::set","serverArgs":"-x","partnerGameToken":"t","partnerSocialToken":"s"}`,
 			want: Request{GameInstanceID: "gi-1", DesiredRegion: "us-west", GameServerVersion: "prag::set", ServerArgs: "-x", PartnerGameToken: "t", PartnerSocialToken: "s"}},
 		{name: "minimal", body: ` {"gameInstanceId":"gi-1"} `, want: Request{GameInstanceID: "gi-1"}},
+		{name: "rooms fields", body: `{"gameInstanceId":"gi-1","scheduling":"Distributed","dedicated":true}`,
+			want: Request{GameInstanceID: "gi-1", Scheduling: "Distributed", Dedicated: true}},
+		{name: "dedicated not a boolean", body: `{"gameInstanceId":"gi-1","dedicated":"yes"}`, wantErr: `field "dedicated" must be a bool`},
 		{name: "unknown field", body: `{"gameInstanceId":"gi-1","region":"x"}`, wantErr: `unknown field "region"`},
 		{name: "wrong type", body: `{"gameInstanceId":42}`, wantErr: `field "gameInstanceId" must be a string`},
 		{name: "empty", body: ``, wantErr: "empty"},
@@ -89,6 +92,7 @@ func TestParseVersion(t *testing.T) {
 }
 
 func TestResolve(t *testing.T) {
+	const packed = gameinstance.SchedulingPacked
 	d := Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet"}
 	tests := []struct {
 		name    string
@@ -99,10 +103,19 @@ func TestResolve(t *testing.T) {
 		{name: "region normalised, fallback appended",
 			req: Request{GameInstanceID: "gi-1", DesiredRegion: "  US-West ", GameServerVersion: "dev::arena", ServerArgs: "-map=x"},
 			want: Spec{GameInstanceID: "gi-1", Plan: []PlanStep{{"us-west", "requested"}, {"eu-central-1", "fallback"}}, Environment: "dev", ArmadaSet: "arena",
-				Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west", GameServerVersion: "dev::arena", ServerArgs: "-map=x"}}},
+				Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west", GameServerVersion: "dev::arena", ServerArgs: "-map=x"}, Scheduling: packed}},
 		{name: "defaults only",
 			req:  Request{GameInstanceID: "a.b:c_d-e"},
-			want: Spec{GameInstanceID: "a.b:c_d-e", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet"}},
+			want: Spec{GameInstanceID: "a.b:c_d-e", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet", Scheduling: packed}},
+		// Packed is the default: naming it is the same request as not.
+		{name: "Packed named",
+			req:  Request{GameInstanceID: "gi", Scheduling: "Packed"},
+			want: Spec{GameInstanceID: "gi", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet", Scheduling: packed}},
+		{name: "Distributed and dedicated are fingerprinted",
+			req: Request{GameInstanceID: "gi", Scheduling: "Distributed", Dedicated: true},
+			want: Spec{GameInstanceID: "gi", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet",
+				Fingerprint: gameinstance.Fingerprint{Scheduling: gameinstance.SchedulingDistributed, Dedicated: true}, Scheduling: gameinstance.SchedulingDistributed}},
+		{name: "unknown scheduling", req: Request{GameInstanceID: "gi", Scheduling: "packed"}, wantErr: []string{`scheduling must be "Packed" or "Distributed"`}},
 		{name: "both desiredRegion and preferredRegions",
 			req:     Request{GameInstanceID: "gi", DesiredRegion: "a", PreferredRegions: []string{"b", "c"}},
 			wantErr: []string{"not both"}},
@@ -118,7 +131,7 @@ func TestResolve(t *testing.T) {
 		{name: "a caller's token of 32 characters",
 			req: Request{GameInstanceID: "gi", PartnerGameToken: strings.Repeat("aZ0-._~+", 4) + "=="},
 			want: Spec{GameInstanceID: "gi", Plan: []PlanStep{{"eu-central-1", "fallback"}}, Environment: "prag", ArmadaSet: "fleet",
-				PartnerGameToken: strings.Repeat("aZ0-._~+", 4) + "=="}},
+				PartnerGameToken: strings.Repeat("aZ0-._~+", 4) + "==", Scheduling: packed}},
 		{name: "a guessable token", req: Request{GameInstanceID: "gi", PartnerGameToken: "secret"}, wantErr: []string{"partnerGameToken must be 32-1024 characters"}},
 		{name: "31 characters", req: Request{GameInstanceID: "gi", PartnerGameToken: strings.Repeat("a", 31)}, wantErr: []string{"partnerGameToken must be 32-1024"}},
 		{name: "a token a Bearer header cannot carry", req: Request{GameInstanceID: "gi", PartnerGameToken: strings.Repeat("a", 32) + " b"}, wantErr: []string{"partnerGameToken must be"}},

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
@@ -28,9 +27,11 @@ type Store interface {
 	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
 }
 
-// Allocator is GameFabric's allocate endpoint.
+// Allocator hands out whole game servers: GameFabric's Allocator, behind
+// an adapter (shared/allocators) that speaks its wire format. Failures are
+// *UpstreamError.
 type Allocator interface {
-	Allocate(ctx context.Context, token string, req gamefabric.AllocateRequest) (*gamefabric.Allocation, error)
+	Allocate(ctx context.Context, token string, req UpstreamRequest) (*gameinstance.Server, error)
 }
 
 // Tokens supplies an Allocator's bearer token.
@@ -106,6 +107,8 @@ type Options struct {
 	Random  func([]byte) error // crypto/rand by default
 	Metrics Metrics
 	Health  RegionHealth
+	// Rooms is the room pool; nil places every instance on a whole server.
+	Rooms Rooms
 }
 
 // Service allocates game servers.
@@ -189,19 +192,22 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	rec, partnerTokens, err := s.newClaim(spec)
+	rec, tokens, err := s.newClaim(spec)
 	if err != nil {
 		return Result{}, err
 	}
 	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
 		return replayOf(existing), err
 	}
-	return s.finish(ctx, b, rec, s.runPlan(uctx, b, spec, creds, partnerTokens))
+	return s.finish(ctx, b, rec, s.runPlan(uctx, b, rec, spec, creds, tokens))
 }
 
 // finish records the plan's outcome on the claim rec, then region health
 // and metrics, and answers: the record, or the failure it holds.
 func (s *Service) finish(ctx context.Context, b budget, rec gameinstance.Record, run planRun) (Result, error) {
+	if run.abort != nil {
+		return Result{}, s.aborted(ctx, rec, run)
+	}
 	rec = s.outcome(rec, run)
 	stored, err := s.record(ctx, b, rec)
 	s.observe(ctx, b, run)
@@ -216,9 +222,9 @@ func (s *Service) finish(ctx context.Context, b budget, rec gameinstance.Record,
 }
 
 // newClaim is the Allocating record this call will try to claim, and the
-// link-back token of each plan step.
-func (s *Service) newClaim(spec Spec) (gameinstance.Record, []string, error) {
-	partnerTokens, err := s.partnerTokens(spec)
+// link-back tokens of each plan step (see stepTokens).
+func (s *Service) newClaim(spec Spec) (gameinstance.Record, [][]string, error) {
+	tokens, err := s.stepTokens(spec)
 	if err != nil {
 		return gameinstance.Record{}, nil, internal("mint partner game tokens", err)
 	}
@@ -233,8 +239,8 @@ func (s *Service) newClaim(spec Spec) (gameinstance.Record, []string, error) {
 		Fingerprint:          spec.Fingerprint,
 		Environment:          spec.Environment,
 		ArmadaSet:            spec.ArmadaSet,
-		PartnerGameTokenHash: gameinstance.HashToken(partnerTokens[0]),
-		CandidateTokenHashes: candidateHashes(spec, partnerTokens),
+		PartnerGameTokenHash: gameinstance.HashToken(tokens[0][0]),
+		CandidateTokenHashes: candidateHashes(spec, tokens),
 		ClaimID:              claimID,
 		LatencyRelaxed:       spec.LatencyRelaxed,
 		LeaseExpiresAt:       now.Add(s.o.Lease),
@@ -246,21 +252,30 @@ func (s *Service) newClaim(spec Spec) (gameinstance.Record, []string, error) {
 		// An Allocated outcome keeps this deadline: the index entry is
 		// written once, not moved.
 		HealthDeadline: now.Add(s.o.LinkTimeout),
-	}, partnerTokens, nil
+	}, tokens, nil
 }
 
-// partnerTokens is the link-back credential for each plan step. Minted
-// ones differ per step: a step that times out may still have allocated a
-// server, and with its own token that orphan cannot link to the instance
-// the next step's server holds. A caller's token is used for every step.
-func (s *Service) partnerTokens(spec Spec) ([]string, error) {
-	tokens := make([]string, max(len(spec.Plan), 1))
+// stepTokens is the link-back credential of every try of every plan step:
+// [step][0] for its Allocator, [step][1..RoomTries] for the game servers
+// with a free room it may call back. Minted ones all differ: a try that
+// times out may still have a server (or a session) holding its token, and
+// with its own token that orphan cannot link to the instance another
+// server holds. A caller's token is used for every try.
+func (s *Service) stepTokens(spec Spec) ([][]string, error) {
+	perStep := 1
+	if s.o.Rooms != nil && !spec.Fingerprint.Dedicated {
+		perStep += RoomTries
+	}
+	tokens := make([][]string, max(len(spec.Plan), 1))
 	for i := range tokens {
-		tokens[i] = spec.PartnerGameToken
-		if tokens[i] == "" {
-			var err error
-			if tokens[i], err = mintToken(s.o.Random); err != nil {
-				return nil, err
+		tokens[i] = make([]string, perStep)
+		for k := range tokens[i] {
+			tokens[i][k] = spec.PartnerGameToken
+			if tokens[i][k] == "" {
+				var err error
+				if tokens[i][k], err = mintToken(s.o.Random); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -271,13 +286,15 @@ func (s *Service) partnerTokens(spec Spec) ([]string, error) {
 // hold, kept while the outcome is unknown so an in-doubt claim's server can
 // still link (see lifecycle.Policy.Link). Only minted tokens qualify: a
 // caller's own token proves nothing about which server holds it.
-func candidateHashes(spec Spec, tokens []string) []string {
+func candidateHashes(spec Spec, tokens [][]string) []string {
 	if spec.PartnerGameToken != "" {
 		return nil
 	}
-	hashes := make([]string, len(tokens))
-	for i, t := range tokens {
-		hashes[i] = gameinstance.HashToken(t)
+	var hashes []string
+	for _, step := range tokens {
+		for _, t := range step {
+			hashes = append(hashes, gameinstance.HashToken(t))
+		}
 	}
 	return hashes
 }
@@ -286,9 +303,9 @@ func candidateHashes(spec Spec, tokens []string) []string {
 func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Record {
 	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(recorded(run.attempts)), nil
 	rec.UpdatedAt = s.o.Now()
-	if run.alloc != nil {
+	if run.server != nil {
 		rec.State, rec.Region, rec.FallbackUsed = gameinstance.StateAllocated, run.region, run.step > 0
-		rec.Server = &gameinstance.Server{Address: run.alloc.Address, IP: run.alloc.IP, Ports: run.alloc.Ports}
+		rec.Server, rec.Placement, rec.RoomServer = run.server, run.placement, run.roomServer
 		rec.PartnerGameTokenHash = gameinstance.HashToken(run.partnerToken)
 		// A live instance does not expire; the health sweep marks it
 		// Unhealthy if its server never links.

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -112,15 +111,15 @@ func TestAllocatePayloadAndTokens(t *testing.T) {
 	if _, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1", GameServerVersion: "dev::arena", ServerArgs: "-map=x", PartnerSocialToken: "social"}); err != nil {
 		t.Fatal(err)
 	}
-	p := alloc.last.Payload.(Payload)
+	p := alloc.last.Payload
 	if p.GameInstanceID != "gi-1" || p.PragmaBackendAddress != "https://backend.example" || p.ServerArgs != "-map=x" || p.PartnerSocialToken != "social" {
 		t.Fatalf("payload = %+v", p)
 	}
 	if len(p.PartnerGameToken) < 43 { // 256 bits base64url
 		t.Fatalf("minted token %q is shorter than 256 bits", p.PartnerGameToken)
 	}
-	if got := alloc.last.Attributes; !reflect.DeepEqual(got, map[string]string{"env": "dev", "armadaset": "arena"}) {
-		t.Fatalf("attributes = %v", got)
+	if got := [2]string{alloc.last.Environment, alloc.last.ArmadaSet}; got != [2]string{"dev", "arena"} {
+		t.Fatalf("environment and armada set = %v", got)
 	}
 	rec, _ := store.Get(context.Background(), "gi-1")
 	if rec.PartnerGameTokenHash != gameinstance.HashToken(p.PartnerGameToken) || strings.Contains(rec.PartnerGameTokenHash, p.PartnerGameToken) {
@@ -205,7 +204,7 @@ func TestAllocateDependencyFailures(t *testing.T) {
 }
 
 func TestAllocateRedactsEchoedSecrets(t *testing.T) {
-	echo := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 400, Message: "bad", Body: `{"error":"token old is invalid"}`}
+	echo := &UpstreamError{Kind: UpstreamStatus, Status: 400, Message: "bad", Body: `{"error":"token old is invalid"}`}
 	alloc := &script{queue: map[string][]error{"eu": {echo}}}
 	svc, _ := newTestService(alloc)
 	setTokens(svc, &tokens{current: "supersecret-token", next: "supersecret-token"})
@@ -222,7 +221,7 @@ func TestAllocateRedactsEchoedSecrets(t *testing.T) {
 
 // A token read after a 401 is as secret as the one it replaced.
 func TestAllocateRedactsARefreshedToken(t *testing.T) {
-	echo := &gamefabric.Error{Kind: gamefabric.KindStatus, Status: 401, Message: "no", Body: `{"error":"token rotated-secret-2 is revoked"}`}
+	echo := &UpstreamError{Kind: UpstreamStatus, Status: 401, Message: "no", Body: `{"error":"token rotated-secret-2 is revoked"}`}
 	alloc := &script{queue: map[string][]error{"eu": {status(401, 0), echo}}}
 	svc, _ := newTestService(alloc)
 	setTokens(svc, &tokens{current: "rotated-secret-1", next: "rotated-secret-2"})

@@ -44,5 +44,5 @@ func New(cfg config.Allocate, doer gamefabric.Doer, sm secrets.SecretGetter) *Se
 // makes two entries the same Allocator, with one rate limit.
 func (s *Set) For(region string) allocation.Upstream {
 	a := s.cfg.AllocatorFor(region)
-	return allocation.Upstream{ID: a.URL, Region: a.Region, Allocator: s.clients[a.URL], Tokens: s.tokens[a.TokenSecretID]}
+	return allocation.Upstream{ID: a.URL, Region: a.Region, Allocator: Allocator{Client: s.clients[a.URL]}, Tokens: s.tokens[a.TokenSecretID]}
 }

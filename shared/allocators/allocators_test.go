@@ -11,6 +11,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
@@ -79,7 +80,7 @@ func TestSetRoutesEachRegionToItsAllocator(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := up.Allocator.Allocate(context.Background(), token, gamefabric.AllocateRequest{Region: up.Region}); err != nil {
+		if _, err := up.Allocator.Allocate(context.Background(), token, allocation.UpstreamRequest{Region: up.Region}); err != nil {
 			t.Fatal(err)
 		}
 		if got := doer.calls[i]; got != tc.wantCall {

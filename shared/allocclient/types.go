@@ -34,7 +34,21 @@ type AllocateRequest struct {
 	// PlayerLatencies rank the regions when none is requested.
 	PlayerLatencies    []PlayerLatency `json:"playerLatencies,omitempty"`
 	MaxPlayerLatencyMs *float64        `json:"maxPlayerLatencyMs,omitempty"`
+	// Scheduling orders the game servers with a free room: SchedulingPacked
+	// (the default, fewest free rooms first) or SchedulingDistributed.
+	Scheduling string `json:"scheduling,omitempty"`
+	// Dedicated asks for a whole game server, never a room on a shared one.
+	Dedicated bool `json:"dedicated,omitempty"`
 }
+
+// Scheduling orders (AllocateRequest.Scheduling) and placements
+// (Allocation.Placement, Attempt.Placement).
+const (
+	SchedulingPacked      = "Packed"
+	SchedulingDistributed = "Distributed"
+	PlacementRoom         = "room"      // a free room on a game server that offered rooms
+	PlacementAllocator    = "allocator" // a whole game server from GameFabric's Allocator
+)
 
 // String keeps the tokens out of anything that prints a request with %v.
 func (r AllocateRequest) String() string {
@@ -75,6 +89,9 @@ type Allocation struct {
 	// plan used the unfiltered latency ranking.
 	LatencyFilterRelaxed bool    `json:"latencyFilterRelaxed,omitempty"`
 	Server               *Server `json:"server,omitempty"`
+	// Placement is how Server was found: PlacementRoom (a room on a game
+	// server hosting other sessions too) or PlacementAllocator.
+	Placement string `json:"placement,omitempty"`
 	// Attempts is the decision trace: every region asked or skipped, in order.
 	Attempts []Attempt `json:"attempts"`
 	// Error is why a Failed allocation failed.
@@ -126,6 +143,10 @@ type Attempt struct {
 	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
 	RateLimited     bool   `json:"rateLimited,omitempty"`
 	AllocatorRegion string `json:"allocatorRegion,omitempty"`
+	// Placement is PlacementRoom for a session callback to Server, a game
+	// server with a free room; empty for the Allocator's attempts.
+	Placement string `json:"placement,omitempty"`
+	Server    string `json:"server,omitempty"`
 }
 
 // Failure is why a Failed allocation failed.

@@ -232,7 +232,7 @@ func statusError(resp *http.Response, raw []byte) *Error {
 		Error string `json:"error"`
 	}
 	if json.Unmarshal(raw, &doc) == nil && doc.Error != "" {
-		e.Message = Clip(doc.Error, MaxErrorText)
+		e.Message = gameinstance.Clip(doc.Error, MaxErrorText)
 	} else {
 		// Nitrado's own client falls back to the status text as well.
 		e.Message = http.StatusText(resp.StatusCode)
@@ -247,7 +247,7 @@ func transportError(ctx context.Context, err error) *Error {
 	if errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()) {
 		return &Error{Kind: KindTimeout, Message: "no answer before the attempt timeout", Unsent: unsent, Err: err}
 	}
-	return &Error{Kind: KindTransport, Message: Clip(err.Error(), MaxErrorText), Unsent: unsent, Err: err}
+	return &Error{Kind: KindTransport, Message: gameinstance.Clip(err.Error(), MaxErrorText), Unsent: unsent, Err: err}
 }
 
 // notConnected: the failure came before a connection existed (refused,
@@ -269,15 +269,4 @@ func redactToken(raw []byte) []byte {
 }
 
 // truncate keeps at most MaxErrorBodyKept bytes as valid UTF-8.
-func truncate(b []byte) string { return Clip(string(b), MaxErrorBodyKept) }
-
-// Clip keeps at most n bytes of s as valid UTF-8: how every text from the
-// allocator is bounded, here and where callers bound them again in all.
-// Invalid runs become "?", one byte, so the result never grows past the
-// limit (the fuzzer found that U+FFFD, three bytes, could).
-func Clip(s string, n int) string {
-	if len(s) > n {
-		s = s[:n]
-	}
-	return strings.ToValidUTF8(s, "?")
-}
+func truncate(b []byte) string { return gameinstance.Clip(string(b), MaxErrorBodyKept) }

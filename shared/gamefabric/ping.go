@@ -11,6 +11,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
@@ -83,7 +84,7 @@ func (r PingReport) Problems() bool {
 
 func (r *PingReport) note(format string, args ...any) {
 	if r.FirstProblem == "" {
-		r.FirstProblem = Clip(fmt.Sprintf(format, args...), MaxErrorText)
+		r.FirstProblem = gameinstance.Clip(fmt.Sprintf(format, args...), MaxErrorText)
 	}
 }
 
@@ -122,7 +123,7 @@ func DecodePing(raw []byte) (Ping, error) {
 		region := regionname.Normalize(name)
 		if !regionname.Valid(region) {
 			p.Report.RegionsSkipped++
-			p.Report.note("region %q: not a region name a caller could request", Clip(name, regionname.MaxName))
+			p.Report.note("region %q: not a region name a caller could request", gameinstance.Clip(name, regionname.MaxName))
 			continue
 		}
 		prev, merged := p.Regions[region]

@@ -74,6 +74,11 @@ type Attempt struct {
 	// AllocatorRegion is the region string sent to the Allocator, when it
 	// is not the region's own name (GAMEFABRIC_ALLOCATORS).
 	AllocatorRegion string `json:"allocatorRegion,omitempty"`
+	// Placement is PlacementRoom for a session callback to a game server
+	// with a free room (Server is that server's address); empty for the
+	// Allocator's attempts.
+	Placement Placement `json:"placement,omitempty"`
+	Server    string    `json:"server,omitempty"`
 }
 
 // Failure is why a Failed record failed.
@@ -95,8 +100,15 @@ type Record struct {
 	// fell back to the unfiltered latency ranking.
 	LatencyRelaxed bool
 	Server         *Server
-	Attempts       []Attempt
-	Failure        *Failure
+	// Placement is how Server was found; empty while there is none (and
+	// on records written before rooms, which were all PlacementAllocator).
+	Placement Placement
+	// RoomServer is the address of the game-server record whose room the
+	// instance holds while it is live (Allocated, Linked), or may hold
+	// while Allocating. Kept afterwards, it says where the session ran.
+	RoomServer string
+	Attempts   []Attempt
+	Failure    *Failure
 	// PartnerGameTokenHash is the SHA-256 of the game server's link-back
 	// credential; the token itself is never stored.
 	PartnerGameTokenHash string
@@ -155,6 +167,33 @@ func (e *ClaimConflictError) Error() string {
 	return "game instance " + e.Existing.GameInstanceID + " is " + string(e.Existing.State)
 }
 
+// Live reports whether the instance has, or may be about to have, a game
+// server: Allocating, Allocated or Linked.
+func (r Record) Live() bool {
+	switch r.State {
+	case StateAllocating, StateAllocated, StateLinked:
+		return true
+	}
+	return false
+}
+
+// HoldsRoom reports whether the instance holds (or, Allocating, may hold)
+// a room on the game server RoomServer names: its room comes back exactly
+// when a write moves it from holding to not holding.
+func (r Record) HoldsRoom() bool { return r.RoomServer != "" && r.Live() }
+
+// PlacedBy is how the instance's server was found: Placement, or
+// PlacementAllocator for a server recorded before rooms existed.
+func (r Record) PlacedBy() Placement {
+	switch {
+	case r.Server == nil:
+		return ""
+	case r.Placement == "":
+		return PlacementAllocator
+	}
+	return r.Placement
+}
+
 // ClaimedBy reports whether r is the claim claimID wrote. A claim write
 // whose reply was lost is retried by the SDK and fails its own condition
 // against itself; this is how it knows.
@@ -187,4 +226,8 @@ type Fingerprint struct {
 	// RegionInputs digests preferredRegions, playerLatencies and
 	// maxPlayerLatencyMs; empty when none is given, as in older records.
 	RegionInputs string
+	// Scheduling is "" for the default (Packed), so records written
+	// before rooms match their replays.
+	Scheduling Scheduling
+	Dedicated  bool
 }
