@@ -33,7 +33,7 @@ func (d domain) Get(context.Context, string) (gameinstance.Record, error) { retu
 func (d domain) EndByBackend(context.Context, string) (gameinstance.Record, error) {
 	return d.rec, d.err
 }
-func (d domain) Link(context.Context, string, string, *gameinstance.LinkInfo) (gameinstance.Record, error) {
+func (d domain) Link(context.Context, string, string, *gameinstance.LinkInfo, *gameinstance.RoomOffer) (gameinstance.Record, error) {
 	return d.rec, d.err
 }
 func (d domain) Heartbeat(context.Context, string, string) (gameinstance.Record, error) {

@@ -47,8 +47,24 @@ func TestRepoTemplate(t *testing.T) {
 	gameInstances.StreamSpecification = streams
 	regionHealth := hashKeyTable("region")
 	regionHealth.StreamSpecification = streams
+	// The game servers that offered rooms, indexed by pool and free rooms
+	// with what a session callback needs.
+	gameServers := hashKeyTable("address")
+	gameServers.AttributeDefinitions = append(gameServers.AttributeDefinitions,
+		types.AttributeDefinition{AttributeName: aws.String("roomPool"), AttributeType: types.ScalarAttributeTypeS},
+		types.AttributeDefinition{AttributeName: aws.String("freeRooms"), AttributeType: types.ScalarAttributeTypeN})
+	gameServers.GlobalSecondaryIndexes = []types.GlobalSecondaryIndex{{
+		IndexName: aws.String("FreeRoomsIndex"),
+		KeySchema: []types.KeySchemaElement{
+			{AttributeName: aws.String("roomPool"), KeyType: types.KeyTypeHash},
+			{AttributeName: aws.String("freeRooms"), KeyType: types.KeyTypeRange},
+		},
+		Projection: &types.Projection{ProjectionType: types.ProjectionTypeInclude,
+			NonKeyAttributes: []string{"ip", "ports", "callbackUrl", "callbackToken", "callbackFailures", "roomCapacity", "roomsInUse"}},
+	}}
 	wantTables := map[string]Table{
 		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
+		"GameServersTable":   {LogicalID: "GameServersTable", Input: gameServers, TTLAttribute: "expiresAt"},
 		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
 		"RegionHealthTable":  {LogicalID: "RegionHealthTable", Input: regionHealth},
 	}

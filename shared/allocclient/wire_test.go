@@ -186,7 +186,7 @@ func TestAllocationRoundTripsTheRealHandler(t *testing.T) {
 	_, body, _ := tp.last()
 	var doc map[string]any
 	_ = json.Unmarshal(body, &doc)
-	if len(doc) != 18 {
+	if len(doc) != 19 {
 		t.Errorf("the server wrote %d fields (%s); update this count and check the client's Allocation", len(doc), body)
 	}
 }

@@ -7,6 +7,8 @@
 package app
 
 import (
+	"time"
+
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
@@ -31,10 +33,24 @@ func RegionHealth(db store.RegionHealthDB, c config.RegionHealth) (regionhealth.
 // HealthSweepFunction run it.
 func Lifecycle(cfg config.Lifecycle, db *dynamodb.Client) *lifecycle.Service {
 	regions, _ := RegionHealth(db, cfg.RegionHealth)
+	records, rooms := Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
 	return &lifecycle.Service{
-		Store: store.NewGameInstances(db, cfg.GameInstancesTable),
+		Store: records,
 		Policy: lifecycle.Policy{LinkTimeout: cfg.LinkTimeout, Period: cfg.HealthPeriod, FailureThreshold: cfg.HealthFailureThreshold,
 			InitialDelay: cfg.HealthInitialDelay, Retention: cfg.RecordRetention},
 		Regions: regions,
+		Rooms:   rooms != nil,
 	}
+}
+
+// Records are the game instances' records, writing the rooms they hold to
+// the game servers' records when the deployment keeps them (serversTable
+// set; rooms is nil otherwise).
+func Records(db *dynamodb.Client, instancesTable, serversTable string, retention time.Duration) (records *store.GameInstances, rooms *store.GameServers) {
+	records = store.NewGameInstances(db, instancesTable)
+	if serversTable == "" {
+		return records, nil
+	}
+	rooms = store.NewGameServers(db, serversTable, instancesTable, retention)
+	return records.WithRooms(rooms), rooms
 }

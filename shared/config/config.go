@@ -26,6 +26,11 @@ type Allocate struct {
 	FallbackEnvironment string
 	FallbackArmadaSet   string
 	GameInstancesTable  string
+	// GameServersTable keeps the game servers that offered rooms; "" =
+	// no rooms: every allocation takes a whole server.
+	GameServersTable string
+	// RoomCallbackTimeout bounds one session callback to a game server.
+	RoomCallbackTimeout time.Duration
 	AttemptTimeout      time.Duration
 	AllocationLease     time.Duration
 	TokenCacheTTL       time.Duration
@@ -58,6 +63,9 @@ const (
 	// the most that can fit inside the gateway's 30 s at all.
 	MinAllocationBudget = 5 * time.Second
 	MaxAllocationBudget = 29 * time.Second
+	// outcomeReserve is what an allocation keeps of its budget for
+	// recording its outcome (shared/allocation's reserves).
+	outcomeReserve = 3500 * time.Millisecond
 )
 
 // LoadAllocate reads the configuration through getenv (os.Getenv in main).
@@ -72,6 +80,8 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		FallbackEnvironment:   r.optional("FALLBACK_ENVIRONMENT"),
 		FallbackArmadaSet:     r.optional("FALLBACK_ARMADA_SET"),
 		GameInstancesTable:    r.required("GAME_INSTANCES_TABLE"),
+		GameServersTable:      r.optional("GAME_SERVERS_TABLE"),
+		RoomCallbackTimeout:   r.duration("ROOM_CALLBACK_TIMEOUT", defaults.RoomCallbackTimeout),
 		AttemptTimeout:        r.duration("ALLOCATE_ATTEMPT_TIMEOUT", defaults.AttemptTimeout),
 		AllocationLease:       r.duration("ALLOCATION_LEASE", defaults.AllocationLease),
 		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),
@@ -107,6 +117,12 @@ func (c Allocate) check(r *reader) {
 	// second server while the first could still link.
 	if inDoubt := c.AllocationLease + c.LinkTimeout; c.RecordRetention < inDoubt {
 		r.problem("RECORD_RETENTION (%s) must be at least ALLOCATION_LEASE + LINK_TIMEOUT (%s)", c.RecordRetention, inDoubt)
+	}
+	// A callback must fit the allocation's time for its attempts: the
+	// budget less the 3.5 s kept for recording the outcome.
+	if most := c.AllocationBudget - outcomeReserve; c.RoomCallbackTimeout > most {
+		r.problem("ROOM_CALLBACK_TIMEOUT (%s) must be at most %s: a session callback has to fit in ALLOCATION_BUDGET (%s) with time to record the outcome",
+			c.RoomCallbackTimeout, most, c.AllocationBudget)
 	}
 	if c.MaxAllocationAttempts > MaxAllocationAttempts {
 		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.MaxAllocationAttempts)

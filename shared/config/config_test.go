@@ -26,7 +26,7 @@ func TestLoadAllocateDefaults(t *testing.T) {
 	}
 	if c.AttemptTimeout != 10*time.Second || c.TokenCacheTTL != 5*time.Minute || c.LogLevel != slog.LevelInfo ||
 		c.AllocationLease != time.Minute || c.RecordRetention != 7*24*time.Hour || c.MaxAllocationAttempts != 3 || c.MaxPlayerLatencyMs != 0 ||
-		c.AllocationBudget != 25*time.Second {
+		c.AllocationBudget != 25*time.Second || c.GameServersTable != "" || c.RoomCallbackTimeout != 2*time.Second {
 		t.Fatalf("defaults = %+v", c)
 	}
 	if got := c.AllocateURL(); got != "https://studio.gamefabric.dev/allocator/prod/us/allocate" {
@@ -70,6 +70,9 @@ func TestLoadAllocateListsEveryProblem(t *testing.T) {
 		{"too many regions", map[string]string{"MAX_ALLOCATION_ATTEMPTS": "11"}, []string{"MAX_ALLOCATION_ATTEMPTS must be at most 10"}},
 		{"plain http to a remote host", map[string]string{"GAMEFABRIC_URL": "http://studio.gamefabric.dev", "BACKEND_ADDRESS": "http://10.0.0.5:8080"},
 			[]string{"GAMEFABRIC_URL must be an https:// URL", "BACKEND_ADDRESS must be an https:// URL"}},
+		{"a callback longer than the budget allows", map[string]string{"ALLOCATION_BUDGET": "5s", "ROOM_CALLBACK_TIMEOUT": "2s"},
+			[]string{"ROOM_CALLBACK_TIMEOUT (2s) must be at most 1.5s"}},
+		{"a callback timeout that is no duration", map[string]string{"ROOM_CALLBACK_TIMEOUT": "2"}, []string{"ROOM_CALLBACK_TIMEOUT must be a positive"}},
 		{"region selection limits", map[string]string{"MAX_ALLOCATION_ATTEMPTS": "0", "MAX_PLAYER_LATENCY_MS": "fast"}, []string{"MAX_ALLOCATION_ATTEMPTS must be", "MAX_PLAYER_LATENCY_MS must be"}},
 	}
 	for _, tc := range tests {

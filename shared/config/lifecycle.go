@@ -10,7 +10,10 @@ import (
 
 // Lifecycle is the link-back and health-sweep functions' configuration.
 type Lifecycle struct {
-	GameInstancesTable     string
+	GameInstancesTable string
+	// GameServersTable keeps the game servers that offered rooms; "" =
+	// links may not offer rooms.
+	GameServersTable       string
 	LinkTimeout            time.Duration
 	HealthPeriod           time.Duration
 	HealthFailureThreshold int
@@ -25,6 +28,7 @@ func LoadLifecycle(getenv func(string) string) (Lifecycle, error) {
 	r := reader{getenv: getenv}
 	c := Lifecycle{
 		GameInstancesTable:     r.required("GAME_INSTANCES_TABLE"),
+		GameServersTable:       r.optional("GAME_SERVERS_TABLE"),
 		LinkTimeout:            r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
 		HealthPeriod:           r.duration("HEALTH_PERIOD", defaults.HealthPeriod),
 		HealthFailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", defaults.HealthFailureThreshold),

@@ -16,6 +16,9 @@ const (
 	TokenCacheTTL         = 5 * time.Minute    // TOKEN_CACHE_TTL / TokenCacheTtl
 	RecordRetention       = 7 * 24 * time.Hour // RECORD_RETENTION / RecordRetention
 	MaxAllocationAttempts = 3                  // MAX_ALLOCATION_ATTEMPTS: regions tried per allocation
+	// RoomCallbackTimeout bounds one session callback to a game server
+	// with a free room (ROOM_CALLBACK_TIMEOUT / RoomCallbackTimeout).
+	RoomCallbackTimeout = 2 * time.Second
 )
 
 // Game-instance health (Agones-style).

@@ -25,8 +25,11 @@ type InstanceDetail struct {
 	Environment       string               `json:"environment,omitempty"`
 	ArmadaSet         string               `json:"armadaSet,omitempty"`
 	Server            *gameinstance.Server `json:"server,omitempty"`
-	FallbackUsed      bool                 `json:"fallbackUsed"`
-	LatencyRelaxed    bool                 `json:"latencyRelaxed,omitempty"`
+	// Placement is how Server was found: "room" (a free room on a game
+	// server hosting other sessions) or "allocator"; absent without one.
+	Placement      gameinstance.Placement `json:"placement,omitempty"`
+	FallbackUsed   bool                   `json:"fallbackUsed"`
+	LatencyRelaxed bool                   `json:"latencyRelaxed,omitempty"`
 	// Attempts is the decision trace: each region tried or skipped, and
 	// why, as recorded (without the upstream's response body).
 	Attempts []gameinstance.Attempt `json:"attempts"`
@@ -113,6 +116,7 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 		Environment:       cur.Environment,
 		ArmadaSet:         cur.ArmadaSet,
 		Server:            cur.Server.Public(),
+		Placement:         cur.PlacedBy(),
 		FallbackUsed:      cur.FallbackUsed,
 		LatencyRelaxed:    cur.LatencyRelaxed,
 		Attempts:          make([]gameinstance.Attempt, 0, len(cur.Attempts)),

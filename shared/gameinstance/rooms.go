@@ -1,6 +1,7 @@
 package gameinstance
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"time"
@@ -159,6 +160,15 @@ const (
 	ClosedSessionUnhealthy = "SessionUnhealthy" // one of its sessions went Unhealthy
 )
 
-// ErrRoomNotHeld: a capacity 0 offer from an instance that holds no room
-// on its server's record (the server never offered rooms with it).
-var ErrRoomNotHeld = fmt.Errorf("the game instance holds no room on its game server's record")
+// Room store errors.
+var (
+	// ErrRoomNotHeld: a capacity 0 offer from an instance that holds no
+	// room on its server's record (the server never offered rooms with it).
+	ErrRoomNotHeld = errors.New("the game instance holds no room on its game server's record")
+	// ErrNoRoom: the game server has no room for the session now (full,
+	// closed, or no longer in the pool).
+	ErrNoRoom = errors.New("no free room on the game server")
+	// ErrRoomInDoubt: a room write's outcome is unknown: the session may
+	// or may not hold the room.
+	ErrRoomInDoubt = errors.New("whether the room is held is unknown")
+)

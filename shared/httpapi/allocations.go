@@ -75,7 +75,8 @@ func (h allocationHandlers) create(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Location", "/v1/allocations/"+url.PathEscape(res.Record.GameInstanceID))
 	}
 	logging.FromContext(r.Context()).Info("allocation answered", "gameInstanceId", res.Record.GameInstanceID,
-		"created", res.Created, "state", res.Record.State, "region", res.Record.Region, "fallbackUsed", res.Record.FallbackUsed)
+		"created", res.Created, "state", res.Record.State, "region", res.Record.Region, "fallbackUsed", res.Record.FallbackUsed,
+		"placement", res.Record.PlacedBy())
 	writeJSON(w, status, viewOf(res.Record))
 }
 
@@ -90,16 +91,17 @@ func (h allocationHandlers) get(w http.ResponseWriter, r *http.Request) {
 
 // recordView is the public shape of a record: no tokens, hashes or claims.
 type recordView struct {
-	GameInstanceID string                `json:"gameInstanceId"`
-	State          gameinstance.State    `json:"state"`
-	Region         string                `json:"region,omitempty"`
-	FallbackUsed   bool                  `json:"fallbackUsed"`
-	LatencyRelaxed bool                  `json:"latencyFilterRelaxed,omitempty"`
-	Server         *gameinstance.Server  `json:"server,omitempty"`
-	Attempts       []AttemptView         `json:"attempts"`
-	Error          *gameinstance.Failure `json:"error,omitempty"`
-	CreatedAt      string                `json:"createdAt,omitempty"`
-	UpdatedAt      string                `json:"updatedAt,omitempty"`
+	GameInstanceID string                 `json:"gameInstanceId"`
+	State          gameinstance.State     `json:"state"`
+	Region         string                 `json:"region,omitempty"`
+	FallbackUsed   bool                   `json:"fallbackUsed"`
+	LatencyRelaxed bool                   `json:"latencyFilterRelaxed,omitempty"`
+	Server         *gameinstance.Server   `json:"server,omitempty"`
+	Placement      gameinstance.Placement `json:"placement,omitempty"`
+	Attempts       []AttemptView          `json:"attempts"`
+	Error          *gameinstance.Failure  `json:"error,omitempty"`
+	CreatedAt      string                 `json:"createdAt,omitempty"`
+	UpdatedAt      string                 `json:"updatedAt,omitempty"`
 	lifecycleView
 }
 
@@ -139,6 +141,10 @@ type AttemptView struct {
 	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
 	RateLimited     bool   `json:"rateLimited,omitempty"`
 	AllocatorRegion string `json:"allocatorRegion,omitempty"`
+	// Placement and Server: a session callback to a game server with a
+	// free room (room attempts only).
+	Placement gameinstance.Placement `json:"placement,omitempty"`
+	Server    string                 `json:"server,omitempty"`
 }
 
 func viewOf(r gameinstance.Record) recordView {
@@ -149,6 +155,7 @@ func viewOf(r gameinstance.Record) recordView {
 		FallbackUsed:   r.FallbackUsed,
 		LatencyRelaxed: r.LatencyRelaxed,
 		Server:         r.Server.Public(),
+		Placement:      r.PlacedBy(),
 		Attempts:       AttemptsOf(r),
 		Error:          r.Failure,
 		CreatedAt:      formatTime(r.CreatedAt),
@@ -163,7 +170,8 @@ func AttemptsOf(r gameinstance.Record) []AttemptView {
 	out := make([]AttemptView, 0, len(r.Attempts))
 	for _, a := range r.Attempts {
 		out = append(out, AttemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
+			Placement: a.Placement, Server: a.Server})
 	}
 	return out
 }

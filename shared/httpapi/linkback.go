@@ -18,7 +18,7 @@ import (
 
 // LinkBack is what the game-server routes need from the lifecycle service.
 type LinkBack interface {
-	Link(ctx context.Context, id, token string, info *gameinstance.LinkInfo) (gameinstance.Record, error)
+	Link(ctx context.Context, id, token string, info *gameinstance.LinkInfo, offer *gameinstance.RoomOffer) (gameinstance.Record, error)
 	Heartbeat(ctx context.Context, id, token string) (gameinstance.Record, error)
 	End(ctx context.Context, id, token, reason string) (gameinstance.Record, error)
 }
@@ -64,6 +64,27 @@ type linkBody struct {
 	Address    string         `json:"address"`
 	Ports      map[string]int `json:"ports"`
 	ServerName string         `json:"serverName"`
+	// Rooms offers sessions at once on this server (lifecycle.Policy.Offer
+	// validates it against the instance's record).
+	Rooms *roomsBody `json:"rooms"`
+}
+
+type roomsBody struct {
+	Capacity      *int   `json:"capacity"`
+	CallbackURL   string `json:"callbackUrl"`
+	CallbackToken string `json:"callbackToken"`
+}
+
+// offer is the rooms object as the domain takes it.
+func (b linkBody) offer() (*gameinstance.RoomOffer, error) {
+	if b.Rooms == nil {
+		return nil, nil
+	}
+	if b.Rooms.Capacity == nil {
+		return nil, &gameinstance.Error{Code: gameinstance.CodeInvalidRequest,
+			Message: "rooms.capacity is required: the sessions this server hosts at once, this one included (0 closes it)"}
+	}
+	return &gameinstance.RoomOffer{Capacity: *b.Rooms.Capacity, CallbackURL: b.Rooms.CallbackURL, CallbackToken: b.Rooms.CallbackToken}, nil
 }
 
 type endBody struct {
@@ -159,7 +180,11 @@ func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
 		if err != nil {
 			return gameinstance.Record{}, err
 		}
-		return h.svc.Link(r.Context(), id, token, info)
+		offer, err := body.offer()
+		if err != nil {
+			return gameinstance.Record{}, err
+		}
+		return h.svc.Link(r.Context(), id, token, info, offer)
 	})
 }
 

@@ -32,10 +32,11 @@ func TestBearerToken(t *testing.T) {
 type recordingLinkBack struct {
 	id, token, reason string
 	info              *gameinstance.LinkInfo
+	offer             *gameinstance.RoomOffer
 }
 
-func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *gameinstance.LinkInfo) (gameinstance.Record, error) {
-	f.id, f.token, f.info = id, token, info
+func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *gameinstance.LinkInfo, offer *gameinstance.RoomOffer) (gameinstance.Record, error) {
+	f.id, f.token, f.info, f.offer = id, token, info, offer
 	return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateLinked}, nil
 }
 
@@ -59,7 +60,18 @@ func TestLinkBackRequests(t *testing.T) {
 			func(f *recordingLinkBack) bool {
 				return f.id == "gi-1" && f.token == "tok" && f.info.Ports["game"] == 7777 && f.info.ServerName == "s1"
 			}},
-		{"link without body", "/v1/game-instances/gi-1/link", "Bearer tok", ``, 200, func(f *recordingLinkBack) bool { return f.info == nil }},
+		{"link without body", "/v1/game-instances/gi-1/link", "Bearer tok", ``, 200, func(f *recordingLinkBack) bool { return f.info == nil && f.offer == nil }},
+		{"link with rooms", "/v1/game-instances/gi-1/link", "Bearer tok",
+			`{"address":"1.2.3.4:7777","rooms":{"capacity":4,"callbackUrl":"http://1.2.3.4:7600/s","callbackToken":"t"}}`, 200,
+			func(f *recordingLinkBack) bool {
+				return f.offer != nil && *f.offer == gameinstance.RoomOffer{Capacity: 4, CallbackURL: "http://1.2.3.4:7600/s", CallbackToken: "t"}
+			}},
+		{"link closing its rooms", "/v1/game-instances/gi-1/link", "Bearer tok", `{"rooms":{"capacity":0}}`, 200,
+			func(f *recordingLinkBack) bool { return f.offer != nil && f.offer.Capacity == 0 }},
+		{"rooms without capacity", "/v1/game-instances/gi-1/link", "Bearer tok", `{"rooms":{"callbackUrl":"http://1.2.3.4/s"}}`, 400, nil},
+		{"rooms capacity not a number", "/v1/game-instances/gi-1/link", "Bearer tok", `{"rooms":{"capacity":"4"}}`, 400, nil},
+		{"rooms with an unknown field", "/v1/game-instances/gi-1/link", "Bearer tok", `{"rooms":{"capacity":4,"url":"x"}}`, 400, nil},
+		{"rooms not an object", "/v1/game-instances/gi-1/link", "Bearer tok", `{"rooms":4}`, 400, nil},
 		{"link with unknown field", "/v1/game-instances/gi-1/link", "Bearer tok", `{"hostname":"x"}`, 400, nil},
 		{"link with bad port", "/v1/game-instances/gi-1/link", "Bearer tok", `{"ports":{"game":70000}}`, 400, nil},
 		{"link with an IPv6 address", "/v1/game-instances/gi-1/link", "Bearer tok", `{"address":"[2001:db8::1]:7777"}`, 200,

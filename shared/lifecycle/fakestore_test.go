@@ -30,6 +30,8 @@ type fakeStore struct {
 	queries  atomic.Int64
 	inFlight atomic.Int64
 	maxIn    atomic.Int64
+	servers  map[string]*fakeServer // game servers' records, by address
+	released int                    // rooms given back
 }
 
 func newFakeStore(shards int) *fakeStore {
@@ -168,4 +170,81 @@ func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now, inde
 	r.Version++
 	f.recs[id] = r
 	return r, true, nil
+}
+
+// fakeServer is a game server's record as the fake keeps it.
+type fakeServer struct {
+	capacity  int
+	sessions  map[string]bool
+	accepting bool
+	reason    string
+	offer     gameinstance.RoomOffer
+}
+
+// PutRoom applies the store's semantics: the instance's version
+// condition, then the change's, atomically.
+func (f *fakeStore) PutRoom(_ context.Context, rec gameinstance.Record, change gameinstance.RoomChange) (gameinstance.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.conflict[rec.GameInstanceID] || f.recs[rec.GameInstanceID].Version != rec.Version {
+		return gameinstance.Record{}, gameinstance.ErrVersionConflict
+	}
+	if err := f.changeRoomLocked(change); err != nil {
+		return gameinstance.Record{}, err
+	}
+	rec.Version++
+	f.recs[rec.GameInstanceID] = rec
+	return rec, nil
+}
+
+func (f *fakeStore) ChangeRoom(_ context.Context, change gameinstance.RoomChange) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.changeRoomLocked(change)
+}
+
+func (f *fakeStore) changeRoomLocked(c gameinstance.RoomChange) error {
+	if f.servers == nil {
+		f.servers = map[string]*fakeServer{}
+	}
+	gs := f.servers[c.Address]
+	switch c.Op {
+	case gameinstance.RoomJoin:
+		if gs == nil {
+			gs = &fakeServer{sessions: map[string]bool{}}
+			f.servers[c.Address] = gs
+		}
+		gs.sessions[c.SessionID] = true
+		gs.capacity, gs.accepting, gs.reason, gs.offer = c.Offer.Capacity, true, "", c.Offer
+	case gameinstance.RoomClose:
+		if gs == nil || !gs.sessions[c.SessionID] {
+			return gameinstance.ErrRoomNotHeld
+		}
+		gs.accepting, gs.reason = false, gameinstance.ClosedByServer
+	case gameinstance.RoomRelease:
+		if gs != nil && gs.sessions[c.SessionID] {
+			delete(gs.sessions, c.SessionID)
+			f.released++
+			if c.Close {
+				gs.accepting, gs.reason = false, c.Reason
+			}
+		}
+	}
+	return nil
+}
+
+// server is a copy of a game server's record, nil when there is none.
+func (f *fakeStore) server(address string) *fakeServer {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	gs := f.servers[address]
+	if gs == nil {
+		return nil
+	}
+	c := *gs
+	c.sessions = map[string]bool{}
+	for id := range gs.sessions {
+		c.sessions[id] = true
+	}
+	return &c
 }

@@ -89,6 +89,10 @@ func (p Policy) Link(rec gameinstance.Record, now time.Time, info *gameinstance.
 	case rec.State == gameinstance.StateAllocated:
 	case rec.State == gameinstance.StateAllocating && !now.Before(rec.LeaseExpiresAt) && len(rec.CandidateTokenHashes) > 0:
 		rec.RecoveredByLink, rec.Server, rec.ExpiresAt = true, serverOf(info), time.Time{}
+		rec.Placement = gameinstance.PlacementAllocator
+		if rec.RoomServer != "" {
+			rec.Placement = gameinstance.PlacementRoom // the claim took a room before its outcome was lost
+		}
 	case rec.State == gameinstance.StateAllocating && !now.Before(rec.LeaseExpiresAt):
 		resolved := rec.LeaseExpiresAt.Add(p.LinkTimeout)
 		return rec, false, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, State: rec.State,

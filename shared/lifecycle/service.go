@@ -28,6 +28,13 @@ type Store interface {
 	// that token (or lacks its index key); rec is then the stored record,
 	// and ErrNotFound when there is none.
 	Heartbeat(ctx context.Context, id, tokenHash string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error)
+	// PutRoom writes rec as Put does and, in the same transaction, change
+	// to its game server's record: a room taken with an offer, a server
+	// closed (gameinstance.ErrRoomNotHeld when the instance holds no room
+	// there; nothing is written), a room given back (not twice).
+	PutRoom(ctx context.Context, rec gameinstance.Record, change gameinstance.RoomChange) (gameinstance.Record, error)
+	// ChangeRoom applies change to the game server's record alone.
+	ChangeRoom(ctx context.Context, change gameinstance.RoomChange) error
 }
 
 // Service applies lifecycle calls.
@@ -40,13 +47,27 @@ type Service struct {
 	Regions interface {
 		LinkTimedOut(ctx context.Context, region string)
 	}
+	// Rooms: the deployment keeps game-server records, so game servers may
+	// offer rooms when they link.
+	Rooms bool
 }
 
 // maxConflictRetries bounds the read-transition-write loop when concurrent
 // calls keep changing the record underneath.
 const maxConflictRetries = 5
 
-type transition func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error)
+// transition is one call's change: the next record, whether it changed,
+// and the game server's record write that goes with it (nil for none; a
+// room given back is found by apply itself).
+type transition func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, *gameinstance.RoomChange, error)
+
+// plain is a transition that touches no game server's offer.
+func plain(f func(gameinstance.Record, time.Time) (gameinstance.Record, bool, error)) transition {
+	return func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, *gameinstance.RoomChange, error) {
+		next, changed, err := f(rec, now)
+		return next, changed, nil, err
+	}
+}
 
 // errUnauthorized is the one answer for a wrong token and an unknown
 // instance alike, so a caller without the token learns nothing, not even
@@ -58,16 +79,30 @@ var errUnauthorized = &gameinstance.Error{Code: gameinstance.CodeUnauthorized,
 // answers take the same time.
 var absentHash = gameinstance.HashToken("no such game instance")
 
-// Link: the game server is up and tells us so.
-func (s *Service) Link(ctx context.Context, id, token string, info *gameinstance.LinkInfo) (gameinstance.Record, error) {
-	return result(s.apply(ctx, id, &token, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
+// Link: the game server is up and tells us so; with offer, it hosts that
+// many sessions at once (rooms), this one included.
+func (s *Service) Link(ctx context.Context, id, token string, info *gameinstance.LinkInfo, offer *gameinstance.RoomOffer) (gameinstance.Record, error) {
+	return result(s.apply(ctx, id, &token, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, *gameinstance.RoomChange, error) {
 		next, changed, err := s.Policy.Link(rec, now, info)
+		if err != nil {
+			return next, false, nil, err
+		}
 		if changed && rec.State == gameinstance.StateAllocating {
 			// A recovering link: of the claim's candidate tokens, this
 			// server's is the instance's from now on, and only it.
 			next.PartnerGameTokenHash, next.CandidateTokenHashes = gameinstance.HashToken(token), nil
 		}
-		return next, changed, err
+		if offer == nil {
+			return next, changed, nil, nil
+		}
+		if !s.Rooms {
+			return next, false, nil, invalidOffer("rooms cannot be offered: this deployment keeps no game-server records (GAME_SERVERS_TABLE is not set)")
+		}
+		joined, change, err := s.Policy.Offer(next, *offer)
+		if err != nil {
+			return next, false, nil, err
+		}
+		return joined, changed || joined.RoomServer != next.RoomServer, change, nil
 	}))
 }
 
@@ -94,7 +129,7 @@ func (s *Service) Heartbeat(ctx context.Context, id, token string) (gameinstance
 	case rec.State == gameinstance.StateLinked:
 		// Linked, the right token, and still refused: a record without its
 		// index key, or changed in between. The full path settles it.
-		return result(s.apply(ctx, id, &token, s.Policy.Heartbeat))
+		return result(s.apply(ctx, id, &token, plain(s.Policy.Heartbeat)))
 	}
 	_, _, err = s.Policy.Heartbeat(rec, now) // Ended, Unhealthy: no change, no error
 	return rec, err
@@ -102,20 +137,20 @@ func (s *Service) Heartbeat(ctx context.Context, id, token string) (gameinstance
 
 // End: the game server's game is over.
 func (s *Service) End(ctx context.Context, id, token, reason string) (gameinstance.Record, error) {
-	return result(s.apply(ctx, id, &token, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
+	return result(s.apply(ctx, id, &token, plain(func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
 		return s.Policy.End(rec, now, reason)
-	}))
+	})))
 }
 
 // EndByBackend: the backend ends the instance (DELETE /v1/allocations/{id}).
 func (s *Service) EndByBackend(ctx context.Context, id string) (gameinstance.Record, error) {
-	return result(s.apply(ctx, id, nil, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
+	return result(s.apply(ctx, id, nil, plain(func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
 		if rec.State == gameinstance.StateAllocating {
 			return rec, false, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: time.Second, State: rec.State,
 				Message: fmt.Sprintf("game instance %q is still being allocated; end it once the allocation has finished", id)}
 		}
 		return s.Policy.End(rec, now, "EndedByBackend")
-	}))
+	})))
 }
 
 // storeUnavailable: the store did not answer. A write may still have been
@@ -131,6 +166,8 @@ func result(rec gameinstance.Record, _ bool, err error) (gameinstance.Record, er
 // apply reads the record, checks the token (when one is given), applies t
 // and writes the result conditioned on the version it read, retrying on
 // conflicts. An unchanged record is not written; written reports a write.
+// A write that moves an instance holding a room out of a live state gives
+// the room back in the same transaction; an offer goes with its link.
 func (s *Service) apply(ctx context.Context, id string, token *string, t transition) (rec gameinstance.Record, written bool, err error) {
 	if err := gameinstance.ValidateID(id); err != nil {
 		return gameinstance.Record{}, false, err
@@ -152,19 +189,38 @@ func (s *Service) apply(ctx context.Context, id string, token *string, t transit
 		} else if !found {
 			return gameinstance.Record{}, false, &gameinstance.Error{Code: gameinstance.CodeNotFound, Message: fmt.Sprintf("no allocation for game instance %q", id)}
 		}
-		next, changed, err := t(rec, s.now())
-		if err != nil || !changed {
+		next, changed, change, err := t(rec, s.now())
+		if err != nil {
 			return rec, false, err
 		}
-		stored, err := s.Store.Put(ctx, next)
-		if errors.Is(err, gameinstance.ErrVersionConflict) && attempt < maxConflictRetries {
-			continue
+		if change == nil && changed {
+			change = released(rec, next)
 		}
-		if err != nil {
+		stored, err := s.write(ctx, rec, next, changed, change)
+		switch {
+		case errors.Is(err, gameinstance.ErrVersionConflict) && attempt < maxConflictRetries:
+			continue
+		case errors.Is(err, gameinstance.ErrRoomNotHeld):
+			return gameinstance.Record{}, false, noRoomToClose()
+		case err != nil:
 			return gameinstance.Record{}, false, storeUnavailable(err)
 		}
-		return stored, true, nil
+		return stored, changed, nil
 	}
+}
+
+// write stores next (when changed) with the game server's change (when
+// any); unchanged and without one, it writes nothing and answers rec.
+func (s *Service) write(ctx context.Context, rec, next gameinstance.Record, changed bool, change *gameinstance.RoomChange) (gameinstance.Record, error) {
+	switch {
+	case change != nil && changed:
+		return s.Store.PutRoom(ctx, next, *change)
+	case change != nil:
+		return rec, s.Store.ChangeRoom(ctx, *change)
+	case changed:
+		return s.Store.Put(ctx, next)
+	}
+	return rec, nil
 }
 
 // holdsToken: token is the instance's link-back credential. While the

@@ -203,9 +203,9 @@ func (s *Service) review(ctx context.Context, id string) (rec gameinstance.Recor
 			rec, written, err = gameinstance.Record{}, false, fmt.Errorf("panic: %v\n%s", p, debug.Stack())
 		}
 	}()
-	return s.apply(ctx, id, nil, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
+	return s.apply(ctx, id, nil, func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, *gameinstance.RoomChange, error) {
 		next, changed := s.Policy.Review(rec, now)
-		return next, changed, nil
+		return next, changed, nil, nil
 	})
 }
 

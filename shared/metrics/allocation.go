@@ -33,12 +33,18 @@ func (a Allocations) Allocated(o allocation.Outcome) {
 	if rec.Failure != nil && rec.Failure.Code == gameinstance.CodeNoCapacity {
 		noCapacity = 1
 	}
+	// RoomPlacements: by region, its Sum counts the sessions placed in a
+	// free room and its Average is their share of the allocations.
+	room := 0.0
+	if rec.Placement == gameinstance.PlacementRoom {
+		room = 1
+	}
 	// One line for the allocation's own metrics: the 0/1 metrics' Average
 	// is a rate (the alarms use it), their Sum a count.
 	latency := Metric{"AllocationLatency", float64(o.Duration.Milliseconds()), "Milliseconds"}
 	a.EMF.EmitGroups(map[string]string{"Outcome": outcome, "Region": region},
 		Group{DimensionSets: [][]string{{"Outcome"}, {"Outcome", "Region"}}, Metrics: []Metric{{"Allocations", 1, "Count"}}},
-		Group{DimensionSets: [][]string{nil, {"Region"}}, Metrics: []Metric{latency}},
+		Group{DimensionSets: [][]string{nil, {"Region"}}, Metrics: []Metric{latency, {"RoomPlacements", room, "Count"}}},
 		Group{DimensionSets: [][]string{nil}, Metrics: []Metric{
 			{"AllocationFailed", failed, "Count"},
 			{"NoCapacity", noCapacity, "Count"},
@@ -54,8 +60,12 @@ func (a Allocations) Allocated(o allocation.Outcome) {
 		a.EMF.Emit(map[string]string{"Region": region}, Metric{"SuspectedOrphans", float64(n), "Count"})
 	}
 	for _, at := range rec.Attempts {
+		name := "UpstreamLatency" // GameFabric's Allocator
+		if at.Placement == gameinstance.PlacementRoom {
+			name = "RoomCallbackLatency" // a game server's session callback
+		}
 		if at.Status != 0 || at.DurationMs > 0 {
-			a.EMF.Emit(map[string]string{"Region": o.RegionLabel(at.Region)}, Metric{"UpstreamLatency", float64(at.DurationMs), "Milliseconds"})
+			a.EMF.Emit(map[string]string{"Region": o.RegionLabel(at.Region)}, Metric{name, float64(at.DurationMs), "Milliseconds"})
 		}
 	}
 }

@@ -56,7 +56,8 @@ func TestAllocationMetrics(t *testing.T) {
 		`"Region":"other","UpstreamLatency":12`, `"Region":"eu","UpstreamLatency":30`,
 		`"Outcome":"Allocated","Region":"eu"`, `"AllocationLatency":345`, `"AllocationFailed":0`, `"NoCapacity":0`,
 		`"Dimensions":[["Outcome"],["Outcome","Region"]],"Metrics":[{"Name":"Allocations","Unit":"Count"}]`,
-		`"Dimensions":[[],["Region"]],"Metrics":[{"Name":"AllocationLatency","Unit":"Milliseconds"}]`}
+		`"Dimensions":[[],["Region"]],"Metrics":[{"Name":"AllocationLatency","Unit":"Milliseconds"},{"Name":"RoomPlacements","Unit":"Count"}]`,
+		`"RoomPlacements":0`}
 	for _, w := range want {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("metrics lack %s:\n%s", w, buf.String())
@@ -69,6 +70,25 @@ func TestAllocationMetrics(t *testing.T) {
 	// one per attempt's latency.
 	if len(lines) != 5 {
 		t.Errorf("%d lines, want 5", len(lines))
+	}
+}
+
+// A session placed in a room counts as a room placement in its region; its
+// callbacks are room callbacks, not GameFabric's latency.
+func TestRoomPlacementMetrics(t *testing.T) {
+	var buf bytes.Buffer
+	Allocations{EMF: NewEMF(&buf)}.Allocated(allocation.Outcome{
+		Record: gameinstance.Record{State: gameinstance.StateAllocated, Region: "eu", Placement: gameinstance.PlacementRoom,
+			Attempts: []gameinstance.Attempt{{Region: "eu", Status: 503, DurationMs: 4, Placement: gameinstance.PlacementRoom, Server: "10.0.0.1:7777"},
+				{Region: "eu", Status: 200, DurationMs: 3, Placement: gameinstance.PlacementRoom, Server: "10.0.0.2:7777"}}},
+		Known: map[string]bool{"eu": true}, Duration: 9 * time.Millisecond})
+	for _, w := range []string{`"RoomPlacements":1`, `"Dimensions":[[],["Region"]],"Metrics":[{"Name":"AllocationLatency","Unit":"Milliseconds"},{"Name":"RoomPlacements","Unit":"Count"}]`, `"Region":"eu","RoomCallbackLatency":4`, `"Region":"eu","RoomCallbackLatency":3`} {
+		if !strings.Contains(buf.String(), w) {
+			t.Errorf("metrics lack %s:\n%s", w, buf.String())
+		}
+	}
+	if strings.Contains(buf.String(), "UpstreamLatency") {
+		t.Errorf("a room callback counted as GameFabric's latency:\n%s", buf.String())
 	}
 }
 

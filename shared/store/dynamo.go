@@ -31,6 +31,8 @@ var _ DynamoDB = (*dynamodb.Client)(nil)
 type GameInstances struct {
 	db    DynamoDB
 	table string
+	// servers holds the rooms; nil when the deployment keeps none.
+	servers *GameServers
 }
 
 var _ allocation.Store = (*GameInstances)(nil)
@@ -48,7 +50,10 @@ func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, take
 	if err != nil {
 		return err
 	}
-	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR (#c_state = :c_allocating AND leaseExpiresAt < :c_takeover)")
+	// A claim in doubt that may hold a room is not taken over: the health
+	// sweep fails it first, giving the room back in the same transaction.
+	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR " +
+		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))")
 	in.ExpressionAttributeNames["#c_state"] = "state"
 	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateFailed)}
 	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)}
@@ -121,16 +126,9 @@ func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (ga
 // Put writes rec if the stored version is still rec.Version (the version it
 // was read at), and returns the stored record; ErrVersionConflict otherwise.
 func (s *GameInstances) Put(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
-	in, err := s.update(rec, "createdAt")
+	in, err := s.putInput(rec)
 	if err != nil {
 		return gameinstance.Record{}, err
-	}
-	in.ConditionExpression = aws.String("#v = :c_seen")
-	in.ExpressionAttributeValues[":c_seen"] = &types.AttributeValueMemberN{Value: formatInt(rec.Version)}
-	if rec.Version == 0 {
-		// Written before records carried versions.
-		in.ConditionExpression = aws.String("attribute_exists(gameInstanceId) AND attribute_not_exists(#v)")
-		delete(in.ExpressionAttributeValues, ":c_seen")
 	}
 	in.ReturnValues = types.ReturnValueAllNew
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
@@ -148,6 +146,22 @@ func (s *GameInstances) Put(ctx context.Context, rec gameinstance.Record) (gamei
 		return gameinstance.Record{}, fmt.Errorf("put %s: %w", rec.GameInstanceID, err)
 	}
 	return decode(out.Attributes)
+}
+
+// putInput is the write of rec conditioned on the version it was read at.
+func (s *GameInstances) putInput(rec gameinstance.Record) (*dynamodb.UpdateItemInput, error) {
+	in, err := s.update(rec, "createdAt")
+	if err != nil {
+		return nil, err
+	}
+	in.ConditionExpression = aws.String("#v = :c_seen")
+	in.ExpressionAttributeValues[":c_seen"] = &types.AttributeValueMemberN{Value: formatInt(rec.Version)}
+	if rec.Version == 0 {
+		// Written before records carried versions.
+		in.ConditionExpression = aws.String("attribute_exists(gameInstanceId) AND attribute_not_exists(#v)")
+		delete(in.ExpressionAttributeValues, ":c_seen")
+	}
+	return in, nil
 }
 
 // itemSizeMargin leaves room for what a write adds to its attributes

@@ -25,6 +25,10 @@ type item struct {
 	Region               string        `dynamodbav:"region,omitempty"`
 	FallbackUsed         bool          `dynamodbav:"fallbackUsed"`
 	Server               *serverItem   `dynamodbav:"server,omitempty"`
+	Placement            string        `dynamodbav:"placement,omitempty"`
+	RoomServer           string        `dynamodbav:"roomServer,omitempty"`
+	Scheduling           string        `dynamodbav:"scheduling,omitempty"`
+	Dedicated            bool          `dynamodbav:"dedicated,omitempty"`
 	Attempts             []attemptItem `dynamodbav:"attempts,omitempty"`
 	FailureCode          string        `dynamodbav:"failureCode,omitempty"`
 	FailureMessage       string        `dynamodbav:"failureMessage,omitempty"`
@@ -53,7 +57,8 @@ type item struct {
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
-var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "attempts", "failureCode", "failureMessage", "expiresAt",
+var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "placement", "roomServer", "scheduling", "dedicated",
+	"attempts", "failureCode", "failureMessage", "expiresAt",
 	"linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
 	"healthShard", "healthDeadline"}
 
@@ -90,6 +95,8 @@ type attemptItem struct {
 	SuspectedOrphan bool   `dynamodbav:"suspectedOrphan,omitempty"`
 	RateLimited     bool   `dynamodbav:"rateLimited,omitempty"`
 	AllocatorRegion string `dynamodbav:"allocatorRegion,omitempty"`
+	Placement       string `dynamodbav:"placement,omitempty"`
+	Server          string `dynamodbav:"server,omitempty"`
 }
 
 func toItem(r gameinstance.Record) item {
@@ -100,6 +107,10 @@ func toItem(r gameinstance.Record) item {
 		GameServerVersion:    r.Fingerprint.GameServerVersion,
 		ServerArgs:           r.Fingerprint.ServerArgs,
 		RegionInputs:         r.Fingerprint.RegionInputs,
+		Scheduling:           string(r.Fingerprint.Scheduling),
+		Dedicated:            r.Fingerprint.Dedicated,
+		Placement:            string(r.Placement),
+		RoomServer:           r.RoomServer,
 		LatencyRelaxed:       r.LatencyRelaxed,
 		Environment:          r.Environment,
 		ArmadaSet:            r.ArmadaSet,
@@ -134,7 +145,8 @@ func toItem(r gameinstance.Record) item {
 	}
 	for _, a := range r.Attempts {
 		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
+			Placement: string(a.Placement), Server: a.Server})
 	}
 	if r.Failure != nil {
 		it.FailureCode, it.FailureMessage = string(r.Failure.Code), r.Failure.Message
@@ -151,7 +163,11 @@ func (it item) record() gameinstance.Record {
 			GameServerVersion: it.GameServerVersion,
 			ServerArgs:        it.ServerArgs,
 			RegionInputs:      it.RegionInputs,
+			Scheduling:        gameinstance.Scheduling(it.Scheduling),
+			Dedicated:         it.Dedicated,
 		},
+		Placement:            gameinstance.Placement(it.Placement),
+		RoomServer:           it.RoomServer,
 		LatencyRelaxed:       it.LatencyRelaxed,
 		Environment:          it.Environment,
 		ArmadaSet:            it.ArmadaSet,
@@ -186,7 +202,8 @@ func (it item) record() gameinstance.Record {
 	}
 	for _, a := range it.Attempts {
 		r.Attempts = append(r.Attempts, gameinstance.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
-			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion})
+			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
+			Placement: gameinstance.Placement(a.Placement), Server: a.Server})
 	}
 	if it.FailureCode != "" {
 		r.Failure = &gameinstance.Failure{Code: gameinstance.Code(it.FailureCode), Message: it.FailureMessage}

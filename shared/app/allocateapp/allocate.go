@@ -16,6 +16,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+	"github.com/gamefabric-alloc/allocsvc/shared/roomcallback"
+	"github.com/gamefabric-alloc/allocsvc/shared/rooms"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -46,15 +48,22 @@ func Handler(cfg config.Allocate, c Clients, log *slog.Logger) http.Handler {
 // through the lifecycle; the retention of Ended records is all the
 // lifecycle policy it needs.
 func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
-	records := store.NewGameInstances(c.DynamoDB, cfg.GameInstancesTable)
-	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}}
-	return httpapi.AllocateRoutes(service(cfg, c, records), ender)
+	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
+	// Ending a session on a shared server gives its room back.
+	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}, Rooms: servers != nil}
+	return httpapi.AllocateRoutes(service(cfg, c, records, servers), ender)
 }
 
-// service is the allocate use case as the function runs it.
-func service(cfg config.Allocate, c Clients, records *store.GameInstances) *allocation.Service {
+// service is the allocate use case as the function runs it: rooms first
+// when the deployment keeps game servers' records, then the Allocators.
+func service(cfg config.Allocate, c Clients, records *store.GameInstances, servers *store.GameServers) *allocation.Service {
 	health, _ := app.RegionHealth(c.DynamoDB, cfg.RegionHealth)
+	var pool allocation.Rooms
+	if servers != nil {
+		pool = &rooms.Pool{Store: servers, Caller: roomcallback.New(nil), CallbackTimeout: cfg.RoomCallbackTimeout}
+	}
 	return allocation.NewService(allocation.Options{
+		Rooms:     pool,
 		Store:     records,
 		Upstreams: allocators.New(cfg, c.HTTP, c.Secrets),
 		Health:    health,
