@@ -34,6 +34,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+	"github.com/gamefabric-alloc/allocsvc/shared/roomcallback"
+	"github.com/gamefabric-alloc/allocsvc/shared/rooms"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
@@ -139,6 +141,9 @@ type env struct {
 	table     string
 	secret    string
 	store     *store.GameInstances
+	// servers keeps the game servers that offered rooms (GameServersTable).
+	servers      *store.GameServers
+	serversTable string
 	pings     *store.PingCache // what GET /v1/regions serves
 	lifecycle *lifecycle.Service
 	api       *httptest.Server
@@ -157,6 +162,7 @@ type envOptions struct {
 	ddbEndpoint    string           // where the service reaches DynamoDB, default DynamoDB Local
 	smEndpoint     string           // where it reaches Secrets Manager, default moto
 	secretID       string           // the secret it reads, default the one created
+	roomCallback   time.Duration    // ROOM_CALLBACK_TIMEOUT, default the deployment's
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -178,7 +184,9 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.secretID == "" {
 		o.secretID = e.secret
 	}
-	e.store = store.NewGameInstances(ddb, e.table)
+	e.serversTable = tables["GameServersTable"]
+	e.servers = store.NewGameServers(ddb, e.serversTable, e.table, 24*time.Hour)
+	e.store = store.NewGameInstances(ddb, e.table).WithRooms(e.servers)
 	if o.logs == nil {
 		o.logs = io.Discard
 	}
@@ -186,7 +194,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.linkTimeout > 0 {
 		policy.LinkTimeout = o.linkTimeout
 	}
-	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: policy, Now: o.now}
+	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: policy, Now: o.now, Rooms: true}
 	if o.allocatorURL == "" {
 		o.allocatorURL = stub.BaseURL() + "/" + stub.AllocatePath()
 	}
@@ -201,6 +209,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Retry:          &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second},
 		LinkTimeout:    policy.LinkTimeout,
 		Now:            o.now,
+		Rooms:          &rooms.Pool{Store: e.servers, Caller: roomcallback.New(nil), CallbackTimeout: o.roomCallback},
 	})
 	e.pings = store.NewPingCache(ddb, tables["PingCacheTable"])
 	health := store.NewRegionHealth(ddb, tables["RegionHealthTable"], regionhealth.BreakerPolicy{}.WithDefaults())

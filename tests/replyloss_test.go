@@ -4,6 +4,7 @@ package tests
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net"
 	"net/http"
@@ -25,6 +26,11 @@ type replyLoss struct {
 
 	mu    sync.Mutex
 	rules []*lossRule
+	// throttleEvery > 0 refuses every throttleEvery-th request (not lost,
+	// not applied) as DynamoDB does when it throttles: ThrottlingException,
+	// or for a transaction a TransactionCanceledException whose reasons
+	// say ThrottlingError. throttled counts them, requests every request.
+	throttleEvery, throttled, requests int
 }
 
 // lossRule loses the replies of the next `times` requests of operation op
@@ -75,6 +81,56 @@ func (p *replyLoss) lose(op string, body []byte) bool {
 	return false
 }
 
+// Throttle refuses every n-th request from now on (0 stops it).
+func (p *replyLoss) Throttle(n int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.throttleEvery, p.requests = n, 0
+}
+
+// Throttled is how many requests were refused.
+func (p *replyLoss) Throttled() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.throttled
+}
+
+func (p *replyLoss) throttle() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.requests++
+	if p.throttleEvery > 0 && p.requests%p.throttleEvery == 0 {
+		p.throttled++
+		return true
+	}
+	return false
+}
+
+// writeThrottled answers as DynamoDB does when it throttles a request: a
+// transaction is cancelled with a ThrottlingError reason on its first item
+// (and None on the others), anything else is a ThrottlingException.
+func writeThrottled(w http.ResponseWriter, op string, body []byte) {
+	w.Header().Set("Content-Type", "application/x-amz-json-1.0")
+	w.WriteHeader(http.StatusBadRequest)
+	if op != "TransactWriteItems" {
+		_, _ = w.Write([]byte(`{"__type":"com.amazonaws.dynamodb.v20120810#ThrottlingException","message":"Throughput exceeds the current capacity of your table or index."}`))
+		return
+	}
+	var in struct{ TransactItems []json.RawMessage }
+	_ = json.Unmarshal(body, &in)
+	reasons := make([]map[string]string, len(in.TransactItems))
+	codes := make([]string, len(reasons))
+	for i := range reasons {
+		reasons[i], codes[i] = map[string]string{"Code": "None"}, "None"
+	}
+	if len(reasons) > 0 {
+		reasons[0], codes[0] = map[string]string{"Code": "ThrottlingError", "Message": "Throughput exceeds the current capacity of your table or index."}, "ThrottlingError"
+	}
+	doc, _ := json.Marshal(map[string]any{"__type": "com.amazonaws.dynamodb.v20120810#TransactionCanceledException",
+		"Message": "Transaction cancelled, please refer cancellation reasons for specific reasons [" + strings.Join(codes, ", ") + "]", "CancellationReasons": reasons})
+	_, _ = w.Write(doc)
+}
+
 func (p *replyLoss) serve(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(r.Body)
 	if err != nil {
@@ -82,6 +138,10 @@ func (p *replyLoss) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
+	if p.throttle() {
+		writeThrottled(w, op, body)
+		return
+	}
 	lose := p.lose(op, body)
 	out, err := http.NewRequestWithContext(r.Context(), r.Method, p.target+r.URL.RequestURI(), bytes.NewReader(body))
 	if err != nil {

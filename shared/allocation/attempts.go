@@ -128,11 +128,12 @@ func (s *Service) tryRooms(ctx context.Context, b budget, rec gameinstance.Recor
 	res := s.o.Rooms.Place(ctx, RoomRequest{GameInstanceID: spec.GameInstanceID, ClaimID: rec.ClaimID, Scheduling: spec.Scheduling,
 		Pool:     gameinstance.RoomPool{Region: step.Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet},
 		Payloads: payloads, Deadline: b.upstream})
-	for _, a := range res.Attempts {
-		tried := attempt{Attempt: a, outcome: outcomeRoom}
-		s.noteOrphans(ctx, spec, step, []attempt{tried}, run)
-		run.attempts = append(run.attempts, tried)
+	tried := make([]attempt, len(res.Attempts))
+	for k, a := range res.Attempts {
+		tried[k] = attempt{Attempt: a, outcome: outcomeRoom}
 	}
+	s.noteOrphans(ctx, spec, step, tried, run)
+	run.attempts = append(run.attempts, tried...)
 	switch {
 	case res.Err != nil:
 		run.abort = res.Err
