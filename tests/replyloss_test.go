@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -31,6 +32,7 @@ type replyLoss struct {
 	// or for a transaction a TransactionCanceledException whose reasons
 	// say ThrottlingError. throttled counts them, requests every request.
 	throttleEvery, throttled, requests int
+	throttledOps                       map[string]int
 }
 
 // lossRule loses the replies of the next `times` requests of operation op
@@ -95,12 +97,23 @@ func (p *replyLoss) Throttled() int {
 	return p.throttled
 }
 
-func (p *replyLoss) throttle() bool {
+// ThrottledOps counts the refused requests by operation.
+func (p *replyLoss) ThrottledOps() map[string]int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return maps.Clone(p.throttledOps)
+}
+
+func (p *replyLoss) throttle(op string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.requests++
 	if p.throttleEvery > 0 && p.requests%p.throttleEvery == 0 {
+		if p.throttledOps == nil {
+			p.throttledOps = map[string]int{}
+		}
 		p.throttled++
+		p.throttledOps[op]++
 		return true
 	}
 	return false
@@ -138,7 +151,7 @@ func (p *replyLoss) serve(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	op := strings.TrimPrefix(r.Header.Get("X-Amz-Target"), "DynamoDB_20120810.")
-	if p.throttle() {
+	if p.throttle(op) {
 		writeThrottled(w, op, body)
 		return
 	}

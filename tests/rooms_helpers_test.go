@@ -39,6 +39,7 @@ type sessionServer struct {
 	auths  []string
 	status int           // 0 = 200
 	delay  time.Duration // before answering
+	onCall func()        // runs as a callback arrives, before it is answered
 }
 
 func newSessionServer(t *testing.T) *sessionServer {
@@ -55,8 +56,11 @@ func (s *sessionServer) serve(w http.ResponseWriter, r *http.Request) {
 	_ = json.Unmarshal(raw, &p)
 	s.mu.Lock()
 	s.calls, s.auths = append(s.calls, p), append(s.auths, r.Header.Get("Authorization"))
-	status, delay := s.status, s.delay
+	status, delay, onCall := s.status, s.delay, s.onCall
 	s.mu.Unlock()
+	if onCall != nil {
+		onCall()
+	}
 	if delay > 0 {
 		select {
 		case <-time.After(delay):
@@ -72,6 +76,13 @@ func (s *sessionServer) serve(w http.ResponseWriter, r *http.Request) {
 
 // URL is the callback URL a game server on this host offers.
 func (s *sessionServer) URL() string { return s.srv.URL + "/sessions" }
+
+// whenCalled runs f as each later callback arrives.
+func (s *sessionServer) whenCalled(f func()) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.onCall = f
+}
 
 func (s *sessionServer) answer(status int, delay time.Duration) {
 	s.mu.Lock()

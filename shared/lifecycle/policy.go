@@ -91,7 +91,14 @@ func (p Policy) Link(rec gameinstance.Record, now time.Time, info *gameinstance.
 		rec.RecoveredByLink, rec.Server, rec.ExpiresAt = true, serverOf(info), time.Time{}
 		rec.Placement = gameinstance.PlacementAllocator
 		if rec.RoomServer != "" {
-			rec.Placement = gameinstance.PlacementRoom // the claim took a room before its outcome was lost
+			// The claim took a room before its outcome was lost: the
+			// server is the room's, whose address GameFabric gave.
+			rec.Placement = gameinstance.PlacementRoom
+			at := gameinstance.LinkInfo{Address: rec.RoomServer}
+			if info != nil {
+				at.Ports = info.Ports
+			}
+			rec.Server = serverOf(&at)
 		}
 	case rec.State == gameinstance.StateAllocating && !now.Before(rec.LeaseExpiresAt):
 		resolved := rec.LeaseExpiresAt.Add(p.LinkTimeout)

@@ -95,7 +95,7 @@ func failed(ctx context.Context, err error, token string) rooms.CallResult {
 	case errors.Is(err, context.DeadlineExceeded) || ctx.Err() != nil || (errors.As(err, &ne) && ne.Timeout()):
 		return rooms.CallResult{TimedOut: true, Sent: true, Error: "session callback got no answer in time"}
 	case errors.As(err, &op) && op.Op == "dial":
-		return rooms.CallResult{Error: clip("session callback not delivered: "+err.Error(), token)}
+		return rooms.CallResult{Error: clip("session callback not delivered: "+op.Err.Error(), token)}
 	}
 	return rooms.CallResult{Sent: true, Error: clip("session callback failed: "+err.Error(), token)}
 }

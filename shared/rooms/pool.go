@@ -147,8 +147,9 @@ func (p *Pool) call(ctx context.Context, log *slog.Logger, req allocation.RoomRe
 	}
 	a := gameinstance.Attempt{Region: req.Pool.Region, Placement: gameinstance.PlacementRoom, Server: gs.Address,
 		Status: r.Status, Error: r.Error, DurationMs: r.Duration.Milliseconds(),
-		// A session the server may have started, that will never link.
-		SuspectedOrphan: !r.OK && r.Sent}
+		// No answer to a callback that was sent: the server may have
+		// started a session that will never link.
+		SuspectedOrphan: !r.OK && r.Sent && r.Status == 0}
 	res.Attempts = append(res.Attempts, a)
 	log.Info("room attempt", "server", gs.Address, "status", r.Status, "error", r.Error, "durationMs", a.DurationMs)
 	if r.OK {
