@@ -137,16 +137,16 @@ func contractReporter(t *testing.T) func(error) {
 // link-back and regions routes on one server, as the HTTP API would route
 // them, each exchange validated against the API contract.
 type env struct {
-	stub      *gfstub.Server
-	table     string
-	secret    string
-	store     *store.GameInstances
+	stub   *gfstub.Server
+	table  string
+	secret string
+	store  *store.GameInstances
 	// servers keeps the game servers that offered rooms (GameServersTable).
 	servers      *store.GameServers
 	serversTable string
-	pings     *store.PingCache // what GET /v1/regions serves
-	lifecycle *lifecycle.Service
-	api       *httptest.Server
+	pings        *store.PingCache // what GET /v1/regions serves
+	lifecycle    *lifecycle.Service
+	api          *httptest.Server
 }
 
 type envOptions struct {
