@@ -3,10 +3,13 @@
 // then ends the game instance through the API, as a real game would when
 // a match is decided.
 //
-// The game port speaks lines (local/sampleserver/game.go): the server
-// greets "WELCOME <server> <gameInstanceId>" once its instance is linked
-// ("NOT READY" before, "GAME OVER" after), a player's "IWON" wins, and the
-// server answers "GAME OVER" once the backend has recorded the end.
+// The game port speaks lines (local/sampleserver/game.go): a dedicated
+// server greets "WELCOME <server> <gameInstanceId>" once its instance is
+// linked ("NOT READY" before, "GAME OVER" after); a server hosting several
+// sessions (rooms) greets "SESSIONS <server>", the player answers "JOIN
+// <gameInstanceId>" and the server one of those lines, or "NO SUCH GAME".
+// Then a player's "IWON" wins that game, and the server answers "GAME
+// OVER" once the backend has recorded the end.
 package player
 
 import (
@@ -19,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
@@ -35,11 +39,16 @@ var (
 	ErrGameOver = errors.New("the game on that server is already over")
 	// ErrOtherGame: the server hosts another game instance than the one asked for.
 	ErrOtherGame = errors.New("the game server hosts another game instance")
+	// ErrNoSuchGame: a server hosting several sessions has none with the
+	// id asked for. It wraps ErrOtherGame, which callers already treat as
+	// "not this server's game".
+	ErrNoSuchGame = fmt.Errorf("the game server hosts no such game instance: %w", ErrOtherGame)
 )
 
 // Outcome is what the game server said.
 type Outcome struct {
-	// Welcome is its greeting, "WELCOME <server> <gameInstanceId>".
+	// Welcome is its "WELCOME <server> <gameInstanceId>": the greeting, or
+	// the answer to JOIN on a server hosting several sessions.
 	Welcome string
 	// Server and GameInstanceID are read from the greeting.
 	Server, GameInstanceID string
@@ -49,7 +58,7 @@ type Outcome struct {
 }
 
 // SendIWON connects to address (host:port of a game port) and wins the game
-// hosted there.
+// hosted there. A server hosting several sessions needs SendIWONFor.
 func SendIWON(ctx context.Context, address string) (Outcome, error) {
 	return SendIWONFor(ctx, address, "")
 }
@@ -65,7 +74,9 @@ const notReadyPause = 100 * time.Millisecond
 // SendIWONFor is SendIWON that first checks the server greets for
 // gameInstanceID ("" skips the check): a server that exited after its game
 // may have been replaced by one hosting another game on the same port.
-// A server still NOT READY after NotReadyPatience is ErrNotReady.
+// A server hosting several sessions is asked to JOIN gameInstanceID,
+// which is then required, and ends that session only. A server (or
+// session) still NOT READY after NotReadyPatience is ErrNotReady.
 func SendIWONFor(ctx context.Context, address, gameInstanceID string) (Outcome, error) {
 	if _, ok := ctx.Deadline(); !ok {
 		var cancel context.CancelFunc
@@ -84,7 +95,7 @@ func SendIWONFor(ctx context.Context, address, gameInstanceID string) (Outcome, 
 	}
 }
 
-// sendOnce is one connection: greeting, IWON, GAME OVER.
+// sendOnce is one connection: greeting (and JOIN), IWON, GAME OVER.
 func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, error) {
 	var out Outcome
 	var d net.Dialer
@@ -101,9 +112,14 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 	sc := bufio.NewScanner(conn)
 	sc.Buffer(make([]byte, 0, 256), 4096) // a greeting is one short line
 	if !sc.Scan() {
-		return out, fmt.Errorf("game port %s: no greeting: %w", address, lineErr(ctx, sc))
+		return out, fmt.Errorf("game port %s: no greeting: %w", address, hungUp(ctx, sc))
 	}
 	greeting := strings.TrimSpace(sc.Text())
+	if server, ok := strings.CutPrefix(greeting, "SESSIONS "); ok {
+		if greeting, err = join(ctx, conn, sc, address, server, gameInstanceID); err != nil {
+			return out, err
+		}
+	}
 	switch {
 	case greeting == "NOT READY":
 		return out, fmt.Errorf("game port %s: %w", address, ErrNotReady)
@@ -134,6 +150,31 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 	return out, nil // it hung up: the win was heard, the end unconfirmed
 }
 
+// join asks a server hosting several sessions for gameInstanceID's and
+// returns its answer: the WELCOME, NOT READY or GAME OVER a dedicated
+// server would greet with. NO SUCH GAME is ErrNoSuchGame.
+func join(ctx context.Context, conn net.Conn, sc *bufio.Scanner, address, server, gameInstanceID string) (string, error) {
+	if gameInstanceID == "" {
+		return "", fmt.Errorf("game port %s hosts several sessions (server %s): name the game instance to end", address, truncate(server))
+	}
+	// The id goes on a line of its own: one with a space or a newline
+	// would say something else.
+	if msg := gameinstance.IDProblem(gameInstanceID); msg != "" {
+		return "", fmt.Errorf("game port %s: cannot JOIN: %s", address, msg)
+	}
+	if _, err := fmt.Fprintf(conn, "JOIN %s\n", gameInstanceID); err != nil {
+		return "", fmt.Errorf("game port %s: send JOIN: %w", address, err)
+	}
+	if !sc.Scan() {
+		return "", fmt.Errorf("game port %s: no answer to JOIN %s: %w", address, gameInstanceID, hungUp(ctx, sc))
+	}
+	answer := strings.TrimSpace(sc.Text())
+	if answer == "NO SUCH GAME" {
+		return "", fmt.Errorf("game port %s hosts no session %q: %w", address, gameInstanceID, ErrNoSuchGame)
+	}
+	return answer, nil
+}
+
 // lineErr is why a scan stopped: ctx's error when it ended, else the
 // read's; nil at a clean end of the stream.
 func lineErr(ctx context.Context, sc *bufio.Scanner) error {
@@ -144,6 +185,17 @@ func lineErr(ctx context.Context, sc *bufio.Scanner) error {
 		return err
 	}
 	return nil
+}
+
+// errHungUp: the server closed the connection where a line was due.
+var errHungUp = errors.New("the server hung up")
+
+// hungUp is why an expected line did not come: lineErr, or errHungUp.
+func hungUp(ctx context.Context, sc *bufio.Scanner) error {
+	if err := lineErr(ctx, sc); err != nil {
+		return err
+	}
+	return errHungUp
 }
 
 // GameAddress is where players of an allocated game server connect: the

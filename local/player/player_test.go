@@ -186,3 +186,113 @@ func TestWinnable(t *testing.T) {
 		}
 	}
 }
+
+// sessionsPort is a game port hosting several sessions: it greets
+// SESSIONS, answers each connection's JOIN with the next of answers (the
+// last repeats) and, after a WELCOME, IWON with GAME OVER.
+type sessionsPort struct {
+	answers []string // "" hangs up instead
+	heard   chan string
+}
+
+func (g sessionsPort) start(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for n := 0; ; n++ {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			g.serve(c, g.answers[min(n, len(g.answers)-1)])
+		}
+	}()
+	return ln.Addr().String()
+}
+
+func (g sessionsPort) serve(c net.Conn, answer string) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintln(c, "SESSIONS us-west-0")
+	sc := bufio.NewScanner(c)
+	if !sc.Scan() {
+		return
+	}
+	g.heard <- sc.Text()
+	if answer == "" {
+		return
+	}
+	fmt.Fprintln(c, answer)
+	if !strings.HasPrefix(answer, "WELCOME ") || !sc.Scan() {
+		return
+	}
+	g.heard <- sc.Text()
+	fmt.Fprintln(c, "GAME OVER")
+}
+
+func TestSendIWONToSessions(t *testing.T) {
+	tests := []struct {
+		name      string
+		answers   []string
+		instance  string
+		wantErr   error  // errors.Is
+		wantText  string // in the error
+		wantHeard []string
+	}{
+		{name: "joined and won", answers: []string{"WELCOME us-west-0 gi-1"}, instance: "gi-1",
+			wantHeard: []string{"JOIN gi-1", "IWON"}},
+		{name: "not linked yet, then let in", answers: []string{"NOT READY", "NOT READY", "WELCOME us-west-0 gi-1"}, instance: "gi-1",
+			wantHeard: []string{"JOIN gi-1", "JOIN gi-1", "JOIN gi-1", "IWON"}},
+		{name: "no such game", answers: []string{"NO SUCH GAME"}, instance: "gi-1", wantErr: ErrNoSuchGame,
+			wantText: `hosts no session "gi-1"`, wantHeard: []string{"JOIN gi-1"}},
+		{name: "already over", answers: []string{"GAME OVER"}, instance: "gi-1", wantErr: ErrGameOver, wantHeard: []string{"JOIN gi-1"}},
+		{name: "welcomed to another game", answers: []string{"WELCOME us-west-0 gi-2"}, instance: "gi-1", wantErr: ErrOtherGame,
+			wantHeard: []string{"JOIN gi-1"}},
+		{name: "hangs up instead of answering", answers: []string{""}, instance: "gi-1", wantErr: errHungUp,
+			wantText: "no answer to JOIN gi-1", wantHeard: []string{"JOIN gi-1"}},
+		{name: "no id: nothing sent", answers: []string{"WELCOME us-west-0 gi-1"}, wantText: "hosts several sessions (server us-west-0): name the game instance"},
+		{name: "an id that is no id: nothing sent", answers: []string{"WELCOME us-west-0 gi-1"}, instance: "gi-1\nIWON",
+			wantText: "cannot JOIN: gameInstanceId may only contain"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			port := sessionsPort{answers: tt.answers, heard: make(chan string, 8)}
+			addr := port.start(t)
+			out, err := SendIWONFor(context.Background(), addr, tt.instance)
+			switch {
+			case tt.wantErr == nil && tt.wantText == "":
+				if err != nil || !out.GameOver || out.Server != "us-west-0" || out.GameInstanceID != "gi-1" {
+					t.Fatalf("outcome %+v, %v", out, err)
+				}
+			case tt.wantErr != nil && !errors.Is(err, tt.wantErr):
+				t.Fatalf("error %v, want %v", err, tt.wantErr)
+			case err == nil || !strings.Contains(err.Error(), tt.wantText) || !strings.Contains(err.Error(), addr):
+				t.Fatalf("error %v, want it to name %s and say %q", err, addr, tt.wantText)
+			}
+			var heard []string
+			for done := false; !done; {
+				select {
+				case line := <-port.heard:
+					heard = append(heard, line)
+				case <-time.After(100 * time.Millisecond):
+					done = true
+				}
+			}
+			if strings.Join(heard, "|") != strings.Join(tt.wantHeard, "|") {
+				t.Fatalf("the server heard %q, want %q", heard, tt.wantHeard)
+			}
+		})
+	}
+}
+
+// A caller that treats ErrOtherGame as "not this server's game" (the
+// dashboard answers 409) treats NO SUCH GAME the same.
+func TestNoSuchGameIsAnotherGame(t *testing.T) {
+	if !errors.Is(ErrNoSuchGame, ErrOtherGame) {
+		t.Fatal("ErrNoSuchGame does not wrap ErrOtherGame")
+	}
+}

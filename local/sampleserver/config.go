@@ -33,8 +33,13 @@ type Config struct {
 	ServerName        string        // SERVER_NAME, "" derives one from region and game port
 	HealthPeriod      time.Duration // HEALTH_PERIOD, the backend's
 	HeartbeatInterval time.Duration // HEARTBEAT_INTERVAL, default a third of HEALTH_PERIOD
-	MaxGameLength     time.Duration // MAX_GAME_LENGTH, counted from the allocation
+	MaxGameLength     time.Duration // MAX_GAME_LENGTH, counted from each session's start
 	IdleShutdown      time.Duration // IDLE_SHUTDOWN, 0 waits for an allocation forever
+	// Rooms is how many sessions the server hosts at once (ROOMS, 2-256),
+	// offered when its first session links; 0 (ROOMS unset or 1) is a
+	// dedicated server.
+	Rooms       int
+	SessionPort int // SESSION_PORT, the session callback's; 0 picks a free port
 
 	Logs io.Writer // not from the environment; nil means os.Stderr
 }
@@ -60,6 +65,8 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 		HeartbeatInterval: p.duration("HEARTBEAT_INTERVAL", 0, false),
 		MaxGameLength:     p.duration("MAX_GAME_LENGTH", 30*time.Minute, false),
 		IdleShutdown:      p.duration("IDLE_SHUTDOWN", 0, true),
+		Rooms:             p.rooms("ROOMS"),
+		SessionPort:       p.int("SESSION_PORT", 0, 0, 65535),
 	}
 	// A required key the server does not carry itself could never be
 	// matched: requested attributes must be a subset of the server's.
@@ -75,6 +82,9 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 	}
 	if c.GamePort != 0 && c.GamePort == c.AllocPort {
 		p.fail("GAME_PORT and ALLOC_PORT must differ")
+	}
+	if c.SessionPort != 0 && (c.SessionPort == c.GamePort || c.SessionPort == c.AllocPort) {
+		p.fail("SESSION_PORT must differ from GAME_PORT and ALLOC_PORT")
 	}
 	if len(p.problems) > 0 {
 		return Config{}, fmt.Errorf("invalid configuration: %s", strings.Join(p.problems, "; "))
@@ -111,6 +121,21 @@ func (p *envParser) int(name string, def, lo, hi int) int {
 	if err != nil || n < lo || n > hi {
 		p.fail("%s must be an integer from %d to %d, got %q", name, lo, hi, v)
 		return def
+	}
+	return n
+}
+
+// rooms reads ROOMS: 1 is a dedicated server, as is leaving it unset.
+func (p *envParser) rooms(name string) int {
+	v := p.get(name)
+	if v == "" || v == "1" {
+		return 0
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 2 || n > gameserver.MaxRooms {
+		p.fail("%s must be an integer from 2 to %d (sessions hosted at once), or 1 or unset for a dedicated server, got %q",
+			name, gameserver.MaxRooms, v)
+		return 0
 	}
 	return n
 }

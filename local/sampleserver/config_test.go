@@ -41,7 +41,7 @@ func TestConfigAll(t *testing.T) {
 		"ALLOC_URL": "http://127.0.0.1:9/servers/", "ALLOC_PRIORITY": "2", "ALLOC_TIMEOUT": "60",
 		"ALLOC_ATTRIBUTES": " env=prag, armadaset=sample-game-armada-set ", "ALLOC_REQUIRED_ATTRS": "armadaset",
 		"GAME_PORT": "7777", "ALLOC_PORT": "3999", "HOST": "127.0.0.2", "SERVER_NAME": "gs-1",
-		"HEARTBEAT_INTERVAL": "2s", "MAX_GAME_LENGTH": "1h", "IDLE_SHUTDOWN": "90m",
+		"HEARTBEAT_INTERVAL": "2s", "MAX_GAME_LENGTH": "1h", "IDLE_SHUTDOWN": "90m", "ROOMS": "4", "SESSION_PORT": "7600",
 	} {
 		env[k] = v
 	}
@@ -53,8 +53,49 @@ func TestConfigAll(t *testing.T) {
 		!reflect.DeepEqual(c.Attributes, map[string]string{"env": "prag", "armadaset": "sample-game-armada-set"}) ||
 		!reflect.DeepEqual(c.RequiredAttrs, []string{"armadaset"}) || c.GamePort != 7777 || c.AllocPort != 3999 ||
 		c.Host != "127.0.0.2" || c.ServerName != "gs-1" || c.HeartbeatInterval != 2*time.Second ||
-		c.MaxGameLength != time.Hour || c.IdleShutdown != 90*time.Minute {
+		c.MaxGameLength != time.Hour || c.IdleShutdown != 90*time.Minute || c.Rooms != 4 || c.SessionPort != 7600 {
 		t.Fatalf("unexpected config %+v", c)
+	}
+}
+
+func TestConfigRooms(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		want int    // Rooms
+		err  string // "" = valid
+	}{
+		{"unset: dedicated", nil, 0, ""},
+		{"1: dedicated", map[string]string{"ROOMS": "1"}, 0, ""},
+		{"two", map[string]string{"ROOMS": " 2 "}, 2, ""},
+		{"the most", map[string]string{"ROOMS": "256"}, 256, ""},
+		{"with its ports", map[string]string{"ROOMS": "4", "GAME_PORT": "7777", "ALLOC_PORT": "3999", "SESSION_PORT": "7600"}, 4, ""},
+		{"zero", map[string]string{"ROOMS": "0"}, 0, `ROOMS must be an integer from 2 to 256 (sessions hosted at once), or 1 or unset for a dedicated server, got "0"`},
+		{"too many", map[string]string{"ROOMS": "257"}, 0, `ROOMS must be an integer from 2 to 256`},
+		{"negative", map[string]string{"ROOMS": "-4"}, 0, `got "-4"`},
+		{"not a number", map[string]string{"ROOMS": "four"}, 0, `got "four"`},
+		{"session port out of range", map[string]string{"ROOMS": "4", "SESSION_PORT": "65536"}, 0, "SESSION_PORT must be an integer from 0 to 65535"},
+		{"session port is the game port", map[string]string{"ROOMS": "4", "GAME_PORT": "7777", "SESSION_PORT": "7777"}, 0,
+			"SESSION_PORT must differ from GAME_PORT and ALLOC_PORT"},
+		{"session port is the alloc port", map[string]string{"ALLOC_PORT": "3999", "SESSION_PORT": "3999"}, 0,
+			"SESSION_PORT must differ from GAME_PORT and ALLOC_PORT"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := minimalEnv(t)
+			for k, v := range tc.env {
+				env[k] = v
+			}
+			c, err := configFromEnv(envOf(env))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("error %v, want %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil || c.Rooms != tc.want {
+				t.Fatalf("Rooms %d, %v; want %d", c.Rooms, err, tc.want)
+			}
+		})
 	}
 }
 

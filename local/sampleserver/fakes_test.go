@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -100,29 +101,45 @@ func (f *fakeRegistry) snapshot() (regs []registration, keepAlives, deletes []st
 // fakeBackend stands in for the link-back API.
 type fakeBackend struct {
 	*httptest.Server
-	token string
+	token string // every instance's PartnerGameToken, but those in tokens
 
 	mu             sync.Mutex
-	linkStatuses   []int // answers to successive links; 200 once exhausted
+	tokens         map[string]string // game instance → its own token
+	linkStatuses   []int             // answers to successive links; 200 once exhausted
 	links          []gameserver.LinkRequest
+	linkAttempts   map[string]int // by game instance, refused ones included
 	heartbeats     int
 	heartbeatState string
 	ends           []string
+	calls          []backendCall // links and ends, in order
+}
+
+// backendCall is one link or end the backend recorded.
+type backendCall struct {
+	op, id string
+	link   gameserver.LinkRequest // of a link
+	reason string                 // of an end
 }
 
 func newFakeBackend(t *testing.T, token string) *fakeBackend {
-	f := &fakeBackend{token: token, heartbeatState: "Linked"}
+	f := &fakeBackend{token: token, heartbeatState: "Linked", tokens: map[string]string{}, linkAttempts: map[string]int{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/game-instances/{id}/{op}", func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get("Authorization") != "Bearer "+f.token {
+		id := r.PathValue("id")
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		token, ok := f.tokens[id]
+		if !ok {
+			token = f.token
+		}
+		if r.Header.Get("Authorization") != "Bearer "+token {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 			return
 		}
-		f.mu.Lock()
-		defer f.mu.Unlock()
 		state := "Linked"
 		switch r.PathValue("op") {
 		case "link":
+			f.linkAttempts[id]++
 			if len(f.linkStatuses) > 0 {
 				status := f.linkStatuses[0]
 				f.linkStatuses = f.linkStatuses[1:]
@@ -139,6 +156,7 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 				return
 			}
 			f.links = append(f.links, body)
+			f.calls = append(f.calls, backendCall{op: "link", id: id, link: body})
 		case "heartbeat":
 			f.heartbeats++
 			state = f.heartbeatState
@@ -149,12 +167,13 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 				return
 			}
 			f.ends = append(f.ends, body.Reason)
+			f.calls = append(f.calls, backendCall{op: "end", id: id, reason: body.Reason})
 			state = "Ended"
 		default:
 			http.NotFound(w, r)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": r.PathValue("id"), "state": state})
+		writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": id, "state": state})
 	})
 	f.Server = httptest.NewServer(mux)
 	t.Cleanup(f.Close)
@@ -165,6 +184,23 @@ func (f *fakeBackend) snapshot() (links []gameserver.LinkRequest, heartbeats int
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return append([]gameserver.LinkRequest(nil), f.links...), f.heartbeats, append([]string(nil), f.ends...)
+}
+
+// history is every link and end recorded so far, and how many links
+// each instance attempted.
+func (f *fakeBackend) history() ([]backendCall, map[string]int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	attempts := make(map[string]int, len(f.linkAttempts))
+	maps.Copy(attempts, f.linkAttempts)
+	return append([]backendCall(nil), f.calls...), attempts
+}
+
+// instance makes id's PartnerGameToken token.
+func (f *fakeBackend) instance(id, token string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.tokens[id] = token
 }
 
 func (f *fakeBackend) setHeartbeatState(s string) {

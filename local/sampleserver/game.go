@@ -13,21 +13,56 @@ import (
 // game is the TCP game port: a line protocol where a player wins by
 // sending IWON. Players are let in only once the instance is linked,
 // as the seed's server calls ConnectMorePlayers after Link.
+//
+// Each game instance the server hosts has a table of players. A
+// dedicated server has one and greets "WELCOME <server> <id>" at once; a
+// rooms server has one per session, greets "SESSIONS <server>" and seats
+// a player by its "JOIN <id>" (lobby.go).
 type game struct {
-	ln   net.Listener
-	name string
-	log  *log.Logger
-	wins chan net.Conn // buffered 1: the first winner is the one that counts
+	ln    net.Listener
+	name  string
+	rooms bool
+	log   *log.Logger
 
-	mu       sync.Mutex
-	instance string // "" until players are let in
-	over     bool
-	conns    map[net.Conn]struct{}
-	wg       sync.WaitGroup
+	mu      sync.Mutex
+	closed  bool              // finish or close: no game is played any more
+	current *table            // dedicated: the one table, nil until the payload is read
+	tables  map[string]*table // rooms: live sessions' and the last maxEnded ended ones'
+	ended   []string          // rooms: ended tables' ids, oldest first
+	wg      sync.WaitGroup
 }
 
-func newGame(ln net.Listener, name string, logger *log.Logger) *game {
-	return &game{ln: ln, name: name, log: logger, wins: make(chan net.Conn, 1), conns: map[net.Conn]struct{}{}}
+// table is one game instance's players.
+type table struct {
+	g    *game
+	id   string
+	wins chan net.Conn // buffered 1: the first winner is the one that counts
+
+	// Guarded by g.mu.
+	open  bool // linked: players are let in
+	over  bool
+	conns map[net.Conn]struct{}
+}
+
+// maxEnded bounds the ended sessions a rooms server remembers, to answer
+// GAME OVER rather than NO SUCH GAME to their late players.
+const maxEnded = 256
+
+func newGame(ln net.Listener, name string, rooms bool, logger *log.Logger) *game {
+	return &game{ln: ln, name: name, rooms: rooms, log: logger, tables: map[string]*table{}}
+}
+
+// table seats the players of game instance id, not yet let in.
+func (g *game) table(id string) *table {
+	t := &table{g: g, id: id, wins: make(chan net.Conn, 1), conns: map[net.Conn]struct{}{}}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.rooms {
+		g.tables[id] = t
+	} else {
+		g.current = t
+	}
+	return t
 }
 
 // serve accepts until the listener closes.
@@ -38,7 +73,9 @@ func (g *game) serve() {
 			return
 		}
 		g.mu.Lock()
-		if g.over {
+		// A dedicated server's game is over for good; a rooms server's
+		// next session may start any time.
+		if g.closed || (!g.rooms && g.current != nil && g.current.over) {
 			g.mu.Unlock()
 			c.Close()
 			return
@@ -52,45 +89,37 @@ func (g *game) serve() {
 	}
 }
 
-// open lets players in.
-func (g *game) open(instance string) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	g.instance = instance
-}
-
 func (g *game) play(c net.Conn) {
 	defer c.Close()
-	g.mu.Lock()
-	instance, over := g.instance, g.over
-	if instance != "" && !over {
-		g.conns[c] = struct{}{}
+	sc := bufio.NewScanner(c)
+	sc.Buffer(make([]byte, 0, 256), 4096)
+	var t *table
+	var refusal string
+	if g.rooms {
+		t, refusal = g.join(c, sc)
+	} else {
+		t, refusal = g.seatDedicated(c)
 	}
-	g.mu.Unlock()
-	if instance == "" || over {
+	if t == nil {
 		// Connecting early is harmless (it doubles as a ping); say why
 		// the door is shut.
-		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
-		if over {
-			fmt.Fprintln(c, "GAME OVER")
-		} else {
-			fmt.Fprintln(c, "NOT READY")
+		if refusal != "" {
+			_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+			fmt.Fprintln(c, refusal)
 		}
 		return
 	}
-	defer g.forget(c)
-	g.log.Printf("player %s connected", c.RemoteAddr())
+	defer t.forget(c)
+	g.log.Printf("player %s connected to %s", c.RemoteAddr(), t.id)
 	_ = c.SetWriteDeadline(time.Now().Add(5 * time.Second))
-	if _, err := fmt.Fprintf(c, "WELCOME %s %s\n", g.name, instance); err != nil {
+	if _, err := fmt.Fprintf(c, "WELCOME %s %s\n", g.name, t.id); err != nil {
 		return
 	}
-	sc := bufio.NewScanner(c)
-	sc.Buffer(make([]byte, 0, 256), 4096)
 	for sc.Scan() {
 		if strings.TrimSpace(sc.Text()) == "IWON" {
-			g.log.Printf("player %s won", c.RemoteAddr())
+			g.log.Printf("player %s won %s", c.RemoteAddr(), t.id)
 			select {
-			case g.wins <- c:
+			case t.wins <- c:
 			default: // someone else won first
 			}
 		}
@@ -98,27 +127,84 @@ func (g *game) play(c net.Conn) {
 	g.log.Printf("player %s disconnected", c.RemoteAddr())
 }
 
-func (g *game) forget(c net.Conn) {
+// seatDedicated seats c at the one table, or says why not.
+func (g *game) seatDedicated(c net.Conn) (*table, string) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	delete(g.conns, c)
+	t := g.current
+	switch {
+	case g.closed || (t != nil && t.over):
+		return nil, "GAME OVER"
+	case t == nil || !t.open:
+		return nil, "NOT READY"
+	}
+	t.conns[c] = struct{}{}
+	return t, ""
 }
 
-// finish tells every player the game is over and disconnects them. The
-// winner hears it too, after the backend has recorded the end.
-func (g *game) finish() {
-	g.mu.Lock()
-	g.over = true
-	conns := make([]net.Conn, 0, len(g.conns))
-	for c := range g.conns {
+// letIn opens the table to players: the instance is linked.
+func (t *table) letIn() {
+	t.g.mu.Lock()
+	defer t.g.mu.Unlock()
+	t.open = true
+}
+
+func (t *table) forget(c net.Conn) {
+	t.g.mu.Lock()
+	defer t.g.mu.Unlock()
+	delete(t.conns, c)
+}
+
+// finish tells the table's players the game is over and disconnects
+// them. The winner hears it too, after the backend has recorded the end.
+func (t *table) finish() {
+	t.g.mu.Lock()
+	conns := t.closeLocked()
+	t.g.mu.Unlock()
+	gameOver(conns)
+}
+
+// closeLocked marks the table over and returns its players to tell.
+func (t *table) closeLocked() []net.Conn {
+	g := t.g
+	if !t.over && g.rooms && g.tables[t.id] == t {
+		g.ended = append(g.ended, t.id)
+		if len(g.ended) > maxEnded {
+			if old := g.tables[g.ended[0]]; old != nil && old.over {
+				delete(g.tables, g.ended[0])
+			}
+			g.ended = g.ended[1:]
+		}
+	}
+	t.over = true
+	conns := make([]net.Conn, 0, len(t.conns))
+	for c := range t.conns {
 		conns = append(conns, c)
 	}
-	g.mu.Unlock()
+	return conns
+}
+
+func gameOver(conns []net.Conn) {
 	for _, c := range conns {
 		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
 		fmt.Fprintln(c, "GAME OVER")
 		c.Close()
 	}
+}
+
+// finish ends every table: no game will be played here any more.
+func (g *game) finish() {
+	g.mu.Lock()
+	g.closed = true
+	var conns []net.Conn
+	if g.current != nil {
+		conns = g.current.closeLocked()
+	}
+	for _, t := range g.tables {
+		conns = append(conns, t.closeLocked()...)
+	}
+	g.mu.Unlock()
+	gameOver(conns)
 }
 
 // close stops accepting, disconnects everyone and waits for the

@@ -5,6 +5,14 @@
 // reads that file, links back to the game backend, heartbeats, and ends the
 // game when a player sends IWON (or the game runs too long, or it is told
 // to stop), all through the game-server SDK, shared/gameserver.
+//
+// With ROOMS=N (2-256) it hosts up to N sessions at once: its first
+// session offers the rooms when it links, the service sends the others to
+// its session callback (SESSION_PORT, path /sessions), and each ends on
+// its own while the server keeps taking new ones until it is told to
+// stop. Players then pick their session on the shared game port with
+// JOIN <gameInstanceId> (lobby.go).
+//
 // Configuration comes from the environment; see Config.
 package main
 

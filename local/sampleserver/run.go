@@ -19,7 +19,8 @@ import (
 )
 
 // run is the whole server: register, wait for an allocation, link, play
-// one game, end it. It returns nil on every orderly exit (game over,
+// one game, end it; or, with rooms (cfg.Rooms), host sessions until told
+// to stop (rooms.go). It returns nil on every orderly exit (game over,
 // shutdown requested through ctx, idle timeout) and an error otherwise.
 func run(ctx context.Context, cfg Config) error {
 	gameLn, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.GamePort)))
@@ -30,6 +31,17 @@ func run(ctx context.Context, cfg Config) error {
 	if err != nil {
 		gameLn.Close()
 		return fmt.Errorf("alloc port: %w", err)
+	}
+	// The session callback's port is taken now too, so a port in use
+	// fails the start rather than the first allocation.
+	var sessionLn net.Listener
+	if cfg.Rooms > 0 {
+		if sessionLn, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.SessionPort))); err != nil {
+			gameLn.Close()
+			allocLn.Close()
+			return fmt.Errorf("session port: %w", err)
+		}
+		defer sessionLn.Close() // harmless once served
 	}
 	gamePort, allocPort := gameLn.Addr().(*net.TCPAddr).Port, allocLn.Addr().(*net.TCPAddr).Port
 	name := cfg.ServerName
@@ -43,6 +55,9 @@ func run(ctx context.Context, cfg Config) error {
 	logger := log.New(out, name+" ", log.LstdFlags|log.Lmicroseconds)
 	address := net.JoinHostPort(cfg.Host, strconv.Itoa(gamePort))
 	logger.Printf("game port %s, alloc port %d", address, allocPort)
+	if sessionLn != nil {
+		logger.Printf("hosting %d sessions at once; session callback on port %d", cfg.Rooms, sessionLn.Addr().(*net.TCPAddr).Port)
+	}
 
 	// A payload left by an earlier process in this directory belongs to a
 	// finished game and holds a dead credential.
@@ -50,7 +65,7 @@ func run(ctx context.Context, cfg Config) error {
 		logger.Printf("removed a stale %s", cfg.PayloadFile)
 	}
 
-	g := newGame(gameLn, name, logger)
+	g := newGame(gameLn, name, cfg.Rooms > 0, logger)
 	go g.serve()
 	defer g.close()
 
@@ -103,14 +118,29 @@ func run(ctx context.Context, cfg Config) error {
 		g.finish()
 		return err
 	}
-	gs, err := gameserver.New(gameserver.Options{Payload: payload, HTTPClient: client, Logger: sdkLogger(logger),
-		HealthPeriod: cfg.HealthPeriod, EndPatience: endGrace})
+	if cfg.Rooms > 0 {
+		cb, err := gameserver.NewSessionCallback(gameserver.SessionCallbackOptions{Logger: sdkLogger(logger)})
+		if err != nil {
+			g.finish()
+			return err
+		}
+		h := &host{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g, client: client, log: logger,
+			callback: cb, live: map[string]*session{}}
+		return h.run(ctx, payload, sessionLn)
+	}
+	gs, err := newClient(cfg, payload, client, logger)
 	if err != nil {
 		g.finish()
 		return err
 	}
-	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g, log: logger, gs: gs}
+	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, table: g.table(payload.GameInstanceID), log: logger, gs: gs}
 	return s.play(ctx)
+}
+
+// newClient is one session's game-server SDK client.
+func newClient(cfg Config, p gameserver.Payload, client *http.Client, logger *log.Logger) (*gameserver.Client, error) {
+	return gameserver.New(gameserver.Options{Payload: p, HTTPClient: client, Logger: sdkLogger(logger),
+		HealthPeriod: cfg.HealthPeriod, EndPatience: endGrace})
 }
 
 // sdkLogger puts the SDK's records on the server's log, one line each

@@ -6,26 +6,35 @@ import (
 	"fmt"
 	"log"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
 
-// session is the allocated life of the server, on the game-server SDK:
-// link, heartbeat, play, end. Every way out passes through play's loop,
-// so exactly one reason ends the game.
+// session is one game instance's life on the game-server SDK: link,
+// heartbeat, play, end. Every way out passes through play's loop, so
+// exactly one reason ends the game. A dedicated server plays one; a rooms
+// server one per game instance it hosts (rooms.go).
 type session struct {
 	cfg      Config
 	name     string
 	address  string
 	gamePort int
-	game     *game
+	table    *table
 	gs       *gameserver.Client
 	log      *log.Logger
+	offer    *gameserver.RoomOffer // rooms offered at link; nil: none
 
+	linked     atomic.Bool // the link succeeded
 	cancelLink context.CancelFunc
 	linking    sync.WaitGroup
 	hb         *gameserver.Heartbeater // nil until linked
+}
+
+// linkRequest is what the session reports when it links, offering rooms.
+func (s *session) linkRequest(rooms *gameserver.RoomOffer) gameserver.LinkRequest {
+	return gameserver.LinkRequest{Address: s.address, Ports: map[string]int{"game": s.gamePort}, ServerName: s.name, Rooms: rooms}
 }
 
 func (s *session) play(ctx context.Context) error {
@@ -37,7 +46,7 @@ func (s *session) play(ctx context.Context) error {
 
 	linked := make(chan error, 1)
 	s.linking.Go(func() {
-		_, err := s.gs.Link(linkCtx, gameserver.LinkRequest{Address: s.address, Ports: map[string]int{"game": s.gamePort}, ServerName: s.name})
+		_, err := s.gs.Link(linkCtx, s.linkRequest(s.offer))
 		linked <- err
 	})
 	var hbDone <-chan struct{} // nil, so never ready, until linked
@@ -48,14 +57,19 @@ func (s *session) play(ctx context.Context) error {
 				if ctx.Err() != nil {
 					continue // terminated while linking: the Done case ends the game
 				}
-				s.game.finish()
+				s.table.finish()
 				return fmt.Errorf("link: %w", err)
 			}
-			s.log.Printf("linked; players may join on %s", s.address)
-			s.game.open(s.gs.GameInstanceID())
+			s.linked.Store(true)
+			if s.offer != nil {
+				s.log.Printf("linked, offering %v; players may join on %s", *s.offer, s.address)
+			} else {
+				s.log.Printf("linked; players may join on %s", s.address)
+			}
+			s.table.letIn()
 			s.hb = s.gs.StartHeartbeats(ctx, gameserver.HeartbeatOptions{Interval: s.cfg.HeartbeatInterval})
 			hbDone = s.hb.Done()
-		case <-s.game.wins:
+		case <-s.table.wins:
 			return s.end(ctx, "IWON")
 		case <-maxLength.C:
 			return s.end(ctx, "MaxGameLength")
@@ -64,9 +78,9 @@ func (s *session) play(ctx context.Context) error {
 		case <-hbDone:
 			err := s.hb.Err()
 			s.stopBackground()
-			s.game.finish()
+			s.table.finish()
 			if errors.Is(err, gameserver.ErrEnded) || errors.Is(err, gameserver.ErrUnhealthy) {
-				s.log.Printf("%v; shutting down", err)
+				s.log.Printf("%v; game over", err)
 				return nil
 			}
 			return fmt.Errorf("heartbeat: %w", err)
@@ -95,7 +109,7 @@ func (s *session) end(ctx context.Context, reason string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), endGrace)
 	defer cancel()
 	_, err := s.gs.End(ctx, reason)
-	s.game.finish()
+	s.table.finish()
 	if err != nil {
 		return fmt.Errorf("end (%s): %w", reason, err)
 	}

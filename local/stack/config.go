@@ -8,6 +8,7 @@ package stack
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -75,6 +76,18 @@ type FleetProcess struct {
 	Args                 []string `yaml:"args"`
 	Env                  []string `yaml:"env"`
 	ConcurrentExecutions int      `yaml:"concurrentExecutions"`
+	// Rooms, 2 to gameserver.MaxRooms, makes each process host that many sessions at once
+	// (the sample server's ROOMS); 0 is a dedicated server.
+	Rooms int `yaml:"rooms"`
+}
+
+// ProcessEnv is the entry's own environment: ROOMS from Rooms, then Env,
+// which wins (a later duplicate overrides an earlier one).
+func (p FleetProcess) ProcessEnv() []string {
+	if p.Rooms == 0 {
+		return p.Env
+	}
+	return append([]string{"ROOMS=" + strconv.Itoa(p.Rooms)}, p.Env...)
 }
 
 // SampleServer is the Command that names the built sample game server.
@@ -109,7 +122,7 @@ func LoadConfig(path string) (Config, error) {
 
 // Defaults is a working configuration: us-west and eu-central-1 behind two
 // Allocators with their own tokens, region strings and rate limits, a Ping
-// Service, and two game servers per region.
+// Service, and two game servers per region, us-west's with 4 rooms each.
 func Defaults() Config {
 	var c Config
 	c.API.Port, c.API.Concurrency, c.API.Timeout = 3000, 4, 30*time.Second
@@ -131,9 +144,12 @@ func Defaults() Config {
 		"ZonesByRegion": "us-west=US_WEST,eu-central-1=EU_CENTRAL", "LogLevel": "info",
 	}
 	c.Fleet.Stagger = 300 * time.Millisecond
-	server := []FleetProcess{{Command: SampleServer, ConcurrentExecutions: 2,
-		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set"}}}
-	c.Fleet.Regions = map[string][]FleetProcess{"us-west": server, "eu-central-1": server}
+	server := func(rooms int) []FleetProcess {
+		return []FleetProcess{{Command: SampleServer, ConcurrentExecutions: 2, Rooms: rooms,
+			Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set"}}}
+	}
+	// us-west's servers host 4 sessions each; eu-central-1's are dedicated.
+	c.Fleet.Regions = map[string][]FleetProcess{"us-west": server(4), "eu-central-1": server(0)}
 	return c
 }
 

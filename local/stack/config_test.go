@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -48,6 +49,9 @@ func TestLoadConfigRejectsMistakes(t *testing.T) {
 		"the old one-allocator keys":  {"gamefabric:\n  port: 7400\n", "port"},
 		"zero concurrency":            {"api:\n  concurrency: 0\n", "api.concurrency"},
 		"process without command":     {"fleet:\n  regions:\n    us-west:\n      - concurrentExecutions: 1\n", "fleet.regions.us-west[0]"},
+		"one room":                    {"fleet:\n  regions:\n    us-west:\n      - command: sampleserver\n        rooms: 1\n", "fleet.regions.us-west[0].rooms must be 0 (dedicated) or 2 to 256, got 1"},
+		"too many rooms":              {"fleet:\n  regions:\n    eu-central-1:\n      - command: sampleserver\n        rooms: 257\n", "fleet.regions.eu-central-1[0].rooms"},
+		"rooms not a number":          {"fleet:\n  regions:\n    us-west:\n      - command: sampleserver\n        rooms: four\n", "rooms"},
 		"no allocator":                {"gamefabric:\n  allocators: []\n", "at least one Allocator"},
 		"no allocator token":          {strings.Replace(ok, "allocatorTokens: [t]", "allocatorTokens: []", 1), "allocators[0].allocatorTokens"},
 		"empty registry token":        {strings.Replace(ok, "registryTokens: [r]", `registryTokens: [""]`, 1), "allocators[0].registryTokens"},
@@ -84,6 +88,33 @@ func TestLoadConfigRejectsMistakes(t *testing.T) {
 	}
 	if _, err := LoadConfig(path); err != nil {
 		t.Fatalf("the base of the cases is rejected: %v", err)
+	}
+}
+
+// rooms becomes the process's ROOMS; the entry's own env still wins.
+func TestProcessEnv(t *testing.T) {
+	tests := []struct {
+		name string
+		p    FleetProcess
+		want []string
+	}{
+		{"dedicated", FleetProcess{Env: []string{"A=1"}}, []string{"A=1"}},
+		{"rooms", FleetProcess{Rooms: 4, Env: []string{"A=1"}}, []string{"ROOMS=4", "A=1"}},
+		{"env wins, coming last", FleetProcess{Rooms: 4, Env: []string{"ROOMS=2"}}, []string{"ROOMS=4", "ROOMS=2"}},
+	}
+	for _, tc := range tests {
+		if got := tc.p.ProcessEnv(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	// dev.yaml's us-west servers offer rooms; eu-central-1's are dedicated.
+	c, err := LoadConfig("../dev.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if us, eu := c.Fleet.Regions["us-west"][0], c.Fleet.Regions["eu-central-1"][0]; us.Rooms != 4 || eu.Rooms != 0 ||
+		!slices.Contains(us.ProcessEnv(), "ROOMS=4") || slices.ContainsFunc(eu.ProcessEnv(), func(e string) bool { return strings.HasPrefix(e, "ROOMS=") }) {
+		t.Fatalf("us-west %+v, eu-central-1 %+v", us, eu)
 	}
 }
 

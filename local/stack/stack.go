@@ -170,7 +170,7 @@ func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Co
 			}
 			// The Allocator's variables come first: the entry's own env wins,
 			// as Armada env vars beat Allocator-injected ones in GameFabric.
-			env := slices.Concat(s.FleetEnv(region), p.Env)
+			env := slices.Concat(s.FleetEnv(region), p.ProcessEnv())
 			regions[region] = append(regions[region], fleet.Process{Command: cmd, Args: p.Args, Env: env, ConcurrentExecutions: p.ConcurrentExecutions})
 		}
 	}

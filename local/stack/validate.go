@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
@@ -89,6 +90,9 @@ func (c Config) validate() error {
 		for i, p := range c.Fleet.Regions[region] {
 			if p.Command == "" || p.ConcurrentExecutions < 0 {
 				bad("fleet.regions.%s[%d]: command is required and concurrentExecutions must be 0 or more", region, i)
+			}
+			if p.Rooms != 0 && (p.Rooms < 2 || p.Rooms > gameserver.MaxRooms) {
+				bad("fleet.regions.%s[%d].rooms must be 0 (dedicated) or 2 to %d, got %d", region, i, gameserver.MaxRooms, p.Rooms)
 			}
 		}
 		if len(c.GameFabric.Allocators) == 0 || servedBy[region] != "" {

@@ -20,9 +20,19 @@ import (
 // failures are retried with backoff, honouring Retry-After, for
 // Options.LinkPatience. Anything else (401 UNAUTHORIZED, 409
 // INVALID_STATE, 400 INVALID_REQUEST ...) fails at once with an *APIError.
+//
+// A room offer (r.Rooms) is checked first (RoomOffer.Validate): a bad one
+// fails without a call.
 func (c *Client) Link(ctx context.Context, r LinkRequest) (*Instance, error) {
+	var secret string
+	if r.Rooms != nil {
+		if err := r.Rooms.Validate(); err != nil {
+			return nil, fmt.Errorf("gameserver: link: %w", err)
+		}
+		secret = r.Rooms.CallbackToken
+	}
 	return c.retry(ctx, "link", c.linkPatience, func(ctx context.Context) (*Instance, error) {
-		return c.call(ctx, "link", r)
+		return c.call(ctx, "link", r, secret)
 	})
 }
 

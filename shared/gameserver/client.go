@@ -10,6 +10,22 @@
 // heartbeat,end} with Authorization: Bearer {PartnerGameToken}; README,
 // "HTTP contract for other engines", has the same sequence for servers
 // that cannot use Go. The token never appears in logs or errors.
+//
+// # Rooms: several sessions on one server
+//
+// A server can host more game instances (sessions) than the one it was
+// allocated for. It mounts a SessionCallback on a port of its own and
+// offers rooms when its first session links (LinkRequest.Rooms =
+// SessionCallback.Offer(url, capacity), the capacity counting that
+// session). The service then places further sessions on it by POSTing
+// each one's payload to the callback URL with "Authorization: Bearer
+// <callback token>"; SessionCallback checks, de-duplicates and delivers
+// them on Sessions, or answers 503 when it cannot, and the service places
+// the session elsewhere. Each delivered session gets its own Client and
+// links (without Rooms), heartbeats and ends on its own. To close, call
+// SessionCallback.Stop and link one live session with capacity 0; the
+// sessions in play are unaffected. The callback token never appears in
+// logs, errors or printed values either.
 package gameserver
 
 import (
@@ -122,6 +138,20 @@ type LinkRequest struct {
 	Address    string         `json:"address,omitempty"` // host:port players connect to, e.g. 203.0.113.10:7777
 	Ports      map[string]int `json:"ports,omitempty"`   // named ports, e.g. {"game": 7777}
 	ServerName string         `json:"serverName,omitempty"`
+	// Rooms offers rooms for more sessions (SessionCallback.Offer); nil
+	// links a dedicated server. Its token is in the JSON, never in
+	// LogValue or the printed forms.
+	Rooms *RoomOffer `json:"rooms,omitempty"`
+}
+
+// LogValue keeps the room offer's token out of slog output: a JSON
+// handler would otherwise marshal Rooms, token included.
+func (r LinkRequest) LogValue() slog.Value {
+	attrs := []slog.Attr{slog.String("address", r.Address), slog.Any("ports", r.Ports), slog.String("serverName", r.ServerName)}
+	if r.Rooms != nil {
+		attrs = append(attrs, slog.Any("rooms", *r.Rooms))
+	}
+	return slog.GroupValue(attrs...)
 }
 
 // Instance is every route's answer: the game instance as the backend has it.
@@ -144,8 +174,9 @@ const maxAnswer = 64 << 10
 // maxMessage bounds an error message kept from an answer.
 const maxMessage = 512
 
-// call makes one request. body nil sends none.
-func (c *Client) call(ctx context.Context, op string, body any) (*Instance, error) {
+// call makes one request. body nil sends none. secrets besides the
+// client's token (a room offer's) are redacted from an error's message.
+func (c *Client) call(ctx context.Context, op string, body any, secrets ...string) (*Instance, error) {
 	var rd io.Reader
 	if body != nil {
 		raw, err := json.Marshal(body)
@@ -174,7 +205,7 @@ func (c *Client) call(ctx context.Context, op string, body any) (*Instance, erro
 		return nil, fmt.Errorf("gameserver: %s: reading the answer: %w", op, err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, c.apiError(op, resp, raw)
+		return nil, c.apiError(op, resp, raw, secrets)
 	}
 	var inst Instance
 	if len(raw) > maxAnswer {
@@ -191,7 +222,7 @@ func (c *Client) call(ctx context.Context, op string, body any) (*Instance, erro
 
 // apiError reads {"error": {"code", "message", "state"}}, or API
 // Gateway's {"message"}, or keeps a short head of anything else.
-func (c *Client) apiError(op string, resp *http.Response, raw []byte) *APIError {
+func (c *Client) apiError(op string, resp *http.Response, raw []byte, secrets []string) *APIError {
 	e := &APIError{Op: op, Status: resp.StatusCode, RetryAfter: gameinstance.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var body struct {
 		Error *struct {
@@ -209,12 +240,20 @@ func (c *Client) apiError(op string, resp *http.Response, raw []byte) *APIError 
 	default:
 		e.Message = strings.TrimSpace(string(raw))
 	}
-	e.Message = clip(c.redact(e.Message), maxMessage)
+	e.Message = clip(c.redact(e.Message, secrets...), maxMessage)
 	return e
 }
 
-// redact: no answer of ours echoes the token, but a proxy's might.
-func (c *Client) redact(s string) string { return strings.ReplaceAll(s, c.token, "[redacted]") }
+// redact: no answer of ours echoes a token, but a proxy's might.
+func (c *Client) redact(s string, secrets ...string) string {
+	s = strings.ReplaceAll(s, c.token, "[redacted]")
+	for _, secret := range secrets {
+		if secret != "" {
+			s = strings.ReplaceAll(s, secret, "[redacted]")
+		}
+	}
+	return s
+}
 
 // clip keeps at most n bytes of s, cut at a rune boundary.
 func clip(s string, n int) string {

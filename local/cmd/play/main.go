@@ -1,6 +1,8 @@
 // Command play ends a game instance of the running `make dev` stack the way
 // its player would: it sends IWON to the game port of the instance's game
 // server, which then ends the game through the API (`make play ID=gi-1`).
+// On a server hosting several sessions (rooms) it joins that instance's
+// session first, and the others play on.
 package main
 
 import (

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
@@ -73,6 +75,63 @@ func (d *devStack) gameServer(t *testing.T, id, state string) {
 			fmt.Fprintln(c, "GAME OVER")
 		}
 	}()
+}
+
+// roomsServer hosts the sessions ids on one game port, as a sample server
+// with rooms does: players JOIN one, and IWON ends that one alone. orphan
+// is recorded on the same server but not hosted there.
+func (d *devStack) roomsServer(t *testing.T, orphan string, ids ...string) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	port := ln.Addr().(*net.TCPAddr).Port
+	hosted := map[string]bool{}
+	d.mu.Lock()
+	for _, id := range append(ids, orphan) {
+		d.records[id] = map[string]any{"gameInstanceId": id, "state": "Linked", "region": "us-west", "placement": "room",
+			"server": map[string]any{"address": ln.Addr().String(), "ip": "127.0.0.1", "ports": map[string]int{"game": port}}}
+		hosted[id] = id != orphan
+	}
+	d.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			d.serveSessions(c, hosted)
+		}
+	}()
+}
+
+func (d *devStack) serveSessions(c net.Conn, hosted map[string]bool) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	fmt.Fprintln(c, "SESSIONS us-west-0")
+	sc := bufio.NewScanner(c)
+	if !sc.Scan() {
+		return
+	}
+	id, ok := strings.CutPrefix(sc.Text(), "JOIN ")
+	if !ok || !hosted[id] {
+		fmt.Fprintln(c, "NO SUCH GAME")
+		return
+	}
+	fmt.Fprintf(c, "WELCOME us-west-0 %s\n", id)
+	if sc.Scan() && sc.Text() == "IWON" {
+		d.mu.Lock()
+		d.records[id]["state"], d.records[id]["endReason"] = "Ended", "IWON"
+		d.mu.Unlock()
+		fmt.Fprintln(c, "GAME OVER")
+	}
+}
+
+func (d *devStack) stateOf(id string) any {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.records[id]["state"]
 }
 
 // state writes make dev's state file pointing at the stand-ins.
@@ -135,6 +194,31 @@ func TestPlay(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// On a server hosting several sessions, play ends the one named and no other.
+func TestPlayEndsOneSessionOfMany(t *testing.T) {
+	d := newDevStack(t)
+	d.roomsServer(t, "gi-gone", "gi-a", "gi-b")
+	state := d.state(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var out strings.Builder
+	if err := run(ctx, &out, state, "gi-a"); err != nil {
+		t.Fatalf("error %v; output:\n%s", err, out.String())
+	}
+	for _, want := range []string{`(it said "WELCOME us-west-0 gi-a"); it answered GAME OVER`, "gi-a is Ended (endReason IWON)"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	if got := d.stateOf("gi-b"); got != "Linked" {
+		t.Fatalf("gi-b is %v after gi-a's end", got)
+	}
+	err := run(ctx, &out, state, "gi-gone")
+	if !errors.Is(err, player.ErrNoSuchGame) || !strings.Contains(err.Error(), `hosts no session "gi-gone"`) {
+		t.Fatalf("gi-gone: %v", err)
 	}
 }
 
