@@ -18,5 +18,5 @@ func main() {
 	cfg := config.Must(config.LoadLifecycle(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	db := dynamodb.NewFromConfig(config.AWS(log))
-	lambda.Start(sweepapp.Handler(cfg, db, log))
+	lambda.Start(sweepapp.Handler(cfg, db, log, os.Stdout))
 }

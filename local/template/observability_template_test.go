@@ -45,6 +45,12 @@ var emittedMetrics = map[string]bool{
 	// Emitted before issue 14 (shared/metrics/allocation.go).
 	"AttemptsPerAllocation":   true,
 	"RegionsSkippedUnhealthy": true,
+	// Rooms (issue 22): shared/metrics/allocation.go and rooms.go.
+	"RoomPlacements":       true,
+	"RoomCallbackLatency":  true,
+	"RoomsInUse":           true,
+	"RoomsFree":            true,
+	"GameServersAccepting": true,
 }
 
 func loadRepoTemplate(t *testing.T) *Template {
