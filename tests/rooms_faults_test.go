@@ -284,28 +284,37 @@ func TestRoomsInDoubtClaim(t *testing.T) {
 func TestRoomsLostReplies(t *testing.T) {
 	tests := []struct {
 		name, op, contains string
+		times              int // replies lost
 		run                func(t *testing.T, e *env, cb *sessionServer)
 	}{
-		{"the take", "TransactWriteItems", "#roomServer = :addr", func(t *testing.T, e *env, cb *sessionServer) {
+		{"the take", "TransactWriteItems", "#roomServer = :addr", 1, func(t *testing.T, e *env, cb *sessionServer) {
 			e.allocateIn(t, "gi-2", "us-west", "").expect(t, http.StatusCreated, "")
 		}},
-		{"the release", "TransactWriteItems", "DELETE #sessions", func(t *testing.T, e *env, cb *sessionServer) {
+		{"the release", "TransactWriteItems", "DELETE #sessions", 1, func(t *testing.T, e *env, cb *sessionServer) {
 			e.allocateIn(t, "gi-2", "us-west", "").expect(t, http.StatusCreated, "")
 			e.do(t, http.MethodDelete, "/v1/allocations/gi-2", "").expect(t, http.StatusOK, "")
 		}},
-		{"the give-back", "UpdateItem", "#callbackFailures = if_not_exists", func(t *testing.T, e *env, cb *sessionServer) {
+		{"the give-back", "UpdateItem", "#callbackFailures = if_not_exists", 1, func(t *testing.T, e *env, cb *sessionServer) {
 			cb.answer(500, 0)
 			e.allocateIn(t, "gi-2", "us-west", "").expect(t, http.StatusCreated, "")
+		}},
+		{"the give-backs, the second closing", "UpdateItem", "#callbackFailures = if_not_exists", 2, func(t *testing.T, e *env, cb *sessionServer) {
+			cb.answer(500, 0)
+			e.allocateIn(t, "gi-2", "us-west", "").expect(t, http.StatusCreated, "")
+			e.allocateIn(t, "gi-3", "us-west", "").expect(t, http.StatusCreated, "")
+			if gs := e.gameServer(t, serverAddress(e.do(t, http.MethodGet, "/v1/allocations/gi-1", ""))); gs.Accepting || gs.CallbackFailures != 2 {
+				t.Fatalf("two failed callbacks, one give-back's reply lost: accepting %v, %d failures", gs.Accepting, gs.CallbackFailures)
+			}
 		}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			proxy := newReplyLoss(t, stack.ddbEndpoint)
 			e, cb, _ := roomsEnv(t, envOptions{ddbEndpoint: proxy.Endpoint()}, 4)
-			rule := proxy.Lose(tc.op, tc.contains, 1)
+			rule := proxy.Lose(tc.op, tc.contains, tc.times)
 			tc.run(t, e, cb)
-			if proxy.Lost(rule) != 1 {
-				t.Fatalf("lost %d replies, want 1", proxy.Lost(rule))
+			if proxy.Lost(rule) != tc.times {
+				t.Fatalf("lost %d replies, want %d", proxy.Lost(rule), tc.times)
 			}
 			e.requireRoomsBalance(t)
 		})

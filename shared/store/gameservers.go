@@ -132,7 +132,7 @@ func (s *GameServers) Take(ctx context.Context, id, claimID string, gs gameinsta
 			return fmt.Errorf("take a room on %s for %s: %w", gs.Address, id, gameinstance.ErrClaimLost)
 		}
 		return errRetryTransaction
-	}, func() error { return s.confirmTaken(ctx, id, gs.Address) })
+	}, func() error { return s.confirmTaken(ctx, id, gs.Address) }, outcomeWrite)
 }
 
 // confirmTaken reads the server back after a take whose reply never came:
@@ -140,6 +140,8 @@ func (s *GameServers) Take(ctx context.Context, id, claimID string, gs gameinsta
 // the claim names the server too), an error when it does not, and
 // gameinstance.ErrRoomInDoubt when the read fails.
 func (s *GameServers) confirmTaken(ctx context.Context, id, address string) error {
+	ctx, cancel := confirmContext(ctx)
+	defer cancel()
 	gs, err := s.Get(ctx, address)
 	switch {
 	case err == nil && contains(gs.Sessions, id):
@@ -163,18 +165,27 @@ func (s *GameServers) GiveBack(ctx context.Context, id, address string) (closed 
 	e.touch(s.now(), s.retention)
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: serverKey(address),
 		UpdateExpression: aws.String(e.update()), ConditionExpression: aws.String(e.holds(id)),
-		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values, ReturnValues: types.ReturnValueAllNew})
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values, ReturnValues: types.ReturnValueAllNew,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}, outcomeWrite)
 	var ccf *types.ConditionalCheckFailedException
+	var after map[string]types.AttributeValue
 	switch {
 	case errors.As(err, &ccf):
-		return false, nil // given back already: our own write, its reply lost
+		// Given back already: our own write, its reply lost and the SDK's
+		// retry refused. What it left is the record now.
+		after = ccf.Item
 	case err != nil:
-		if gs, gerr := s.Get(ctx, address); (gerr == nil && !contains(gs.Sessions, id)) || errors.Is(gerr, gameinstance.ErrNotFound) {
+		cctx, cancel := confirmContext(ctx)
+		defer cancel()
+		gs, gerr := s.Get(cctx, address)
+		if errors.Is(gerr, gameinstance.ErrNotFound) || (gerr == nil && !contains(gs.Sessions, id)) {
 			return false, nil
 		}
 		return false, fmt.Errorf("give back the room of %s on %s (%v): %w", id, address, err, gameinstance.ErrRoomInDoubt)
+	default:
+		after = out.Attributes
 	}
-	gs, err := DecodeGameServer(out.Attributes)
+	gs, err := DecodeGameServer(after)
 	if err != nil || !gs.Accepting || gs.CallbackFailures < gameinstance.RoomCallbackFailureLimit {
 		return false, nil
 	}
@@ -236,6 +247,14 @@ func (s *GameServers) Scan(ctx context.Context, limit int) (servers []gameinstan
 	return servers, p.HasMorePages(), nil
 }
 
+// confirmTimeout bounds the read that settles a room write whose reply
+// never came. It runs after the write's own time is up, detached from it.
+const confirmTimeout = time.Second
+
+func confirmContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), confirmTimeout)
+}
+
 // Transaction retries: a transaction cancelled because another one was
 // writing the same item, or for throttling, applied nothing and is tried
 // again after a short jittered pause, as Agones retries a contended
@@ -253,9 +272,10 @@ var errRetryTransaction = errors.New("retry the transaction")
 // decides a cancellation by its per-item reasons (errRetryTransaction to
 // try again); unknown decides a failure whose outcome is unknown (the
 // reply never came, after the SDK's own retries).
-func (s *GameServers) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, onCancel func([]types.CancellationReason) error, unknown func() error) error {
+func (s *GameServers) transact(ctx context.Context, in *dynamodb.TransactWriteItemsInput, onCancel func([]types.CancellationReason) error, unknown func() error,
+	opts ...func(*dynamodb.Options)) error {
 	for try := 1; ; try++ {
-		_, err := s.db.TransactWriteItems(ctx, in)
+		_, err := s.db.TransactWriteItems(ctx, in, opts...)
 		if err == nil {
 			return nil
 		}

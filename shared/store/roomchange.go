@@ -124,6 +124,8 @@ func (s *GameInstances) ChangeRoom(ctx context.Context, change gameinstance.Room
 // came: nil when rec is what is stored (the transaction is atomic, so its
 // room change was applied too).
 func (s *GameInstances) confirmPut(ctx context.Context, rec gameinstance.Record) error {
+	ctx, cancel := confirmContext(ctx)
+	defer cancel()
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: key(rec.GameInstanceID), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return fmt.Errorf("put %s: the outcome is unknown and reading it back failed: %w", rec.GameInstanceID, err)
