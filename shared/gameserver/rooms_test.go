@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"strings"
 	"testing"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // testCallbackToken is a valid callback token (43 characters, as minted).
@@ -25,14 +27,14 @@ func TestRoomOfferValidate(t *testing.T) {
 		{"the most rooms", with(func(o *RoomOffer) { o.Capacity = MaxRooms }), nil},
 		{"close: capacity alone", RoomOffer{}, nil},
 		{"dedicated record", RoomOffer{Capacity: 1}, nil},
-		{"too many rooms", with(func(o *RoomOffer) { o.Capacity = MaxRooms + 1 }), []string{"rooms.capacity must be 0 to 256, got 257"}},
+		{"too many rooms", with(func(o *RoomOffer) { o.Capacity = MaxRooms + 1 }), []string{"rooms.capacity must be 0-256", "got 257"}},
 		{"negative", RoomOffer{Capacity: -1}, []string{"rooms.capacity"}},
 		{"rooms without a callback, both named", RoomOffer{Capacity: 2},
 			[]string{"rooms.callbackUrl is required", "rooms.callbackToken is required"}},
-		{"not http", with(func(o *RoomOffer) { o.CallbackURL = "ftp://h/s" }), []string{"rooms.callbackUrl must be an absolute http(s) URL"}},
+		{"not http", with(func(o *RoomOffer) { o.CallbackURL = "ftp://h/s" }), []string{"rooms.callbackUrl must be an absolute http:// or https:// URL"}},
 		{"relative", with(func(o *RoomOffer) { o.CallbackURL = "/sessions" }), []string{"rooms.callbackUrl"}},
-		{"userinfo", with(func(o *RoomOffer) { o.CallbackURL = "http://u:pw-secret@h/s" }), []string{"without userinfo"}},
-		{"fragment", with(func(o *RoomOffer) { o.CallbackURL = "http://h/s#x" }), []string{"or fragment"}},
+		{"userinfo", with(func(o *RoomOffer) { o.CallbackURL = "http://u:pw-secret@h/s" }), []string{"must not carry credentials"}},
+		{"fragment", with(func(o *RoomOffer) { o.CallbackURL = "http://h/s#x" }), []string{"or a fragment"}},
 		{"url too long", with(func(o *RoomOffer) { o.CallbackURL = "http://h/" + strings.Repeat("s", MaxCallbackURLLength) }),
 			[]string{"rooms.callbackUrl must be at most 2048"}},
 		{"token too short", with(func(o *RoomOffer) { o.CallbackToken = "short" }), []string{"rooms.callbackToken must be 32-1024"}},
@@ -68,7 +70,7 @@ func TestRoomOfferValidate(t *testing.T) {
 
 func TestNewCallbackToken(t *testing.T) {
 	a, b := NewCallbackToken(), NewCallbackToken()
-	if len(a) != 43 || a == b || callbackTokenProblem(a) != "" {
+	if len(a) != 43 || a == b || gameinstance.CallbackTokenProblem(a) != "" {
 		t.Fatalf("tokens %q, %q", a, b)
 	}
 }

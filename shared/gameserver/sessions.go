@@ -11,6 +11,8 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // SessionCallbackOptions configure a SessionCallback. None is required.
@@ -70,7 +72,7 @@ func NewSessionCallback(o SessionCallbackOptions) (*SessionCallback, error) {
 	var problems []string
 	if o.Token == "" {
 		o.Token = NewCallbackToken()
-	} else if msg := callbackTokenProblem(o.Token); msg != "" {
+	} else if msg := gameinstance.CallbackTokenProblem(o.Token); msg != "" {
 		problems = append(problems, "Token "+msg)
 	}
 	if o.Buffer < 0 {

@@ -3,8 +3,6 @@ package lifecycle
 import (
 	"fmt"
 	"net"
-	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -47,57 +45,28 @@ func invalidOffer(msg string) error {
 }
 
 func offerProblems(rec gameinstance.Record, o gameinstance.RoomOffer) []string {
-	var problems []string
-	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-	if o.Capacity < 0 || o.Capacity > gameinstance.MaxRoomCapacity {
-		add("rooms.capacity must be 0-%d (the sessions the server hosts at once, this one included; 0 closes it)", gameinstance.MaxRoomCapacity)
-	}
-	needed := o.Capacity >= 2
-	switch t := o.CallbackToken; {
-	case t == "" && needed:
-		add("rooms.callbackToken is required when rooms.capacity is 2 or more")
-	case t != "" && (len(t) < gameinstance.MinCallbackToken || len(t) > gameinstance.MaxCallbackToken || !gameinstance.IsBearerToken(t)):
-		add("rooms.callbackToken must be %d-%d characters of letters, digits and - . _ ~ + / (then = padding)",
-			gameinstance.MinCallbackToken, gameinstance.MaxCallbackToken)
-	}
+	problems := o.Problems()
 	switch {
 	case rec.Server == nil || rec.RecoveredByLink:
-		add("rooms cannot be offered by this game server: its allocation was recovered by its link, so the host GameFabric allocated is not known; link without rooms")
-	case o.CallbackURL == "" && needed:
-		add("rooms.callbackUrl is required when rooms.capacity is 2 or more")
+		problems = append(problems, "rooms cannot be offered by this game server: its allocation was recovered by its link, "+
+			"so the host GameFabric allocated is not known; link without rooms")
 	case o.CallbackURL != "":
-		if p := callbackURLProblem(o.CallbackURL, rec.Server); p != "" {
-			add("rooms.callbackUrl %s", p)
+		if u, bad := gameinstance.CallbackURL(o.CallbackURL); bad == "" && !allocatedHost(u.Hostname(), rec.Server) {
+			problems = append(problems, fmt.Sprintf("rooms.callbackUrl must lead to the host GameFabric allocated for this game instance (%s), any port",
+				strings.Join(allocatedHosts(rec.Server), " or ")))
 		}
 	}
 	return problems
 }
 
-// callbackURLProblem says what is wrong with raw as the callback URL of
-// server's sessions, "" if nothing.
-func callbackURLProblem(raw string, server *gameinstance.Server) string {
-	if len(raw) > gameinstance.MaxCallbackURLLength {
-		return fmt.Sprintf("must be at most %d characters", gameinstance.MaxCallbackURLLength)
-	}
-	u, err := url.Parse(raw)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.Opaque != "" {
-		return "must be an absolute http:// or https:// URL"
-	}
-	if u.User != nil || u.Fragment != "" {
-		return "must not carry credentials or a fragment"
-	}
-	if port := u.Port(); port != "" {
-		if n, err := strconv.Atoi(port); err != nil || n < 1 || n > 65535 {
-			return "must have a port of 1-65535"
+// allocatedHost: host is one the allocation recorded for the server.
+func allocatedHost(host string, s *gameinstance.Server) bool {
+	for _, h := range allocatedHosts(s) {
+		if sameHost(host, h) {
+			return true
 		}
 	}
-	hosts := allocatedHosts(server)
-	for _, h := range hosts {
-		if sameHost(u.Hostname(), h) {
-			return ""
-		}
-	}
-	return fmt.Sprintf("must lead to the host GameFabric allocated for this game instance (%s), any port", strings.Join(hosts, " or "))
+	return false
 }
 
 // allocatedHosts are the hosts the allocation recorded for the server.
