@@ -27,12 +27,14 @@ type replyLoss struct {
 
 	mu    sync.Mutex
 	rules []*lossRule
-	// throttleEvery > 0 refuses every throttleEvery-th request (not lost,
-	// not applied) as DynamoDB does when it throttles: ThrottlingException,
-	// or for a transaction a TransactionCanceledException whose reasons
-	// say ThrottlingError. throttled counts them, requests every request.
-	throttleEvery, throttled, requests int
-	throttledOps                       map[string]int
+	// throttleEvery > 0 refuses every throttleEvery-th request of each
+	// operation (not lost, not applied) as DynamoDB does when it throttles:
+	// ThrottlingException, or for a transaction a
+	// TransactionCanceledException whose reasons say ThrottlingError.
+	// Counting per operation makes every kind of request meet it, however
+	// concurrent requests interleave.
+	throttleEvery, throttled int
+	requests, throttledOps   map[string]int
 }
 
 // lossRule loses the replies of the next `times` requests of operation op
@@ -87,7 +89,7 @@ func (p *replyLoss) lose(op string, body []byte) bool {
 func (p *replyLoss) Throttle(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.throttleEvery, p.requests = n, 0
+	p.throttleEvery, p.requests = n, map[string]int{}
 }
 
 // Throttled is how many requests were refused.
@@ -107,8 +109,11 @@ func (p *replyLoss) ThrottledOps() map[string]int {
 func (p *replyLoss) throttle(op string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.requests++
-	if p.throttleEvery > 0 && p.requests%p.throttleEvery == 0 {
+	if p.throttleEvery == 0 {
+		return false
+	}
+	p.requests[op]++
+	if p.requests[op]%p.throttleEvery == 0 {
 		if p.throttledOps == nil {
 			p.throttledOps = map[string]int{}
 		}

@@ -174,7 +174,7 @@ func (e *env) requireRoomsBalance(t *testing.T) map[string]int {
 		sort.Strings(sessions)
 		want := live[gs.Address]
 		sort.Strings(want)
-		if !slices.Equal(sessions, want) || gs.InUse != len(sessions) || gs.InUse > max(gs.Capacity, 1) || num(raw, "freeRooms") != fmt.Sprint(gs.Capacity-gs.InUse) {
+		if !slices.Equal(sessions, want) || gs.InUse != len(sessions) || gs.InUse > gs.Capacity || num(raw, "freeRooms") != fmt.Sprint(gs.Capacity-gs.InUse) {
 			t.Errorf("game server %s: %d/%d rooms in use, freeRooms %s, sessions %v; live instances placed on it %v",
 				gs.Address, gs.InUse, gs.Capacity, num(raw, "freeRooms"), sessions, want)
 		}

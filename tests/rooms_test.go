@@ -78,6 +78,13 @@ func TestRoomsShareAGameServer(t *testing.T) {
 	if p, _ := placement(e.allocateIn(t, "gi-6", "us-west", "").expect(t, http.StatusCreated, "")); p != "room" {
 		t.Fatalf("gi-6 after an end: placement %q, want the freed room", p)
 	}
+	// Never over capacity: the server hosts 3, so it cannot offer 2.
+	if r := e.linkRooms(t, "gi-1", 2, cb).expect(t, http.StatusBadRequest, "INVALID_REQUEST"); !strings.Contains(r.Raw, "rooms.capacity 2 is below the 3") {
+		t.Fatalf("capacity below the rooms in use: %s", r.Raw)
+	}
+	if gs := e.gameServer(t, addr); gs.Capacity != 3 || gs.InUse != 3 {
+		t.Fatalf("a refused capacity changed the record: %d/%d", gs.InUse, gs.Capacity)
+	}
 	// The backend's DELETE gives a room back too.
 	e.do(t, http.MethodDelete, "/v1/allocations/gi-3", "").expect(t, http.StatusOK, "")
 	if inUse := e.requireRoomsBalance(t); inUse[addr] != 2 {

@@ -250,3 +250,12 @@ var (
 	// or may not hold the room.
 	ErrRoomInDoubt = errors.New("whether the room is held is unknown")
 )
+
+// CapacityError: an offer's capacity is below the rooms the server's
+// sessions use, which would put it over capacity; nothing was changed.
+type CapacityError struct{ Capacity, InUse int }
+
+func (e *CapacityError) Error() string {
+	return fmt.Sprintf("rooms.capacity %d is below the %d game instances this game server hosts now; "+
+		"offer 0 to close it, and a smaller capacity once they have ended", e.Capacity, e.InUse)
+}

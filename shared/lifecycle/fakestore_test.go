@@ -214,6 +214,13 @@ func (f *fakeStore) changeRoomLocked(c gameinstance.RoomChange) error {
 			gs = &fakeServer{sessions: map[string]bool{}}
 			f.servers[c.Address] = gs
 		}
+		inUse := len(gs.sessions)
+		if !gs.sessions[c.SessionID] {
+			inUse++
+		}
+		if inUse > c.Offer.Capacity {
+			return &gameinstance.CapacityError{Capacity: c.Offer.Capacity, InUse: inUse}
+		}
 		gs.sessions[c.SessionID] = true
 		gs.capacity, gs.accepting, gs.reason, gs.offer = c.Offer.Capacity, true, "", c.Offer
 	case gameinstance.RoomClose:

@@ -127,6 +127,17 @@ func TestRelinkChangesTheOffer(t *testing.T) {
 	if gs := f.server(roomAddress); gs.capacity != 8 || len(gs.sessions) != 1 {
 		t.Fatalf("after capacity 8: %+v", gs)
 	}
+	// Never over capacity: with two rooms in use, capacity 1 is refused
+	// and changes nothing.
+	f.servers[roomAddress].sessions["gi-9"] = true
+	if _, err := svc.Link(context.Background(), "gi-1", "tok-gi-1", nil, offer(1, cb)); gameinstance.CodeOf(err) != gameinstance.CodeInvalidRequest ||
+		!strings.Contains(err.Error(), "rooms.capacity 1 is below the 2 game instances") {
+		t.Fatalf("capacity below the rooms in use: %v", err)
+	}
+	if gs := f.server(roomAddress); gs.capacity != 8 {
+		t.Fatalf("a refused capacity changed it to %d", gs.capacity)
+	}
+	delete(f.servers[roomAddress].sessions, "gi-9")
 	link(&gameinstance.RoomOffer{})
 	if gs := f.server(roomAddress); gs.accepting || gs.reason != gameinstance.ClosedByServer || !gs.sessions["gi-1"] {
 		t.Fatalf("after capacity 0: %+v", gs)

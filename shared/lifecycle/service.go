@@ -197,11 +197,14 @@ func (s *Service) apply(ctx context.Context, id string, token *string, t transit
 			change = released(rec, next)
 		}
 		stored, err := s.write(ctx, rec, next, changed, change)
+		var capacity *gameinstance.CapacityError
 		switch {
 		case errors.Is(err, gameinstance.ErrVersionConflict) && attempt < maxConflictRetries:
 			continue
 		case errors.Is(err, gameinstance.ErrRoomNotHeld):
 			return gameinstance.Record{}, false, noRoomToClose()
+		case errors.As(err, &capacity):
+			return gameinstance.Record{}, false, invalidOffer(capacity.Error())
 		case err != nil:
 			return gameinstance.Record{}, false, storeUnavailable(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -58,7 +59,7 @@ func (s *GameInstances) PutRoom(ctx context.Context, rec gameinstance.Record, ch
 				ExpressionAttributeValues: inst.ExpressionAttributeValues, ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}},
 			{Update: s.servers.txnUpdate(s.servers.table, serverKey(change.Address), srv, cond)},
 		}}
-		var serverRefused bool
+		var refusedBy map[string]types.AttributeValue // the server's record, when its condition failed
 		err := s.servers.transact(ctx, in, func(reasons []types.CancellationReason) error {
 			switch {
 			case failedCondition(reasons[0]):
@@ -67,26 +68,64 @@ func (s *GameInstances) PutRoom(ctx context.Context, rec gameinstance.Record, ch
 				}
 				return fmt.Errorf("put %s: %w", rec.GameInstanceID, gameinstance.ErrVersionConflict)
 			case failedCondition(reasons[1]):
-				serverRefused = true
+				refusedBy = reasons[1].Item
+				if refusedBy == nil {
+					refusedBy = map[string]types.AttributeValue{}
+				}
 				return nil
 			}
 			return errRetryTransaction
 		}, func() error { return s.confirmPut(ctx, rec) })
-		switch {
-		case err != nil:
+		if err != nil {
 			return gameinstance.Record{}, err
-		case !serverRefused:
+		}
+		if refusedBy == nil {
 			return stored, nil
-		case change.Op == gameinstance.RoomRelease:
+		}
+		next, err := refused(change, joined, refusedBy)
+		if errors.Is(err, errNotHeld) {
 			// Given back already (or the record is another server's life):
 			// nothing to release, and the instance moves on all the same.
 			return s.Put(ctx, rec)
-		case change.Op == gameinstance.RoomClose:
-			return gameinstance.Record{}, fmt.Errorf("close game server %s: %w", change.Address, gameinstance.ErrRoomNotHeld)
 		}
-		joined = !joined
+		if err != nil {
+			return gameinstance.Record{}, err
+		}
+		joined = next
 	}
 	return gameinstance.Record{}, fmt.Errorf("join game server %s: the session's room kept changing", change.Address)
+}
+
+// errNotHeld: a release found the session holding no room on the server.
+var errNotHeld = errors.New("the session holds no room there")
+
+// refused decides a room change whose condition the server's record
+// (item, as it was) refused: a release of a room not held (errNotHeld),
+// a close by a session without a room (gameinstance.ErrRoomNotHeld), an
+// offer below the rooms in use (*gameinstance.CapacityError), or a join
+// to retry in its other form (the session held its room already, or no
+// longer did): next says which.
+func refused(change gameinstance.RoomChange, joined bool, item map[string]types.AttributeValue) (next bool, err error) {
+	switch change.Op {
+	case gameinstance.RoomRelease:
+		return false, errNotHeld
+	case gameinstance.RoomClose:
+		return false, fmt.Errorf("close game server %s: %w", change.Address, gameinstance.ErrRoomNotHeld)
+	}
+	holds := held(item, change.SessionID)
+	var inUse int
+	if n, ok := item["roomsInUse"].(*types.AttributeValueMemberN); ok {
+		inUse, _ = strconv.Atoi(n.Value)
+	}
+	if holds != joined {
+		return holds, nil
+	}
+	// The form fitted: its capacity condition failed. A join would have
+	// added the session's own room.
+	if !holds {
+		inUse++
+	}
+	return joined, &gameinstance.CapacityError{Capacity: change.Offer.Capacity, InUse: inUse}
 }
 
 // ChangeRoom applies change to the game server's record alone: a linked
@@ -101,21 +140,25 @@ func (s *GameInstances) ChangeRoom(ctx context.Context, change gameinstance.Room
 		e, cond := s.servers.roomWrite(change, joined)
 		_, err := s.servers.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.servers.table), Key: serverKey(change.Address),
 			UpdateExpression: aws.String(e.update()), ConditionExpression: aws.String(cond),
-			ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values})
+			ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values,
+			ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
 		var ccf *types.ConditionalCheckFailedException
 		switch {
 		case err == nil:
 			return nil
 		case !errors.As(err, &ccf):
 			return fmt.Errorf("change game server %s: %w", change.Address, err)
-		case change.Op == gameinstance.RoomClose:
-			return fmt.Errorf("close game server %s: %w", change.Address, gameinstance.ErrRoomNotHeld)
-		case change.Op == gameinstance.RoomRelease:
-			return nil
 		}
-		// Joined already: the SDK's retry of our own join after a lost
-		// reply lands here too, and the offer alone is the same write.
-		joined = !joined
+		// The SDK's retry of our own join after a lost reply lands here
+		// too: the offer alone is then the same write.
+		next, err := refused(change, joined, ccf.Item)
+		switch {
+		case errors.Is(err, errNotHeld):
+			return nil
+		case err != nil:
+			return err
+		}
+		joined = next
 	}
 	return fmt.Errorf("join game server %s: the session's room kept changing", change.Address)
 }
@@ -158,7 +201,8 @@ func (s *GameServers) roomWrite(change gameinstance.RoomChange, joined bool) (*e
 		s.offer(e, change)
 		capacity := e.num("cap", int64(change.Offer.Capacity))
 		e.set = append(e.set, e.name("freeRooms")+" = "+capacity+" - "+e.name("roomsInUse"))
-		return e, e.holds(id)
+		// Never over capacity: an offer below the rooms in use is refused.
+		return e, e.holds(id) + " AND " + e.name("roomsInUse") + " <= " + capacity
 	}
 	// A join: the server's identity as the instance's allocation recorded
 	// it (a server GameFabric allocated again, having registered anew, is
@@ -175,7 +219,8 @@ func (s *GameServers) roomWrite(change gameinstance.RoomChange, joined bool) (*e
 		e.name("roomsInUse")+" = "+inUse+" + "+one,
 		e.name("freeRooms")+" = "+e.num("capLessOne", int64(change.Offer.Capacity-1))+" - "+inUse)
 	e.add = append(e.add, e.name("sessions")+" "+e.sessionSet(id))
-	return e, "attribute_not_exists(" + e.name(GameServerKey) + ") OR NOT " + e.holds(id)
+	return e, "attribute_not_exists(" + e.name(GameServerKey) + ") OR (NOT " + e.holds(id) + " AND " +
+		e.name("roomsInUse") + " < " + e.num("cap", int64(change.Offer.Capacity)) + ")"
 }
 
 // offer sets what a link's offer says: the capacity, the callback, and
