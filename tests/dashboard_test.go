@@ -23,18 +23,23 @@ import (
 // The dashboard in a real browser: Debian's headless Chromium, driven over
 // the DevTools protocol, allocates a game through the form, watches it
 // link, ends it with the End button (the player's IWON to the game port),
-// watches it end, and finds the lifecycle events in the list. The whole
-// local product runs behind it, as under make dev.
+// watches it end, and finds the lifecycle events in the list; then, as
+// make dev's us-west servers offer 4 rooms, allocates three more games
+// there, sees one server hold all three at once, ends one and sees its
+// room come back. The whole local product runs behind it, as under make
+// dev.
 func TestDashboardInABrowser(t *testing.T) {
 	browser := chromium(t)
 	cfg := localstack.Defaults()
 	cfg.AnyFreePorts()
 	cfg.Fleet.Stagger = 100 * time.Millisecond
-	server := func(n int) []localstack.FleetProcess {
-		return []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: n, Env: []string{
+	server := func(n, rooms int) []localstack.FleetProcess {
+		return []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: n, Rooms: rooms, Env: []string{
 			"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=5m"}}}
 	}
-	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": server(2), "eu-central-1": server(1)}
+	// make dev's shape (localstack.Defaults): us-west's servers host 4
+	// games each, eu-central-1's one.
+	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": server(2, 4), "eu-central-1": server(1, 0)}
 	s, _ := startLocalStack(t, cfg, t.TempDir())
 	dash, err := dashboard.Start(s, cfg.Dashboard.Port)
 	if err != nil {
@@ -76,16 +81,31 @@ func TestDashboardInABrowser(t *testing.T) {
 		t.Errorf("the us-west row does not name its Allocator's region string: %q", got)
 	}
 
-	// Allocate through the form; the row goes Allocated, then Linked.
-	step("allocate gi-dash-1 in us-west", 20*time.Second,
-		chromedp.SetValue(css("#alloc-region"), "us-west"),
-		chromedp.SetValue(css("#alloc-id"), "gi-dash-1"),
-		chromedp.Click(css("#alloc-submit")))
+	// Allocate through the form; the row goes Allocated, then Linked, on a
+	// whole server from the Allocator, which offers its rooms as it links.
+	allocate := func(region, id string) {
+		t.Helper()
+		step("allocate "+id+" in "+region, 20*time.Second,
+			chromedp.SetValue(css("#alloc-region"), region),
+			chromedp.SetValue(css("#alloc-id"), id),
+			chromedp.Click(css("#alloc-submit")),
+			chromedp.WaitVisible(css(fmt.Sprintf(`#instances tr[data-instance=%q][data-placement]`, id))),
+			chromedp.WaitEnabled(css("#alloc-submit"))) // the form takes the next game
+	}
+	allocate("us-west", "gi-dash-1")
 	row := `#instances tr[data-instance="gi-dash-1"]`
-	step("gi-dash-1 shows Linked", 60*time.Second, chromedp.WaitVisible(css(row+`[data-state="Linked"]`)))
+	step("gi-dash-1 shows Linked", 60*time.Second, chromedp.WaitVisible(css(row+`[data-state="Linked"][data-placement="allocator"]`)))
 	if got := text(row + " td.state"); got != "Linked" {
 		t.Errorf("the state badge says %q", got)
 	}
+	_, doc := httpJSON(t, http.MethodGet, s.APIURL+"/v1/allocations/gi-dash-1", "", "")
+	srv, _ := doc["server"].(map[string]any)
+	shared, _ := srv["address"].(string)
+	if shared == "" {
+		t.Fatalf("gi-dash-1 has no server: %v", doc)
+	}
+	rooms := fmt.Sprintf(`#rooms tr[data-region="us-west"][data-room-server=%q]`, shared)
+	step("gi-dash-1's server offers 4 rooms", 10*time.Second, chromedp.WaitVisible(css(rooms+`[data-in-use="1"][data-capacity="4"]`)))
 
 	// Its decision trace: one attempt, in us-west, answered 200.
 	step("open the decision trace", 10*time.Second,
@@ -109,13 +129,47 @@ func TestDashboardInABrowser(t *testing.T) {
 			chromedp.WaitVisible(css(fmt.Sprintf(`#events li[data-detail-type=%q][data-instance="gi-dash-1"]`, dt))))
 	}
 
-	// A second game with a generated id, in the other region, left running
-	// for the screenshot.
+	// Three games in us-west go to the rooms of gi-dash-1's server, free
+	// again since it ended: one server holds them all at once.
+	for _, id := range []string{"gi-dash-2", "gi-dash-3", "gi-dash-4"} {
+		allocate("us-west", id)
+	}
+	for _, id := range []string{"gi-dash-2", "gi-dash-3", "gi-dash-4"} {
+		step(id+" Linked in a room", 60*time.Second,
+			chromedp.WaitVisible(css(fmt.Sprintf(`#instances tr[data-instance=%q][data-state="Linked"][data-placement="room"]`, id))))
+	}
+	step("one server holds 3 of its 4 rooms", 10*time.Second, chromedp.WaitVisible(css(rooms+`[data-in-use="3"]`)))
+	if got := text(rooms); !strings.Contains(got, "3/4 rooms") || !strings.Contains(got, "Accepting") ||
+		!strings.Contains(got, "gi-dash-2") || !strings.Contains(got, "gi-dash-3") || !strings.Contains(got, "gi-dash-4") {
+		t.Errorf("the rooms of %s = %q, want 3/4 rooms held by gi-dash-2, 3 and 4", shared, got)
+	}
+	step("open gi-dash-2's decision trace, close gi-dash-1's", 10*time.Second,
+		chromedp.Click(css(`button[data-trace="gi-dash-1"]`)),
+		chromedp.Click(css(`button[data-trace="gi-dash-2"]`)),
+		chromedp.WaitVisible(css(`tr[data-trace-of="gi-dash-2"] table.trace`)))
+	if got := text(`tr[data-trace-of="gi-dash-2"] table.trace tbody`); !strings.Contains(got, "a room on "+shared) {
+		t.Errorf("decision trace of a room = %q, want its room on %s", got, shared)
+	}
+
+	// Ending one game gives its room back; the others play on.
+	step("end gi-dash-3", 60*time.Second,
+		chromedp.Click(css(`button[data-end="gi-dash-3"]`)),
+		chromedp.WaitVisible(css(`#instances tr[data-instance="gi-dash-3"][data-state="Ended"]`)),
+		chromedp.WaitVisible(css(rooms+`[data-in-use="2"]`)))
+	if got := text(rooms); !strings.Contains(got, "2/4 rooms") || strings.Contains(got, "gi-dash-3") {
+		t.Errorf("the rooms of %s after gi-dash-3 ended = %q", shared, got)
+	}
+	for _, id := range []string{"gi-dash-2", "gi-dash-4"} {
+		step(id+" still Linked", 5*time.Second, chromedp.WaitVisible(css(fmt.Sprintf(`#instances tr[data-instance=%q][data-state="Linked"]`, id))))
+	}
+
+	// A game with a generated id, in the other region, on a dedicated
+	// server, left running for the screenshot.
 	step("allocate in eu-central-1 with a generated id", 20*time.Second,
 		chromedp.SetValue(css("#alloc-region"), "eu-central-1"),
 		chromedp.Click(css("#alloc-submit")))
 	step("the generated instance shows Linked", 60*time.Second,
-		chromedp.WaitVisible(css(`#instances tr[data-instance^="dash-"][data-state="Linked"]`)))
+		chromedp.WaitVisible(css(`#instances tr[data-instance^="dash-"][data-state="Linked"][data-placement="allocator"]`)))
 	step("its link in the events list", 60*time.Second,
 		chromedp.WaitVisible(css(`#events li[data-detail-type="GameServerLinked"][data-instance^="dash-"]`)))
 	step("the first instance is still listed as Ended", 5*time.Second, chromedp.WaitVisible(css(row+`[data-state="Ended"]`)))

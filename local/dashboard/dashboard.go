@@ -1,8 +1,9 @@
 // Package dashboard is make dev's web page: the regions with their health,
-// ping targets and the game servers registered in each, the game instances
-// as their states change with the decision trace of each allocation, and
-// the lifecycle events as they are published; with a form to allocate and
-// a button to end a game the way its player would.
+// ping targets and the game servers registered in each, the game servers
+// that offered rooms with the games holding them, the game instances as
+// their states change with the decision trace of each allocation, and the
+// lifecycle events as they are published; with a form to allocate and a
+// button to end a game the way its player would.
 //
 // The page is static HTML, JS and CSS embedded in the binary (no build
 // step, nothing fetched from elsewhere); it polls GET /api/state every
@@ -41,6 +42,8 @@ type Sources struct {
 	APIURL string
 	// Instances lists the game instances, newest first.
 	Instances func(context.Context) (Listing, error)
+	// GameServers lists the game servers that offered rooms; nil shows none.
+	GameServers func(context.Context) (ServerListing, error)
 	// RegionHealth lists the region health table; nil leaves it to the API.
 	RegionHealth func(context.Context) ([]regionhealth.Health, error)
 	// Served are the Regions the emulated Allocators serve.

@@ -75,6 +75,7 @@ type instanceView struct {
 	FallbackUsed      bool                  `json:"fallbackUsed"`
 	LatencyRelaxed    bool                  `json:"latencyFilterRelaxed,omitempty"`
 	Server            *serverView           `json:"server,omitempty"`
+	Placement         string                `json:"placement,omitempty"` // room or allocator, once there is a server
 	ServerName        string                `json:"serverName,omitempty"`
 	Attempts          []httpapi.AttemptView `json:"attempts"`
 	Error             *failureView          `json:"error,omitempty"`
@@ -102,7 +103,7 @@ func viewOf(r gameinstance.Record) instanceView {
 	v := instanceView{
 		GameInstanceID: r.GameInstanceID, State: string(r.State),
 		DesiredRegion: r.Fingerprint.DesiredRegion, GameServerVersion: r.Fingerprint.GameServerVersion,
-		Region: r.Region, FallbackUsed: r.FallbackUsed, LatencyRelaxed: r.LatencyRelaxed,
+		Region: r.Region, FallbackUsed: r.FallbackUsed, LatencyRelaxed: r.LatencyRelaxed, Placement: string(r.PlacedBy()),
 		Attempts:  httpapi.AttemptsOf(r),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LinkedAt: r.LinkedAt, LastHeartbeatAt: r.LastHeartbeatAt,
 		EndedAt: r.EndedAt, EndReason: r.EndReason, UnhealthyAt: r.UnhealthyAt, UnhealthyReason: r.UnhealthyReason,

@@ -94,3 +94,24 @@ func TestScanInstances(t *testing.T) {
 		t.Fatal("a failing scan is no error")
 	}
 }
+
+func TestViewOfPlacement(t *testing.T) {
+	srv := &gameinstance.Server{Address: "127.0.0.1:7001", Ports: map[string]int{"game": 7001}}
+	tests := []struct {
+		name string
+		r    gameinstance.Record
+		want string
+	}{
+		{"no server yet", gameinstance.Record{State: gameinstance.StateAllocating}, ""},
+		{"a room", gameinstance.Record{State: gameinstance.StateLinked, Server: srv, Placement: gameinstance.PlacementRoom, RoomServer: srv.Address}, "room"},
+		{"the Allocator", gameinstance.Record{State: gameinstance.StateLinked, Server: srv, Placement: gameinstance.PlacementAllocator}, "allocator"},
+		{"recorded before rooms", gameinstance.Record{State: gameinstance.StateEnded, Server: srv}, "allocator"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := viewOf(tt.r).Placement; got != tt.want {
+				t.Errorf("placement %q, want %q", got, tt.want)
+			}
+		})
+	}
+}

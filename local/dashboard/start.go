@@ -52,7 +52,7 @@ func Serve(d *Dashboard, port int) (*Server, error) {
 // StackSources reads a running local stack: its API, its tables in
 // DynamoDB Local, its emulated Allocators' registries and its events.
 func StackSources(s *stack.Stack) (Sources, error) {
-	instances, health := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"]
+	instances, health, servers := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"], s.Tables["GameServersTable"]
 	if instances == "" {
 		return Sources{}, errors.New("dashboard: the template has no GameInstancesTable")
 	}
@@ -62,6 +62,9 @@ func StackSources(s *stack.Stack) (Sources, error) {
 		Instances: func(ctx context.Context) (Listing, error) { return ScanInstances(ctx, db, instances) },
 		Servers:   func() []Registered { return registeredIn(s.Allocators) },
 		Events:    func() []stack.SeenEvent { return s.RecentEvents(0) },
+	}
+	if servers != "" {
+		src.GameServers = func(ctx context.Context) (ServerListing, error) { return ScanGameServers(ctx, db, servers) }
 	}
 	if health != "" {
 		rh := store.NewRegionHealth(db, health, regionhealth.BreakerPolicy{})

@@ -57,6 +57,8 @@ type regionView struct {
 	HealthReason string                   `json:"healthReason,omitempty"`
 	Servers      []registered             `json:"servers"`
 	InGame       int                      `json:"inGame"` // instances Allocated or Linked there
+	// RoomServers are the game servers there that offered rooms.
+	RoomServers []roomServerView `json:"roomServers"`
 }
 
 type registered struct {
@@ -125,7 +127,8 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 		if r, ok := byName[name]; ok {
 			return r
 		}
-		r := &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []registered{}, Health: string(regionhealth.RegionInitialized)}
+		r := &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []registered{}, RoomServers: []roomServerView{},
+			Health: string(regionhealth.RegionInitialized)}
 		byName[name] = r
 		return r
 	}
@@ -157,6 +160,7 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 			r.Servers = append(r.Servers, registered{Address: s.Address, Allocator: s.Allocator, Ports: s.Ports, Priority: s.Priority, ExpiresAt: s.ExpiresAt})
 		}
 	}
+	problems = append(problems, d.roomServers(ctx, get)...)
 	out := make([]regionView, 0, len(byName))
 	for _, r := range byName {
 		out = append(out, *r)
@@ -175,4 +179,28 @@ func eventOf(e stack.SeenEvent) eventView {
 	_ = json.Unmarshal(e.Detail, &d) // a detail without these fields still shows its line
 	return eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, GameInstanceID: d.GameInstanceID,
 		Region: d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line}
+}
+
+// roomServers adds the game servers that offered rooms to their regions
+// (in the listing's order), and says what it could not read.
+func (d *Dashboard) roomServers(ctx context.Context, region func(string) *regionView) []string {
+	if d.src.GameServers == nil {
+		return nil
+	}
+	var problems []string
+	listing, err := d.src.GameServers(ctx)
+	if err != nil {
+		problems = append(problems, "game servers: "+err.Error())
+	}
+	if listing.Unreadable > 0 {
+		problems = append(problems, fmt.Sprintf("game servers: %d items are not game server records", listing.Unreadable))
+	}
+	if listing.More {
+		problems = append(problems, fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned))
+	}
+	for _, gs := range listing.Servers {
+		r := region(gs.Region)
+		r.RoomServers = append(r.RoomServers, roomServerOf(gs))
+	}
+	return problems
 }

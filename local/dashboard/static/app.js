@@ -91,6 +91,36 @@ function renderRegions(st) {
   if (!version.value && !version.dataset.touched && st.versions && st.versions.length) version.value = st.versions[0];
 }
 
+// --- rooms -----------------------------------------------------------------
+
+// renderRooms lists, region by region, each game server that offered rooms:
+// rooms in use of its capacity, whether it takes new games, and the game
+// instances in its rooms with their states as the instances list has them.
+function renderRooms(st) {
+  const states = new Map(st.instances.map((i) => [i.gameInstanceId, i.state]));
+  const rows = st.regions.flatMap((r) => r.roomServers.map((g) => {
+    const closed = [g.closedReason, g.callbackFailures ? g.callbackFailures + ' failed callback(s) in a row' : '']
+      .filter(Boolean).join(', ');
+    const sessions = g.sessions.length
+      ? el('ul', { class: 'plain' }, g.sessions.map((id) => el('li', { 'data-session': id },
+        id, states.has(id) ? el('span', { class: 'muted' }, ' ' + states.get(id)) : null)))
+      : el('span', { class: 'muted' }, 'none');
+    return el('tr', { 'data-room-server': g.address, 'data-region': r.region, 'data-in-use': g.inUse, 'data-capacity': g.capacity },
+      el('th', { scope: 'row' }, r.region),
+      el('td', { class: 'mono' }, g.address),
+      el('td', { class: 'rooms' }, el('strong', {}, g.inUse + '/' + g.capacity + ' rooms'), ' ',
+        el('meter', { min: 0, max: Math.max(g.capacity, g.inUse, 1), value: g.inUse, title: g.inUse + ' of ' + g.capacity + ' in use' })),
+      el('td', {}, badge(g.accepting ? 'Accepting' : 'Closed', closed || undefined),
+        closed ? el('div', { class: 'muted' }, closed) : null),
+      el('td', { 'data-sessions': g.sessions.length }, sessions));
+  }));
+  if (!rows.length) {
+    rows.push(el('tr', {}, el('td', { colspan: 5, class: 'muted' },
+      'No game server has offered rooms yet: a fleet entry with rooms: N offers them when its first game links.')));
+  }
+  document.querySelector('#rooms tbody').replaceChildren(...rows);
+}
+
 // --- instances -------------------------------------------------------------
 
 function trace(i) {
@@ -116,7 +146,8 @@ function trace(i) {
         el('td', {}, a.reason || ''),
         el('td', {}, a.status ? String(a.status) : '—', a.error ? el('div', { class: 'muted' }, a.error) : null),
         el('td', {}, a.durationMs + ' ms'),
-        el('td', {}, [a.rateLimited ? 'rate limited' : '', a.suspectedOrphan ? 'suspected orphan' : ''].filter(Boolean).join(', '))))))
+        el('td', {}, [a.placement === 'room' ? 'a room on ' + a.server : '', a.rateLimited ? 'rate limited' : '',
+          a.suspectedOrphan ? 'suspected orphan' : ''].filter(Boolean).join(', '))))))
     : el('p', { class: 'muted' }, 'No attempts recorded (yet).');
   return el('div', { class: 'trace-box' }, el('h3', {}, 'Decision trace'), attempts, dl);
 }
@@ -130,6 +161,11 @@ function endButton(i) {
   }, ending.has(i.gameInstanceId) ? 'Ending…' : 'End (IWON)');
 }
 
+const placementTitle = {
+  room: 'a free room on a game server already in play',
+  allocator: 'a whole game server from GameFabric\'s Allocator',
+};
+
 function renderInstances(st) {
   const rows = [];
   for (const i of st.instances) {
@@ -141,8 +177,9 @@ function renderInstances(st) {
     const region = el('td', {}, i.region || el('span', { class: 'muted' }, i.desiredRegion || '—'),
       i.fallbackUsed ? el('span', { class: 'tag', title: 'desired ' + (i.desiredRegion || '?') }, 'fallback') : null);
     const server = el('td', {}, i.server ? i.server.address : '',
+      i.placement ? el('span', { class: 'tag tag-' + i.placement, title: placementTitle[i.placement] }, i.placement) : null,
       i.server && i.server.ports ? el('div', { class: 'muted' }, ports(i.server.ports)) : null);
-    rows.push(el('tr', { 'data-instance': i.gameInstanceId, 'data-state': i.state },
+    rows.push(el('tr', { 'data-instance': i.gameInstanceId, 'data-state': i.state, 'data-placement': i.placement || null },
       el('td', {}, toggle), el('td', { class: 'state' }, badge(i.state)), region, server,
       el('td', { title: i.createdAt || '' }, time(i.createdAt)), el('td', { title: i.updatedAt || '' }, ago(i.updatedAt, st.now)),
       el('td', {}, endButton(i))));
@@ -211,6 +248,7 @@ let last = null;
 function render(st) {
   last = st;
   renderRegions(st);
+  renderRooms(st);
   renderInstances(st);
   renderEvents(st);
   const status = document.getElementById('status');
