@@ -46,12 +46,17 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	fmt.Fprintf(&b, "  Ping Service      %s\n", s.Ping.SecretARN)
 	var regions []string
 	for region, procs := range cfg.Fleet.Regions {
-		n := 0
+		n, rooms := 0, 0
 		for _, p := range procs {
 			n += p.ConcurrentExecutions
+			rooms = max(rooms, p.Rooms)
 		}
 		a, _ := s.AllocatorFor(region)
-		regions = append(regions, fmt.Sprintf("%s: %d (Allocator %s)", region, n, a.Name))
+		line := fmt.Sprintf("%s: %d (Allocator %s", region, n, a.Name)
+		if rooms >= 2 {
+			line += fmt.Sprintf(", %d rooms each", rooms)
+		}
+		regions = append(regions, line+")")
 	}
 	sort.Strings(regions)
 	fmt.Fprintf(&b, "game servers        %s\n\n", strings.Join(regions, ", "))
@@ -64,11 +69,30 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 		fmt.Fprintf(&b, "Each allocation, link, end and region change then shows up below as \"event <detail-type> ...\" (EventsFunction via the DynamoDB streams).\n")
 	}
 	fmt.Fprintf(&b, "Then end the game like a player would: make play ID=gi-1 (IWON to the game port of the allocation's \"server\"), or End on the dashboard.\n")
+	if roomy := roomRegions(cfg); len(roomy) > 0 {
+		fmt.Fprintf(&b, "Servers in %s host several games at once: allocate gi-2 there too and it takes a room on gi-1's server (\"placement\": \"room\").\n",
+			strings.Join(roomy, ", "))
+	}
 	if fb := cfg.Parameters["FallbackRegion"]; fb != "" {
 		fmt.Fprintf(&b, "A region whose servers are all taken falls back to %s, across Allocators (\"fallbackUsed\": true).\n", fb)
 	}
 	fmt.Fprintf(&b, "Ctrl-C stops everything.\n")
 	return b.String()
+}
+
+// roomRegions are the regions whose game servers offer rooms.
+func roomRegions(cfg stack.Config) []string {
+	var out []string
+	for region, procs := range cfg.Fleet.Regions {
+		for _, p := range procs {
+			if p.Rooms >= 2 {
+				out = append(out, region)
+				break
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // allocatorRegions lists what an Allocator serves: "us-west as dev-us-west".

@@ -33,7 +33,10 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	if len(dashboardLines) != 1 || !strings.Contains(dashboardLines[0], " http://127.0.0.1:8089/ ") {
 		t.Fatalf("lines starting with Dashboard: %q\nbanner:\n%s", dashboardLines, out)
 	}
-	for _, want := range []string{"HTTP API            http://127.0.0.1:3000", "make play ID=gi-1", "End on the dashboard"} {
+	// make dev's us-west servers host several games (local/dev.yaml's
+	// defaults): the banner says so, and how to see it.
+	for _, want := range []string{"HTTP API            http://127.0.0.1:3000", "make play ID=gi-1", "End on the dashboard",
+		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in us-west host several games at once"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)
 		}
