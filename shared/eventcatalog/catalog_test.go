@@ -111,6 +111,32 @@ func TestInstanceDetail(t *testing.T) {
 	}
 }
 
+// An instance placed in a room says so, and so does its callback attempt;
+// one recorded before rooms existed was placed by the Allocator.
+func TestInstanceDetailPlacement(t *testing.T) {
+	server := &gameinstance.Server{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}}
+	for _, tc := range []struct {
+		name string
+		mod  func(*gameinstance.Record)
+		want string
+	}{
+		{"room", func(r *gameinstance.Record) {
+			r.Server, r.Placement, r.RoomServer = server, gameinstance.PlacementRoom, server.Address
+			r.Attempts = []gameinstance.Attempt{{Region: "us-west", Status: 200, Placement: gameinstance.PlacementRoom, Server: server.Address}}
+		}, `"placement":"room"`},
+		{"recorded before rooms", func(r *gameinstance.Record) { r.Server = server }, `"placement":"allocator"`},
+	} {
+		evs := FromGameInstance(rec(gameinstance.StateAllocating, 1, nil), *rec(gameinstance.StateAllocated, 2, tc.mod))
+		b, _ := evs[0].Detail()
+		if !strings.Contains(string(b), tc.want) || strings.Contains(string(b), "roomServer") {
+			t.Errorf("%s: detail %s", tc.name, b)
+		}
+		if tc.name == "room" && !strings.Contains(string(b), `"placement":"room","server":"10.0.0.1:7777"`) {
+			t.Errorf("the room attempt lost its placement: %s", b)
+		}
+	}
+}
+
 func TestFromRegion(t *testing.T) {
 	h := func(s regionhealth.RegionState, since time.Time) *regionhealth.Health {
 		return &regionhealth.Health{Region: "eu-central-1", State: s, Since: since, Reason: regionhealth.BecauseAllocationFailures,
