@@ -41,7 +41,7 @@ func TestRecordRoundTrips(t *testing.T) {
 		Environment: "prod", ArmadaSet: "arena", PartnerGameTokenHash: "h", ClaimID: "c",
 		Server:    &gameinstance.Server{Address: "10.0.0.1:7000", IP: "10.0.0.1", Ports: map[string]int{"game": 7000}},
 		Placement: gameinstance.PlacementRoom, RoomServer: "10.0.0.1:7000",
-		Attempts: []gameinstance.Attempt{{Region: "us-west", Status: 200, DurationMs: 3, Placement: gameinstance.PlacementRoom, Server: "10.0.0.1:7000"}},
+		Attempts:       []gameinstance.Attempt{{Region: "us-west", Status: 200, DurationMs: 3, Placement: gameinstance.PlacementRoom, Server: "10.0.0.1:7000"}},
 		LeaseExpiresAt: at, CreatedAt: at, UpdatedAt: at, HealthDeadline: at.Add(time.Minute)}
 	av, err := Encode(rec)
 	if err != nil {
