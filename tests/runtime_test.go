@@ -5,6 +5,7 @@ package tests
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -18,6 +19,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // eventExpectations is what each file in events/ must produce when fed, in
@@ -59,6 +61,13 @@ var eventExpectations = []struct {
 	}},
 	{"link.json", "LinkBackFunction", 200, func(t *testing.T, b map[string]any) {
 		if b["state"] != "Linked" || b["linkedServer"].(map[string]any)["serverName"] != "sample-server-1" {
+			t.Errorf("body = %v", b)
+		}
+	}},
+	// The same server links again offering 4 rooms: it stays Linked, now
+	// holding one of them (end.json gives it back).
+	{"link-rooms.json", "LinkBackFunction", 200, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Linked" || strings.Contains(fmt.Sprint(b), "dev-session-callback-token") {
 			t.Errorf("body = %v", b)
 		}
 	}},
@@ -261,6 +270,12 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	}
 	if n := stub.Allocations(); n != 1 {
 		t.Errorf("GameFabric allocated %d servers for the events, want 1", n)
+	}
+	// link-rooms.json gave the server a record holding gi-event-1's room;
+	// end.json gave the room back, through the bootstraps' transactions.
+	gs, err := store.NewGameServers(stack.ddb, refs["GameServersTable"], refs["GameInstancesTable"], time.Hour).Get(ctx, stub.Calls()[0].Server)
+	if err != nil || gs.Capacity != 4 || gs.InUse != 0 || len(gs.Sessions) != 0 || gs.CallbackURL != "http://127.0.0.1:7600/sessions" {
+		t.Errorf("the game server's record after link-rooms.json and end.json: %v, %v", gs, err)
 	}
 
 	// Every function's logs are JSON lines tagged with the Lambda request id,
