@@ -57,9 +57,14 @@ func newAPIClient(apiURL string, conns int) *allocclient.Client {
 // postAllocation asks for a server for gameInstanceID in region; the body
 // is what a game backend sends.
 func postAllocation(ctx context.Context, c *allocclient.Client, gameInstanceID, region string) apiResult {
-	start := time.Now()
-	a, err := c.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: gameInstanceID, DesiredRegion: region,
+	return postRequest(ctx, c, allocclient.AllocateRequest{GameInstanceID: gameInstanceID, DesiredRegion: region,
 		GameServerVersion: Version, ServerArgs: "-map=arena"})
+}
+
+// postRequest makes one POST /v1/allocations of req.
+func postRequest(ctx context.Context, c *allocclient.Client, req allocclient.AllocateRequest) apiResult {
+	start := time.Now()
+	a, err := c.Allocate(ctx, req)
 	r := apiResult{Body: a, Took: time.Since(start)}
 	var e *allocclient.Error
 	switch {

@@ -29,6 +29,9 @@ const (
 	tokenCacheTTLSeconds = 300  // TOKEN_CACHE_TTL default: one Secrets Manager call per warm sandbox per 5 min
 	healthCacheTTLSecs   = 5    // the breaker caches region health 5 s per warm sandbox
 	monthSeconds         = 30 * 24 * 3600
+	// queryMinRRU is what DynamoDB charges a Query that reads (almost)
+	// nothing, eventually consistent; DynamoDB Local reports 0 for it.
+	queryMinRRU = 0.5
 )
 
 // CostInputs are the measured quantities the model uses.
@@ -38,6 +41,7 @@ type CostInputs struct {
 	WRU                   float64 // write request units per fresh allocation (table + indexes)
 	IndexWRU              float64 // of which the HealthDeadlineIndex entry
 	HealthReadRRU         float64 // read request units one region-health read costs
+	RoomQueries           float64 // FreeRoomsIndex Queries per allocation (rooms first)
 	LogBytes, LogLines    float64 // function output per allocation
 	PlatformLogBytes      float64 // Lambda's own platform records per invocation (estimate)
 }
@@ -130,6 +134,8 @@ func costLines(in CostInputs, sc Scenario) ([]CostLine, CostLine) {
 			line("HTTP API requests", p.HTTPAPI, "1 per allocation × $%.2f/1M", p.HTTPAPI),
 			line("DynamoDB writes (GameInstancesTable + index)", in.WRU*p.DynamoWRU, "%.2f WRU × $%.3f/1M", in.WRU, p.DynamoWRU),
 			line("DynamoDB region-health reads", sc.HealthReads*in.HealthReadRRU*p.DynamoRRU, "%.3f reads × %.0f RRU × $%.3f/1M", sc.HealthReads, in.HealthReadRRU, p.DynamoRRU),
+			line("DynamoDB free-room queries (rooms first)", in.RoomQueries*queryMinRRU*p.DynamoRRU, "%.2f queries × %.1f RRU (a Query's least, eventually consistent) × $%.3f/1M",
+				in.RoomQueries, queryMinRRU, p.DynamoRRU),
 			line("Secrets Manager", sc.SecretsCalls*p.SecretsPer10k/1e4*1e6, "%.2g calls × $%.2f/10k", sc.SecretsCalls, p.SecretsPer10k),
 		}, line("CloudWatch Logs ingestion", (in.LogBytes+in.PlatformLogBytes)*1e6/1e9*p.LogsPerGB, "%.0f B (%.0f function + %.0f platform) × $%.2f/GB",
 			in.LogBytes+in.PlatformLogBytes, in.LogBytes, in.PlatformLogBytes, p.LogsPerGB)

@@ -77,7 +77,7 @@ func TestPerGame(t *testing.T) {
 		}
 	}
 	// A game-hour at 10 s: 360 heartbeats, 60 moves, no link or end.
-	if got, want := heartbeatsFor(l, 10*time.Second, time.Minute, time.Hour), 360*2+60*2*prices.DynamoWRU; math.Abs(got-want) > 1e-9 {
+	if got, want := heartbeatsFor(l.Heartbeat, 10*time.Second, time.Minute, time.Hour), 360*2+60*2*prices.DynamoWRU; math.Abs(got-want) > 1e-9 {
 		t.Errorf("a game-hour: $%.4f, want $%.4f", got, want)
 	}
 }

@@ -73,25 +73,47 @@ func NewInProcess(s *Stack) (*InProcess, error) {
 // (decode the event, call the handler with a deadline and request id,
 // encode the response) and returns the status and the time it took.
 func (ip *InProcess) Allocate(ctx context.Context, gameInstanceID, region string) (int, time.Duration, error) {
+	resp, took, err := ip.invoke(ctx, gameInstanceID, region)
+	return resp.StatusCode, took, err
+}
+
+// Placement is Allocate that also returns where the answer says the
+// instance went: "room", "allocator", or "" when nowhere.
+func (ip *InProcess) Placement(ctx context.Context, gameInstanceID, region string) (int, string, time.Duration, error) {
+	resp, took, err := ip.invoke(ctx, gameInstanceID, region)
+	if err != nil {
+		return 0, "", took, err
+	}
+	var answer struct {
+		Placement string `json:"placement"`
+	}
+	if err := json.Unmarshal([]byte(resp.Body), &answer); err != nil {
+		return resp.StatusCode, "", took, fmt.Errorf("the answer is not an allocation: %w", err)
+	}
+	return resp.StatusCode, answer.Placement, took, nil
+}
+
+func (ip *InProcess) invoke(ctx context.Context, gameInstanceID, region string) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
+	var resp events.APIGatewayV2HTTPResponse
 	ip.seq++
 	raw, err := allocateEvent(gameInstanceID, region, ip.seq)
 	if err != nil {
-		return 0, 0, err
+		return resp, 0, err
 	}
 	start := time.Now()
 	var ev events.APIGatewayV2HTTPRequest
 	if err := json.Unmarshal(raw, &ev); err != nil {
-		return 0, 0, err
+		return resp, 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, functionTimeout)
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: ev.RequestContext.RequestID})
-	resp, err := ip.proxy.ProxyWithContext(ctx, ev)
+	resp, err = ip.proxy.ProxyWithContext(ctx, ev)
 	if err != nil {
-		return 0, time.Since(start), fmt.Errorf("handler: %w", err)
+		return resp, time.Since(start), fmt.Errorf("handler: %w", err)
 	}
 	if _, err := json.Marshal(resp); err != nil {
-		return 0, time.Since(start), err
+		return resp, time.Since(start), err
 	}
-	return resp.StatusCode, time.Since(start), nil
+	return resp, time.Since(start), nil
 }

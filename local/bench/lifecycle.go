@@ -4,20 +4,12 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"net/http"
-	"net/http/httptest"
 	"strconv"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
-	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
-	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -59,88 +51,40 @@ type LifecycleResult struct {
 }
 
 // MeasureLifecycle links, heartbeats and ends n Allocated instances through
-// the link-back handler in process, with a counting DynamoDB client against
-// the stack's DynamoDB Local.
+// the link-back handler in process (linkBackRig).
 func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	counter := NewSDKCounter()
-	db := dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
-		o.BaseEndpoint = aws.String(s.DynamoDB)
-		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
-	})
-	table := s.Tables["GameInstancesTable"]
-	records := store.NewGameInstances(db, table)
-	// The service's clock: heartbeats are timed HeartbeatEvery apart after
-	// the initial delay, as in a running game, where each one moves the
-	// instance's health deadline (before it, the deadline does not move).
-	// It starts on a whole index step, so which heartbeats cross a step
-	// (and move the index key) is the same in every run.
-	step := lifecycle.DefaultPolicy.IndexStep()
-	clock := harness.NewClock(time.Now().Truncate(step))
-	svc := &lifecycle.Service{Store: records, Policy: lifecycle.DefaultPolicy, Now: clock.Now}
-	api := httptest.NewServer(httpapi.NewLinkBackHandler(svc, logging.New(io.Discard, 0)))
-	defer api.Close()
+	rig := newLinkBackRig(s, false)
+	defer rig.Close()
 
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
-	id := func(i int) string { return fmt.Sprintf("lc-%s-%d", run, i) }
-	token := func(i int) string { return "bench-partner-token-" + id(i) }
-	for i := range n {
-		if err := allocated(ctx, records, id(i), token(i)); err != nil {
+	games := make([]game, n)
+	for i := range games {
+		id := fmt.Sprintf("lc-%s-%d", run, i)
+		games[i] = game{id: id, token: "bench-partner-token-" + id}
+		if err := allocated(ctx, rig.records, games[i]); err != nil {
 			return LifecycleResult{}, err
 		}
 	}
 	// A server links a few seconds after its allocation.
-	linkedAt := clock.Now().Add(5 * time.Second)
-	clock.Set(linkedAt)
-	call := func(name string, reps int, body string) (LifecycleCall, error) {
-		counter.Take()
-		var took []time.Duration
-		for i := range n {
-			for r := range reps {
-				if name == "heartbeat" {
-					clock.Set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(r+1)*HeartbeatEvery))
-				}
-				d, err := linkBackCall(ctx, api.URL, id(i), name, token(i), body)
-				if err != nil {
-					return LifecycleCall{}, err
-				}
-				took = append(took, d)
-			}
-		}
-		c := LifecycleCall{Name: name, N: n * reps, Took: Summarize(took)}
-		for k, op := range counter.Take() {
-			if k.Table != table {
-				continue
-			}
-			c.Requests += float64(op.Calls)
-			if k.Operation == "UpdateItem" || k.Operation == "PutItem" {
-				c.WriteUnits += op.TableUnits + op.IndexUnits
-				c.IndexWrites += op.IndexUnits
-			} else {
-				c.ReadUnits += op.TableUnits + op.IndexUnits
-			}
-		}
-		per := float64(c.N)
-		c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites = c.Requests/per, c.ReadUnits/per, c.WriteUnits/per, c.IndexWrites/per
-		c.USDPerMillion = prices.HTTPAPI + prices.LambdaRequests + math.Ceil(toMs(c.Took.Mean))*lambdaUSDPerMs +
-			c.ReadUnits*prices.DynamoRRU + c.WriteUnits*prices.DynamoWRU
-		return c, nil
-	}
+	linkedAt := rig.clock.Now().Add(5 * time.Second)
+	rig.clock.Set(linkedAt)
 	res := LifecycleResult{HeartbeatEvery: HeartbeatEvery, Game: typicalGame, IDPrefix: "lc-" + run + "-"}
 	var err error
-	if res.Link, err = call("link", 1, `{"address":"127.0.0.1:7777","ports":{"game":7777}}`); err != nil {
+	if res.Link, err = rig.measure(ctx, "link", games, 1, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`), linkedAt); err != nil {
 		return res, err
 	}
-	if res.Heartbeat, err = call("heartbeat", heartbeatsPerServer, ""); err != nil {
+	if res.Heartbeat, err = rig.measure(ctx, "heartbeat", games, heartbeatsPerServer, fixed(""), linkedAt); err != nil {
 		return res, err
 	}
-	if res.End, err = call("end", 1, `{"reason":"bench"}`); err != nil {
+	if res.End, err = rig.measure(ctx, "end", games, 1, fixed(`{"reason":"bench"}`), linkedAt); err != nil {
 		return res, err
 	}
 	// Five heartbeats per server cannot show how often a long game moves
 	// its index key, so every figure prices the moves by the step.
-	res.PerGameHour = heartbeatsFor(res, HeartbeatEvery, step, time.Hour)
+	step := lifecycle.DefaultPolicy.IndexStep()
+	res.PerGameHour = heartbeatsFor(res.Heartbeat, HeartbeatEvery, step, time.Hour)
 	res.PerGame = perGame(res, HeartbeatEvery, step)
 	res.PerGameAt30s = perGame(res, lifecycle.DefaultPolicy.Period, step)
 	progress(log, "lifecycle: heartbeat = %.2f requests, %.2f RRU, %.2f WRU (%.2f on the index) = $%.2f per 1M; a %s game $%.0f per 1M games",
@@ -150,10 +94,10 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 
 // allocated writes an Allocated record the way an allocation leaves it,
 // with a known link-back token: the claim, then the outcome.
-func allocated(ctx context.Context, records *store.GameInstances, id, token string) error {
-	now := time.Now()
+func allocated(ctx context.Context, records *store.GameInstances, g game) error {
+	id, now := g.id, time.Now()
 	rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "bench-" + id,
-		PartnerGameTokenHash: gameinstance.HashToken(token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
+		PartnerGameTokenHash: gameinstance.HashToken(g.token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
 		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
 	if err := records.Claim(ctx, rec, now); err != nil {
 		return fmt.Errorf("set up %s: %w", id, err)
@@ -180,16 +124,16 @@ func linkBackCall(ctx context.Context, base, id, call, token, body string) (time
 // perGame prices a typical game heartbeating every every: its link, its
 // heartbeats (heartbeatsFor) and its end.
 func perGame(l LifecycleResult, every, step time.Duration) float64 {
-	return l.Link.USDPerMillion + l.End.USDPerMillion + heartbeatsFor(l, every, step, typicalGame)
+	return l.Link.USDPerMillion + l.End.USDPerMillion + heartbeatsFor(l.Heartbeat, every, step, typicalGame)
 }
 
 // heartbeatsFor prices d of heartbeats every every: the measured heartbeat
 // without its index writes, plus the index key's moves, one per step at
 // most (a heartbeat moves it only when its rounded deadline changes), at
 // most one per heartbeat.
-func heartbeatsFor(l LifecycleResult, every, step, d time.Duration) float64 {
+func heartbeatsFor(hb LifecycleCall, every, step, d time.Duration) float64 {
 	beats := float64(d / every)
 	moves := float64(d / max(every, step))
-	base := l.Heartbeat.USDPerMillion - l.Heartbeat.IndexWrites*prices.DynamoWRU
+	base := hb.USDPerMillion - hb.IndexWrites*prices.DynamoWRU
 	return beats*base + moves*2*prices.DynamoWRU
 }

@@ -25,6 +25,8 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"share": func(share float64) string { return fmt.Sprintf("%.1f %%", 100*share) }, // of a CPU
 	"mark":  func(ok bool) string { return map[bool]string{true: "✅ yes", false: "❌ no"}[ok] },
 	"goal":  func(ok bool) string { return map[bool]string{true: "yes", false: "**no**"}[ok] }, // in the per-function tables
+	"add":   func(a, b float64) float64 { return a + b },
+	"sub":   func(a, b int) int { return a - b },
 }).Parse(reportTemplate))
 
 // Markdown is docs/benchmarks.md.

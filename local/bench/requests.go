@@ -44,6 +44,7 @@ type RequestRow struct {
 	Requests, Attempts, TableUnits, IndexUnits float64
 	CapacityReturned                           bool
 	Errors                                     Counts
+	Took                                       time.Duration // per request, retries included
 }
 
 // RequestsResult is the DynamoDB and Secrets Manager traffic of the
@@ -51,6 +52,7 @@ type RequestRow struct {
 // allocation the report draws from it.
 type RequestsResult struct {
 	GameInstancesTable, RegionHealthTable string
+	GameServersTable                      string
 	WarmUp                                Phase // the first allocation of a fresh sandbox: token fetch, first health read
 	Fresh, Replay, Fallback               Phase
 	Rows                                  []RequestRow
@@ -58,11 +60,15 @@ type RequestsResult struct {
 
 	FreshRequests, FreshTableUnits, FreshIndexUnits float64 // on the game instances table
 	FreshHealthReads                                float64 // region-health BatchGetItems per fresh allocation
-	HealthReadCalls                                 int     // the same, in all
-	HealthReadRRU                                   float64 // what one region-health read cost
-	ReplayRequests                                  float64
-	FallbackHealthWrites, FallbackHealthReads       float64
-	FallbackExtra                                   float64 // requests a fallback adds to a fresh allocation
+	// FreshRoomQueries are the FreeRoomsIndex Queries per fresh
+	// allocation: rooms are looked for in each region asked, before its
+	// Allocator (the bench's servers offer none, so each finds nothing).
+	FreshRoomQueries                          float64
+	HealthReadCalls                           int     // the same, in all
+	HealthReadRRU                             float64 // what one region-health read cost
+	ReplayRequests                            float64
+	FallbackHealthWrites, FallbackHealthReads float64
+	FallbackExtra                             float64 // requests a fallback adds to a fresh allocation
 	// RecordBytes is the size of a stored Allocated record by DynamoDB's
 	// rules; RecordUnits what writing it, or failing a conditional write on
 	// it (DynamoDB returns no capacity with that error), is charged.
@@ -79,7 +85,7 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 		return RequestsResult{}, err
 	}
 	gi, rh := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"]
-	res := RequestsResult{GameInstancesTable: gi, RegionHealthTable: rh}
+	res := RequestsResult{GameInstancesTable: gi, RegionHealthTable: rh, GameServersTable: s.Tables["GameServersTable"]}
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
 	phase := func(label string, n int, id func(i int) string, region string) (Phase, error) {
 		ip.Counter.Take()
@@ -120,13 +126,21 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 }
 
 func (r *RequestsResult) addRows(label string, p Phase) {
+	r.Rows = append(r.Rows, requestRows(label, p)...)
+}
+
+// requestRows are p's operations per allocation, in a stable order.
+func requestRows(label string, p Phase) []RequestRow {
 	keys := slices.SortedFunc(maps.Keys(p.Ops), func(a, b OpKey) int { return cmp.Compare(a.String(), b.String()) })
 	n := float64(max(p.N, 1))
+	rows := make([]RequestRow, 0, len(keys))
 	for _, k := range keys {
 		op := p.Ops[k]
-		r.Rows = append(r.Rows, RequestRow{Phase: label, Op: k, Requests: float64(op.Calls) / n, Attempts: float64(op.Attempts) / n,
-			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors})
+		rows = append(rows, RequestRow{Phase: label, Op: k, Requests: float64(op.Calls) / n, Attempts: float64(op.Attempts) / n,
+			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors,
+			Took: op.Took / time.Duration(max(op.Calls, 1))})
 	}
+	return rows
 }
 
 // derive computes the figures per allocation from the phases.
@@ -134,6 +148,7 @@ func (r *RequestsResult) derive() {
 	gi, rh := r.GameInstancesTable, r.RegionHealthTable
 	r.FreshRequests, r.FreshTableUnits, r.FreshIndexUnits = r.Fresh.perAlloc(gi, "")
 	r.FreshHealthReads, _, _ = r.Fresh.perAlloc(rh, "")
+	r.FreshRoomQueries, _, _ = r.Fresh.perAlloc(r.GameServersTable, "Query")
 	r.HealthReadCalls = int(r.FreshHealthReads*float64(r.Fresh.N) + 0.5)
 	r.ReplayRequests, _, _ = r.Replay.perAlloc(gi, "")
 	r.FallbackHealthWrites, _, _ = r.Fallback.perAlloc(rh, "UpdateItem")

@@ -46,6 +46,7 @@ type Report struct {
 	Profile    ProfileResult
 	Lifecycle  LifecycleResult
 	Events     EventsResult
+	Rooms      RoomsResult
 	Throughput []ThroughputLevel
 	Best       *ThroughputLevel // the highest rate of any level
 	Race       RaceResult
@@ -146,7 +147,7 @@ func (r *Report) derive() {
 	r.Bottleneck = AnalyseThroughput(r.Throughput, bl.Duration.P50)
 	r.Cost = NewCostModel(CostInputs{
 		BilledMs: bl.BilledMeanMs, BilledP99Ms: bl.BilledP99Ms, CPUMs: toMs(bl.CPUPerInvocation),
-		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU,
+		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU, RoomQueries: q.FreshRoomQueries,
 		LogBytes: bl.LogBytes, LogLines: bl.LogLines,
 		PlatformLogBytes: float64(PlatformLogBytes(toMs(bl.Duration.Mean), bl.BilledMeanMs)),
 	})
@@ -154,6 +155,7 @@ func (r *Report) derive() {
 		l.Allocation = r.Cost.Scenarios[0].Total
 		l.TimesAllocation = l.PerGame / l.Allocation
 	}
+	r.Rooms.price(r.Cost, r.Lifecycle, r.Events.PerGame)
 }
 
 // Warm-up before measuring: the first calls of a sandbox, of DynamoDB
@@ -211,6 +213,7 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		} else if r.Events, err = MeasureEvents(ctx, s, r.Lifecycle, o.Log); err != nil {
 			fail("lifecycle events", err)
 		}
+		r.measureRooms(ctx, s, fail)
 	} else if len(callers) > 0 {
 		callers = callers[len(callers)-1:]
 	}
@@ -248,6 +251,23 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		fail(fmt.Sprintf("exactly-once (pool %d)", pool), errors.New(fmt.Sprint(integrity.Problems)))
 	}
 	return nil
+}
+
+// measureRooms runs issue 22's figures on the full stack, before the
+// throughput levels: its game servers close their rooms when done, so
+// every later allocation goes to the Allocator again.
+func (r *Report) measureRooms(ctx context.Context, s *Stack, fail func(string, error)) {
+	o := r.Options
+	var err error
+	sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: time.Minute}
+	if r.Rooms.Latency, err = MeasureRoomLatency(ctx, s, sample, o.Log); err != nil {
+		fail("room placement latency", err)
+	}
+	if r.Rooms.Games, err = MeasureRoomGames(ctx, s, max(o.N/10, 8), o.Log); err != nil {
+		fail("room games", err)
+	} else if r.Rooms.Events, err = MeasureEvents(ctx, s, LifecycleResult{IDPrefix: r.Rooms.Games.IDPrefix}, o.Log); err != nil {
+		fail("room games' events", err)
+	}
 }
 
 // requireDynamoDBLocal fails early, before minutes of cold starts, when

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -36,6 +37,9 @@ type OpCount struct {
 	// summed over calls: the table's units and its indexes' units.
 	TableUnits, IndexUnits float64
 	CapacityReturned       bool // some response carried ConsumedCapacity
+	// Took is the calls' time, summed: from the call to its answer, the
+	// SDK's retries and the round trips to the service included.
+	Took time.Duration
 }
 
 // SDKCounter counts requests through AWS SDK middleware: an Initialize
@@ -58,8 +62,9 @@ func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error 
 			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
 				askForCapacity(in.Parameters)
 				op := c.call(OpKey{Service: service, Operation: operationName(ctx, in.Parameters), Table: tableOf(in.Parameters)})
+				start := time.Now()
 				out, md, err := next.HandleInitialize(context.WithValue(ctx, countKey{}, op), in)
-				c.record(op, out.Result, err)
+				c.record(op, out.Result, time.Since(start), err)
 				return out, md, err
 			}), middleware.After)
 		if err != nil {
@@ -94,9 +99,10 @@ func (c *SDKCounter) call(key OpKey) *OpCount {
 	return op
 }
 
-func (c *SDKCounter) record(op *OpCount, result any, err error) {
+func (c *SDKCounter) record(op *OpCount, result any, took time.Duration, err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	op.Took += took
 	if err != nil {
 		code := "error"
 		var ae smithy.APIError

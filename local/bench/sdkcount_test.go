@@ -32,6 +32,10 @@ func TestSDKCounterReadsEveryOperation(t *testing.T) {
 		{name: "batch get", in: &dynamodb.BatchGetItemInput{RequestItems: batch},
 			out:   &dynamodb.BatchGetItemOutput{ConsumedCapacity: []types.ConsumedCapacity{{CapacityUnits: aws.Float64(1)}, {CapacityUnits: aws.Float64(1)}}},
 			table: "a-table,b-table", op: "BatchGetItem", tableUnits: 2, hasCapacity: true},
+		// A transaction names its tables per item, not at the top: its
+		// units come per table and are summed under no table.
+		{name: "transaction", in: &dynamodb.TransactWriteItemsInput{}, out: &dynamodb.TransactWriteItemsOutput{ConsumedCapacity: []types.ConsumedCapacity{*units(2), *units(2)}},
+			op: "TransactWriteItems", tableUnits: 4, indexUnits: 2, hasCapacity: true},
 		{name: "secrets", in: &secretsmanager.GetSecretValueInput{SecretId: aws.String("s")}, out: &secretsmanager.GetSecretValueOutput{},
 			op: "GetSecretValue"},
 	} {
@@ -46,7 +50,7 @@ func TestSDKCounterReadsEveryOperation(t *testing.T) {
 			t.Errorf("%s: operation %q, want %q", c.name, got, c.op)
 		}
 		counter := NewSDKCounter()
-		counter.record(counter.call(OpKey{Operation: c.op, Table: c.table}), c.out, nil)
+		counter.record(counter.call(OpKey{Operation: c.op, Table: c.table}), c.out, 0, nil)
 		got := counter.Take()[OpKey{Operation: c.op, Table: c.table}]
 		if got.Calls != 1 || got.TableUnits != c.tableUnits || got.IndexUnits != c.indexUnits || got.CapacityReturned != c.hasCapacity {
 			t.Errorf("%s: counted %+v", c.name, got)

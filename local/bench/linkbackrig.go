@@ -1,0 +1,116 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"math"
+	"net/http/httptest"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+)
+
+// game is a game instance a game server calls back for, with its
+// PartnerGameToken.
+type game struct{ id, token string }
+
+// linkBackRig is the link-back handler in process, as LinkBackFunction
+// builds it, but with a counting DynamoDB client against the stack's
+// DynamoDB Local and the service's clock in the bench's hands. The
+// bootstraps are separate processes whose clients cannot be instrumented.
+type linkBackRig struct {
+	counter *SDKCounter
+	clock   *harness.Clock
+	api     *httptest.Server
+	records *store.GameInstances
+	// counted are the tables whose operations a call is charged for. A
+	// transaction names its tables per item, not at the top, and is
+	// always charged: only the room writes use one.
+	counted map[string]bool
+}
+
+// newLinkBackRig serves the handler on loopback; with rooms, game servers
+// may offer rooms (GAME_SERVERS_TABLE set), as in the stack. The clock
+// starts on a whole health-index step, so which heartbeats cross a step
+// (and move the index key) is the same in every run.
+func newLinkBackRig(s *Stack, rooms bool) *linkBackRig {
+	counter := NewSDKCounter()
+	db := dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(s.DynamoDB)
+		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
+	})
+	instances := s.Tables["GameInstancesTable"]
+	r := &linkBackRig{counter: counter, records: store.NewGameInstances(db, instances), counted: map[string]bool{instances: true},
+		clock: harness.NewClock(time.Now().Truncate(lifecycle.DefaultPolicy.IndexStep()))}
+	if rooms {
+		servers := s.Tables["GameServersTable"]
+		r.records = r.records.WithRooms(store.NewGameServers(db, servers, instances, lifecycle.DefaultPolicy.Retention))
+		r.counted[servers] = true
+	}
+	svc := &lifecycle.Service{Store: r.records, Policy: lifecycle.DefaultPolicy, Now: r.clock.Now, Rooms: rooms}
+	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, logging.New(io.Discard, 0)))
+	return r
+}
+
+func (r *linkBackRig) Close() { r.api.Close() }
+
+// measure makes call (link, heartbeat or end) reps times for each game,
+// the i-th game's with body(i), and prices it from what the counting
+// client saw. Heartbeats are timed HeartbeatEvery apart after the initial
+// delay from linkedAt, as in a running game, where each one moves the
+// instance's health deadline (before it, the deadline does not move).
+func (r *linkBackRig) measure(ctx context.Context, call string, games []game, reps int, body func(i int) string, linkedAt time.Time) (LifecycleCall, error) {
+	r.counter.Take()
+	var took []time.Duration
+	for i, g := range games {
+		for rep := range reps {
+			if call == "heartbeat" {
+				r.clock.Set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(rep+1)*HeartbeatEvery))
+			}
+			d, err := linkBackCall(ctx, r.api.URL, g.id, call, g.token, body(i))
+			if err != nil {
+				return LifecycleCall{}, err
+			}
+			took = append(took, d)
+		}
+	}
+	c := LifecycleCall{Name: call, N: len(games) * reps, Took: Summarize(took)}
+	c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites, _ = dynamoPerCall(r.counter.Take(), c.N, func(k OpKey) bool {
+		return r.counted[k.Table] || k.Operation == "TransactWriteItems"
+	})
+	c.USDPerMillion = prices.HTTPAPI + prices.LambdaRequests + math.Ceil(toMs(c.Took.Mean))*lambdaUSDPerMs +
+		c.ReadUnits*prices.DynamoRRU + c.WriteUnits*prices.DynamoWRU
+	return c, nil
+}
+
+// fixed is the same body for every game.
+func fixed(body string) func(int) string { return func(int) string { return body } }
+
+// dynamoPerCall sums the DynamoDB operations include selects and divides
+// by n calls: requests, read units, write units (index writes included)
+// and the index writes alone, and the time spent waiting on DynamoDB.
+func dynamoPerCall(ops map[OpKey]OpCount, n int, include func(OpKey) bool) (requests, reads, writes, indexWrites float64, took time.Duration) {
+	for k, op := range ops {
+		if k.Service != "DynamoDB" || !include(k) {
+			continue
+		}
+		requests += float64(op.Calls)
+		took += op.Took
+		switch k.Operation {
+		case "UpdateItem", "PutItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem":
+			writes += op.TableUnits + op.IndexUnits
+			indexWrites += op.IndexUnits
+		default:
+			reads += op.TableUnits + op.IndexUnits
+		}
+	}
+	per := float64(max(n, 1))
+	return requests / per, reads / per, writes / per, indexWrites / per, took / time.Duration(max(n, 1))
+}

@@ -1,0 +1,187 @@
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
+)
+
+// RoomsResult is issue 22's figures: a room placement's latency beside a
+// direct allocator call, what a placement and the games of servers holding
+// RoomCapacity rooms cost, and (derive) a game's bill both ways.
+type RoomsResult struct {
+	Latency RoomLatency
+	Games   RoomGames
+	Events  EventsResult // of the games placed in rooms
+	// PlacementUSD is a room placement per 1M, priced like an allocation
+	// in the first cost scenario; Dedicated and Shared a game's bill per
+	// 1M games on a server of its own and on one holding RoomCapacity.
+	PlacementUSD      float64
+	Dedicated, Shared GameCost
+	SharedRatio       float64 // Shared.Total ÷ Dedicated.Total
+}
+
+// RoomLatency compares POST /v1/allocations placed in a free room, through
+// the local stack, with a direct call to the stand-in, and with an
+// allocation from the Allocator through the stack at the same moments.
+type RoomLatency struct {
+	Servers, Capacity       int // game servers offering rooms, and rooms each
+	Room, Direct, Allocator Summary
+	RatioP50, RatioP99      float64
+	Met                     bool   // Room.P50 < Direct.P50, the issue's goal
+	Failures                Counts // calls that were not a 201 in a room / a direct 200 / a 201 from the Allocator
+	Ended                   int    // sessions ended (DELETE, not timed) to free their rooms
+	// Base is Allocator.P50 − Direct.P50: an allocation's own work and the
+	// local hops, without the upstream call. Extra is Room.P50 − Base:
+	// what a placement does instead of the upstream call (the free-rooms
+	// query, the take, the session callback). Differences of medians, so
+	// approximate.
+	Base, Extra time.Duration
+}
+
+// roomServers offer rooms in the latency run: with RoomCapacity each, 6
+// rooms for sessions, of which at most 5 are held before a placement.
+const roomServers = 2
+
+// MeasureRoomLatency makes roomServers game servers offer RoomCapacity
+// rooms, as a server does: each is allocated through the stack and links
+// through the stack's API with a rooms offer whose session callback the
+// bench serves on loopback. Then, after o.Warmup, it takes turns: one
+// fresh allocation, which must be answered 201 in a room; one direct call
+// to the stand-in; one fresh dedicated allocation through the stack, from
+// the Allocator. Taking turns, drift on the machine (DynamoDB Local's JIT
+// warms up over the run) hits every series alike. The oldest session is
+// ended between turns (not timed) whenever one more would leave no room
+// free, so every placement finds one, on servers that hold 1 to
+// RoomCapacity games, as in play. At the end the servers close their
+// rooms (capacity 0) and every game ends, so that later allocations go to
+// the Allocator again. o.Cap stays well under the servers' first
+// heartbeat deadline (initial delay + 3 periods = 2 min), which they need
+// not meet.
+func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (res RoomLatency, err error) {
+	ctx, cancel := context.WithTimeout(ctx, o.Cap)
+	defer cancel()
+	client := newAPIClient(s.APIURL, 4)
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	res = RoomLatency{Servers: roomServers, Capacity: RoomCapacity, Failures: Counts{}}
+	var live []string // sessions in rooms, oldest first
+	hosts, err := openRooms(ctx, client, roomServers, "rmh-"+run)
+	defer func() {
+		err = errors.Join(err, shutRooms(ctx, client, s.APIURL, hosts, &live))
+	}()
+	if err != nil {
+		return res, err
+	}
+	for _, h := range hosts {
+		if err := linkVia(ctx, s.APIURL, h, h.offer(RoomCapacity)); err != nil {
+			return res, fmt.Errorf("room latency: game server %s offering rooms: %w", h.id, err)
+		}
+		h.linked = true
+	}
+	limit := roomServers*(RoomCapacity-1) - 1
+	var room, direct, allocator []time.Duration
+	for i := range o.Warmup + o.N {
+		if ctx.Err() != nil {
+			break
+		}
+		id := fmt.Sprintf("rm-%s-%d", run, i)
+		r := postAllocation(ctx, client, id, RegionOK)
+		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
+		a := postRequest(ctx, client, allocclient.AllocateRequest{GameInstanceID: id + "-alloc", DesiredRegion: RegionOK,
+			GameServerVersion: Version, ServerArgs: "-map=arena", Dedicated: true})
+		if r.Status == http.StatusCreated {
+			live = append(live, id) // a server from the Allocator too: ended all the same
+		}
+		if i >= o.Warmup {
+			switch {
+			case r.Status == http.StatusCreated && r.Body.Placement == allocclient.PlacementRoom:
+				room = append(room, r.Took)
+			case r.Status == http.StatusCreated:
+				res.Failures["stack: 201 placed by "+r.Body.Placement]++
+			default:
+				res.Failures["stack: "+r.Outcome()]++
+			}
+			if derr == nil {
+				direct = append(direct, d)
+			} else {
+				res.Failures["direct: "+derr.Error()]++
+			}
+			if a.Status == http.StatusCreated && a.Body.Placement == allocclient.PlacementAllocator {
+				allocator = append(allocator, a.Took)
+			} else {
+				res.Failures["allocator: "+a.Outcome()]++
+			}
+		}
+		for len(live) > limit {
+			if err := endAll(ctx, client, live[:1]); err != nil {
+				return res, fmt.Errorf("room latency: freeing a room: %w", err)
+			}
+			live, res.Ended = live[1:], res.Ended+1
+		}
+	}
+	if len(room) == 0 || len(direct) == 0 || len(allocator) == 0 {
+		return res, fmt.Errorf("room latency: no successful calls (%s); see %s", res.Failures, s.LogPath())
+	}
+	res.Room, res.Direct, res.Allocator = Summarize(room), Summarize(direct), Summarize(allocator)
+	res.RatioP50, res.RatioP99 = durRatio(res.Room.P50, res.Direct.P50), durRatio(res.Room.P99, res.Direct.P99)
+	res.Met = res.Room.P50 < res.Direct.P50
+	res.Base = res.Allocator.P50 - res.Direct.P50
+	res.Extra = res.Room.P50 - res.Base
+	progress(log, "room placement: stack p50 %s p99 %s, direct p50 %s p99 %s, from the Allocator through the stack p50 %s (n=%d, %d sessions ended between turns)",
+		fmtMs(res.Room.P50), fmtMs(res.Room.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), fmtMs(res.Allocator.P50), res.Room.N, res.Ended)
+	return res, nil
+}
+
+// openRooms starts n game servers, each with its session callback and
+// allocated through the stack as instance prefix-i. It returns the
+// servers started so far even when one fails, for shutRooms.
+func openRooms(ctx context.Context, client *allocclient.Client, n int, prefix string) ([]*roomHost, error) {
+	var hosts []*roomHost
+	for i := range n {
+		h, err := startRoomHost()
+		if err != nil {
+			return hosts, err
+		}
+		hosts = append(hosts, h)
+		if err := allocateHost(ctx, client, h, fmt.Sprintf("%s-%d", prefix, i)); err != nil {
+			return hosts, err
+		}
+	}
+	return hosts, nil
+}
+
+// shutRooms closes the rooms of the servers still open (a link with
+// capacity 0, through the stack), ends the sessions and the servers' own
+// games not ended yet (DELETE), and stops their session callbacks. It runs
+// after a failure too, on its own time: a server left open would take
+// the later phases' allocations.
+func shutRooms(ctx context.Context, client *allocclient.Client, apiURL string, hosts []*roomHost, sessions *[]string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	ids := *sessions
+	for _, h := range hosts {
+		if h.linked && !h.closed {
+			if err := linkVia(ctx, apiURL, h, h.offer(0)); err != nil {
+				errs = append(errs, fmt.Errorf("closing the rooms of %s: %w", h.id, err))
+			}
+		}
+		if h.id != "" && !h.ended {
+			ids = append(ids, h.id)
+		}
+	}
+	if err := endAll(ctx, client, ids); err != nil {
+		errs = append(errs, err)
+	}
+	*sessions = nil
+	for _, h := range hosts {
+		h.Close()
+	}
+	return errors.Join(errs...)
+}
