@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -144,7 +145,7 @@ func (s *GameServers) confirmTaken(ctx context.Context, id, address string) erro
 	defer cancel()
 	gs, err := s.Get(ctx, address)
 	switch {
-	case err == nil && contains(gs.Sessions, id):
+	case err == nil && slices.Contains(gs.Sessions, id):
 		return nil
 	case err == nil || errors.Is(err, gameinstance.ErrNotFound):
 		return fmt.Errorf("take a room on %s for %s: not taken", address, id)
@@ -178,7 +179,7 @@ func (s *GameServers) GiveBack(ctx context.Context, id, address string) (closed 
 		cctx, cancel := confirmContext(ctx)
 		defer cancel()
 		gs, gerr := s.Get(cctx, address)
-		if errors.Is(gerr, gameinstance.ErrNotFound) || (gerr == nil && !contains(gs.Sessions, id)) {
+		if errors.Is(gerr, gameinstance.ErrNotFound) || (gerr == nil && !slices.Contains(gs.Sessions, id)) {
 			return false, nil
 		}
 		return false, fmt.Errorf("give back the room of %s on %s (%v): %w", id, address, err, gameinstance.ErrRoomInDoubt)
@@ -315,16 +316,7 @@ func failedCondition(r types.CancellationReason) bool {
 // held reports whether a server item's sessions hold id.
 func held(item map[string]types.AttributeValue, id string) bool {
 	ss, ok := item["sessions"].(*types.AttributeValueMemberSS)
-	return ok && contains(ss.Value, id)
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
+	return ok && slices.Contains(ss.Value, id)
 }
 
 func reasonCodes(reasons []types.CancellationReason) string {
