@@ -33,6 +33,8 @@ type planRun struct {
 	// abort: the room pool could not tell whether the claim holds a room,
 	// or the claim was lost; the outcome is not recorded (see RoomResult).
 	abort error
+	// timedOut: a queued placement's deadline came before a server.
+	timedOut bool
 }
 
 type observation struct {
@@ -98,7 +100,9 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 		}
 		// Only a known region's failures count: a name a caller invents
 		// must not create region-health records.
-		if regionFault(last) && run.known[step.Region] {
+		// Nor does a queued placement's lack of capacity: a drained buffer
+		// is not a faulty region, and waiting for it is what queueing is.
+		if regionFault(last) && run.known[step.Region] && !(spec.QueueTimeout > 0 && last.outcome == outcomeCapacity) {
 			run.observed = append(run.observed, observation{step.Region, false})
 		}
 	}
@@ -149,7 +153,7 @@ func (s *Service) tryRooms(ctx context.Context, b budget, rec gameinstance.Recor
 // (or a session) that nobody uses.
 func (s *Service) noteOrphans(ctx context.Context, spec Spec, step PlanStep, tried []attempt, run *planRun) {
 	for j := range tried {
-		tried[j].Reason = step.Reason
+		tried[j].Reason, tried[j].MaxPlayerLatencyMs = step.Reason, spec.Cap
 		if tried[j].SuspectedOrphan {
 			run.orphans = append(run.orphans, step.Region)
 			logging.FromContext(ctx).Warn("suspected orphan: a game server may hold a session this attempt never heard of",

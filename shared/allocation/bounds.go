@@ -12,6 +12,10 @@ import (
 const (
 	maxAttemptDetail = 8 << 10 // error texts and bodies of all attempts together
 	clippedError     = 64      // what an error text keeps once the total is over
+	// maxKeptAttempts bounds their number: a queued placement adds a run's
+	// attempts every few seconds for up to 10 minutes. The latest are kept;
+	// one synchronous plan (10 regions, their retries) never reaches it.
+	maxKeptAttempts = 48
 )
 
 // boundAttempts keeps the attempts' details within maxAttemptDetail: the
@@ -19,7 +23,7 @@ const (
 // clipped; the last attempt, which decided the outcome, keeps its details
 // unless that is still not enough.
 func boundAttempts(attempts []gameinstance.Attempt) []gameinstance.Attempt {
-	out := append([]gameinstance.Attempt(nil), attempts...)
+	out := append([]gameinstance.Attempt(nil), attempts[max(0, len(attempts)-maxKeptAttempts):]...)
 	total := 0
 	for _, a := range out {
 		total += len(a.Error) + len(a.Body)

@@ -46,6 +46,20 @@ func (m *memStore) Finish(_ context.Context, rec gameinstance.Record) (gameinsta
 	return rec, nil
 }
 
+func (m *memStore) Resume(_ context.Context, rec gameinstance.Record, ticket string) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	old, ok := m.records[rec.GameInstanceID]
+	switch {
+	case !ok:
+		return gameinstance.ErrNotFound
+	case old.State != gameinstance.StateQueued || old.Queue == nil || old.Queue.Ticket != ticket:
+		return &gameinstance.ClaimConflictError{Existing: old}
+	}
+	m.records[rec.GameInstanceID] = rec
+	return nil
+}
+
 func (m *memStore) Get(_ context.Context, id string) (gameinstance.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()

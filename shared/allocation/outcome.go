@@ -168,6 +168,8 @@ func failureMessage(code gameinstance.Code) string {
 		return "GameFabric's Allocators rate-limited this allocation; retry after Retry-After"
 	case gameinstance.CodeUpstreamTimeout:
 		return "GameFabric did not answer in time"
+	case gameinstance.CodePlacementTimedOut:
+		return "no game server was found before the placement's queueTimeoutSeconds ran out"
 	default:
 		return "GameFabric rejected or failed every allocation attempt"
 	}

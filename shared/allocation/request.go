@@ -11,6 +11,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
@@ -35,6 +36,12 @@ type Request struct {
 	Scheduling string `json:"scheduling"`
 	// Dedicated asks for a whole server from the Allocator, never a room.
 	Dedicated bool `json:"dedicated"`
+	// QueueTimeoutSeconds lets a plan that found no capacity wait in the
+	// placement queue (0-600; nil = Defaults.QueueTimeout, 0 = fail fast).
+	QueueTimeoutSeconds *int `json:"queueTimeoutSeconds"`
+	// LatencyPolicies cap the players' latency, relaxing over time
+	// (GameLift's PlayerLatencyPolicies).
+	LatencyPolicies []LatencyPolicy `json:"latencyPolicies"`
 }
 
 // Field limits. They keep one record far below DynamoDB's 400 KB item limit
@@ -98,6 +105,9 @@ type Defaults struct {
 	MaxPlayerLatencyMs float64
 	// MaxAttempts is how many regions one allocation tries; default 3.
 	MaxAttempts int
+	// QueueTimeout is how long a placement may wait for capacity when the
+	// request does not say (QUEUE_TIMEOUT); 0 = fail fast.
+	QueueTimeout time.Duration
 }
 
 // Spec is a validated request with every rule applied.
@@ -118,6 +128,14 @@ type Spec struct {
 	// Scheduling is the room order, Packed unless the request says
 	// otherwise (the fingerprint keeps "" for the default).
 	Scheduling gameinstance.Scheduling
+	// QueueTimeout > 0: a plan that ends only short of capacity waits in
+	// the placement queue, this long from the first attempt.
+	QueueTimeout time.Duration
+	// Cap is the latency cap in force for Plan (0 = none); each attempt
+	// records it.
+	Cap float64
+	// routes re-plans a queued placement as its latency cap relaxes.
+	routes routes
 }
 
 // Resolve validates req and applies the version and region rules. Every
@@ -172,7 +190,7 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 	if len(problems) > 0 {
 		return Spec{}, invalid("%s", strings.Join(problems, "; "))
 	}
-	return Spec{
+	spec := Spec{
 		GameInstanceID: req.GameInstanceID,
 		Plan:           sel.plan,
 		LatencyRelaxed: sel.relaxed,
@@ -189,7 +207,11 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 		PartnerGameToken:   req.PartnerGameToken,
 		PartnerSocialToken: req.PartnerSocialToken,
 		Scheduling:         scheduling,
-	}, nil
+		QueueTimeout:       sel.queueTimeout,
+		Cap:                sel.cap,
+		routes:             sel.routes,
+	}
+	return spec, nil
 }
 
 // ParseVersion splits "<environment>::<armadaSet>" on the first "::". A

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"sort"
+	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
@@ -17,9 +18,12 @@ func validRegion(r string) bool {
 }
 
 type selection struct {
-	plan    []PlanStep
-	relaxed bool
-	digest  string
+	plan         []PlanStep
+	relaxed      bool
+	digest       string
+	queueTimeout time.Duration
+	cap          float64
+	routes       routes
 }
 
 // selectRegions validates the region-selection fields and builds the plan.
@@ -71,21 +75,59 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 		}
 		latencyCap = *m
 	}
+	queueTimeout := d.QueueTimeout
+	if q := req.QueueTimeoutSeconds; q != nil {
+		if *q < 0 || *q > maxQueueTimeoutSeconds {
+			add("queueTimeoutSeconds must be 0-%d", maxQueueTimeoutSeconds)
+		}
+		queueTimeout = time.Duration(*q) * time.Second
+	}
+	problems = append(problems, policyProblems(req)...)
 	if len(problems) > 0 {
 		return selection{}, problems
 	}
+	if len(req.LatencyPolicies) > 0 {
+		latencyCap = req.LatencyPolicies[0].MaxPlayerLatencyMs
+	}
 
-	ranked, relaxed := RankRegions(req.PlayerLatencies, latencyCap)
 	maxRegions := d.MaxAttempts
 	if maxRegions <= 0 {
 		maxRegions = defaults.MaxAllocationAttempts
 	}
-	sel := selection{plan: BuildPlan(preferred, ranked, d.Region, maxRegions), relaxed: relaxed && len(preferred) == 0}
-	if len(sel.plan) == 0 {
+	var sel selection
+	if queueTimeout > 0 {
+		sel = queuedSelection(req, preferred, normalizeRegion(d.Region), maxRegions, latencyCap)
+	} else {
+		ranked, relaxed := RankRegions(req.PlayerLatencies, latencyCap)
+		sel = selection{plan: BuildPlan(preferred, ranked, d.Region, maxRegions), relaxed: relaxed && len(preferred) == 0}
+		if !relaxed {
+			sel.cap = latencyCap
+		}
+	}
+	if len(BuildPlan(preferred, nil, d.Region, maxRegions)) == 0 && len(req.PlayerLatencies) == 0 {
 		return selection{}, []string{"desiredRegion, preferredRegions or playerLatencies is required because FALLBACK_REGION is not configured"}
 	}
+	sel.queueTimeout = queueTimeout
 	sel.digest = regionInputsDigest(req, preferred, desired)
 	return sel, nil
+}
+
+// queuedSelection is a queued placement's plan: never relaxed, each
+// region (the fallback too) under the cap of the policy in force, which
+// is the request's policies, else its (or the default) maxPlayerLatencyMs
+// for the whole wait.
+func queuedSelection(req Request, preferred []string, fallback string, maxRegions int, latencyCap float64) selection {
+	policies := req.LatencyPolicies
+	if len(policies) == 0 && latencyCap > 0 {
+		policies = []LatencyPolicy{{MaxPlayerLatencyMs: latencyCap}}
+	}
+	all, _ := RankRegions(req.PlayerLatencies, 0)
+	r := routes{preferred: preferred, ranked: all, fallback: fallback, max: maxRegions, policies: policies, worst: map[string]float64{}}
+	for _, region := range all {
+		r.worst[region.Region] = region.MaxMs
+	}
+	plan, cap, _ := r.at(0)
+	return selection{plan: plan, cap: cap, routes: r}
 }
 
 // regionInputsDigest identifies the new region-selection inputs for
@@ -93,17 +135,21 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 // written before these fields existed still match their replays.
 func regionInputsDigest(req Request, preferred []string, desired string) string {
 	onlyDesired := len(preferred) == 0 || (len(preferred) == 1 && preferred[0] == desired && len(req.PreferredRegions) == 0)
-	if onlyDesired && len(req.PlayerLatencies) == 0 && req.MaxPlayerLatencyMs == nil {
+	if onlyDesired && len(req.PlayerLatencies) == 0 && req.MaxPlayerLatencyMs == nil && req.QueueTimeoutSeconds == nil && len(req.LatencyPolicies) == 0 {
 		return ""
 	}
 	players := append([]PlayerLatency(nil), req.PlayerLatencies...)
 	sort.SliceStable(players, func(i, j int) bool { return players[i].PlayerID < players[j].PlayerID })
 	// encoding/json writes map keys sorted, so equal inputs encode equally.
+	// q and lp are left out when absent, so digests written before them
+	// still match their replays.
 	b, _ := json.Marshal(struct {
-		P []string        `json:"p"`
-		L []PlayerLatency `json:"l"`
-		M *float64        `json:"m"`
-	}{preferred, players, req.MaxPlayerLatencyMs})
+		P  []string        `json:"p"`
+		L  []PlayerLatency `json:"l"`
+		M  *float64        `json:"m"`
+		Q  *int            `json:"q,omitempty"`
+		LP []LatencyPolicy `json:"lp,omitempty"`
+	}{preferred, players, req.MaxPlayerLatencyMs, req.QueueTimeoutSeconds, req.LatencyPolicies})
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:])
 }

@@ -25,6 +25,11 @@ type Store interface {
 	Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error)
 	// Get returns the record or ErrNotFound.
 	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
+	// Resume writes the claim rec only while the instance is Queued under
+	// ticket (a queued placement's next attempt); else *ClaimConflictError
+	// with the record found, or ErrNotFound. Like Claim, it recognises its
+	// own write saved with its reply lost.
+	Resume(ctx context.Context, rec gameinstance.Record, ticket string) error
 }
 
 // Allocator hands out whole game servers: GameFabric's Allocator, behind
@@ -109,6 +114,9 @@ type Options struct {
 	Health  RegionHealth
 	// Rooms is the room pool; nil places every instance on a whole server.
 	Rooms Rooms
+	// Queue is the placement queue; nil fails every allocation fast, as a
+	// queue timeout of 0 does.
+	Queue Queue
 }
 
 // Service allocates game servers.
@@ -199,26 +207,42 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
 		return replayOf(existing), err
 	}
-	return s.finish(ctx, b, rec, s.runPlan(uctx, b, rec, spec, creds, tokens))
+	run := s.runPlan(uctx, b, rec, spec, creds, tokens)
+	q := gameinstance.Queue{StartedAt: rec.CreatedAt, Until: rec.CreatedAt.Add(spec.QueueTimeout)}
+	if delay, ok := s.waits(spec, q, run); ok {
+		// Without a message sent, nothing would retry: then the outcome
+		// is answered as it stands, a failure like any other.
+		if res, queued, err := s.requeue(ctx, b, rec, run, QueuedPlacement{GameInstanceID: rec.GameInstanceID, Request: req}, q, delay); queued {
+			return res, err
+		}
+	}
+	return s.finish(ctx, b, rec, run)
 }
 
 // finish records the plan's outcome on the claim rec, then region health
 // and metrics, and answers: the record, or the failure it holds.
 func (s *Service) finish(ctx context.Context, b budget, rec gameinstance.Record, run planRun) (Result, error) {
-	if run.abort != nil {
-		return Result{}, s.aborted(ctx, rec, run)
-	}
-	rec = s.outcome(rec, run)
-	stored, err := s.record(ctx, b, rec)
-	s.observe(ctx, b, run)
-	s.o.Metrics.Allocated(run.metrics(rec, wallNow().Sub(b.start)))
+	out, stored, err := s.settle(ctx, b, rec, run)
 	if err != nil {
 		return Result{}, err
 	}
-	if rec.State == gameinstance.StateFailed {
-		return Result{}, failureOf(rec, run.attempts)
+	if out.State == gameinstance.StateFailed {
+		return Result{}, failureOf(out, run.attempts)
 	}
 	return Result{Record: stored, Created: true}, nil
+}
+
+// settle records the plan's outcome on the claim rec, then region health
+// and metrics: the outcome, and the record as stored.
+func (s *Service) settle(ctx context.Context, b budget, rec gameinstance.Record, run planRun) (out, stored gameinstance.Record, err error) {
+	if run.abort != nil {
+		return rec, rec, s.aborted(ctx, rec, run)
+	}
+	out = s.outcome(rec, run)
+	stored, err = s.record(ctx, b, out)
+	s.observe(ctx, b, run)
+	s.o.Metrics.Allocated(run.metrics(out, wallNow().Sub(b.start)))
+	return out, stored, err
 }
 
 // newClaim is the Allocating record this call will try to claim, and the
@@ -301,7 +325,8 @@ func candidateHashes(spec Spec, tokens [][]string) []string {
 
 // outcome is rec with the plan's result applied, ready to be recorded.
 func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Record {
-	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(recorded(run.attempts)), nil
+	// A queued placement's claim carries the attempts of its earlier runs.
+	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(append(rec.Attempts, recorded(run.attempts)...)), nil
 	rec.UpdatedAt = s.o.Now()
 	if run.server != nil {
 		rec.State, rec.Region, rec.FallbackUsed = gameinstance.StateAllocated, run.region, run.step > 0
@@ -313,6 +338,9 @@ func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Rec
 		return rec
 	}
 	code := failureCode(run.attempts)
+	if run.timedOut {
+		code = gameinstance.CodePlacementTimedOut
+	}
 	rec.State, rec.Failure = gameinstance.StateFailed, &gameinstance.Failure{Code: code, Message: failureMessage(code)}
 	rec.ExpiresAt, rec.HealthDeadline = rec.UpdatedAt.Add(s.o.Retention), time.Time{}
 	return rec

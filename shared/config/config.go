@@ -31,11 +31,17 @@ type Allocate struct {
 	GameServersTable string
 	// RoomCallbackTimeout bounds one session callback to a game server.
 	RoomCallbackTimeout time.Duration
-	AttemptTimeout      time.Duration
-	AllocationLease     time.Duration
-	TokenCacheTTL       time.Duration
-	RecordRetention     time.Duration
-	LinkTimeout         time.Duration
+	// QueueTimeout is how long a placement that found no capacity waits
+	// when its request does not say; 0 = fail fast.
+	QueueTimeout time.Duration
+	// PlacementQueueURL is the SQS queue of queued placements; "" = none,
+	// every allocation fails fast.
+	PlacementQueueURL string
+	AttemptTimeout    time.Duration
+	AllocationLease   time.Duration
+	TokenCacheTTL     time.Duration
+	RecordRetention   time.Duration
+	LinkTimeout       time.Duration
 	// AllocationBudget bounds one allocation from the invocation's start,
 	// inside API Gateway's 30 s integration timeout.
 	AllocationBudget time.Duration
@@ -58,6 +64,9 @@ func (c Allocate) AllocateURL() string {
 // Limits on the settings (their defaults are in shared/defaults).
 const (
 	MaxAllocationAttempts = 10
+	// MaxQueueTimeout is the longest a placement may wait for capacity
+	// (queueTimeoutSeconds' limit too).
+	MaxQueueTimeout = 10 * time.Minute
 	// MinAllocationBudget leaves time to try a region after the 3.5 s the
 	// allocation keeps for recording its outcome; MaxAllocationBudget is
 	// the most that can fit inside the gateway's 30 s at all.
@@ -82,6 +91,8 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 		GameInstancesTable:    r.required("GAME_INSTANCES_TABLE"),
 		GameServersTable:      r.optional("GAME_SERVERS_TABLE"),
 		RoomCallbackTimeout:   r.duration("ROOM_CALLBACK_TIMEOUT", defaults.RoomCallbackTimeout),
+		QueueTimeout:          r.nonNegativeDuration("QUEUE_TIMEOUT", defaults.QueueTimeout),
+		PlacementQueueURL:     r.optional("PLACEMENT_QUEUE_URL"),
 		AttemptTimeout:        r.duration("ALLOCATE_ATTEMPT_TIMEOUT", defaults.AttemptTimeout),
 		AllocationLease:       r.duration("ALLOCATION_LEASE", defaults.AllocationLease),
 		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),
@@ -123,6 +134,12 @@ func (c Allocate) check(r *reader) {
 	if most := c.AllocationBudget - outcomeReserve; c.RoomCallbackTimeout > most {
 		r.problem("ROOM_CALLBACK_TIMEOUT (%s) must be at most %s: a session callback has to fit in ALLOCATION_BUDGET (%s) with time to record the outcome",
 			c.RoomCallbackTimeout, most, c.AllocationBudget)
+	}
+	if c.QueueTimeout > MaxQueueTimeout {
+		r.problem("QUEUE_TIMEOUT (%s) must be at most %s", c.QueueTimeout, MaxQueueTimeout)
+	}
+	if c.QueueTimeout > 0 && c.PlacementQueueURL == "" {
+		r.problem("QUEUE_TIMEOUT (%s) needs PLACEMENT_QUEUE_URL: without the placement queue nothing would retry a queued placement", c.QueueTimeout)
 	}
 	if c.MaxAllocationAttempts > MaxAllocationAttempts {
 		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.MaxAllocationAttempts)

@@ -19,6 +19,9 @@ const (
 	// RoomCallbackTimeout bounds one session callback to a game server
 	// with a free room (ROOM_CALLBACK_TIMEOUT / RoomCallbackTimeout).
 	RoomCallbackTimeout = 2 * time.Second
+	// QueueTimeout is how long a placement without queueTimeoutSeconds
+	// waits for capacity (QUEUE_TIMEOUT / QueueTimeout): 0, fail fast.
+	QueueTimeout = 0 * time.Second
 )
 
 // Game-instance health (Agones-style).

@@ -19,6 +19,9 @@ type DetailType string
 
 // The catalogue (docs/events.md).
 const (
+	// AllocationQueued: a placement found no capacity and waits in the
+	// placement queue (once per placement, when first queued).
+	AllocationQueued      DetailType = "AllocationQueued"
 	GameServerAllocated   DetailType = "GameServerAllocated"
 	AllocationFailed      DetailType = "AllocationFailed"
 	GameServerLinked      DetailType = "GameServerLinked"
@@ -29,7 +32,7 @@ const (
 )
 
 // DetailTypes lists the catalogue in the order docs/events.md presents it.
-var DetailTypes = []DetailType{GameServerAllocated, AllocationFailed, GameServerLinked, GameInstanceEnded,
+var DetailTypes = []DetailType{AllocationQueued, GameServerAllocated, AllocationFailed, GameServerLinked, GameInstanceEnded,
 	GameInstanceUnhealthy, SuspectedOrphan, RegionHealthChanged}
 
 // Event is one entry for the bus. Exactly one of Instance and Region is set.

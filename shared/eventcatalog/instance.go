@@ -50,6 +50,8 @@ type InstanceDetail struct {
 	LastHeartbeatAt string `json:"lastHeartbeatAt,omitempty"`
 	EndedAt         string `json:"endedAt,omitempty"`
 	UnhealthyAt     string `json:"unhealthyAt,omitempty"`
+	// QueuedUntil: the placement was queued, to be placed by then.
+	QueuedUntil string `json:"queuedUntil,omitempty"`
 }
 
 // MaxTextBytes bounds each free-text field copied from a record (attempt
@@ -60,6 +62,7 @@ const MaxTextBytes = 1024
 // stateEvents is the event a record's arrival in a state produces. States
 // not listed (Allocating: a claim) produce none.
 var stateEvents = map[gameinstance.State]DetailType{
+	gameinstance.StateQueued:    AllocationQueued,
 	gameinstance.StateAllocated: GameServerAllocated,
 	gameinstance.StateFailed:    AllocationFailed,
 	gameinstance.StateLinked:    GameServerLinked,
@@ -79,6 +82,10 @@ func FromGameInstance(old *gameinstance.Record, cur gameinstance.Record) []Event
 	}
 	typ, ok := stateEvents[cur.State]
 	if prev == cur.State || !ok {
+		return nil
+	}
+	if typ == AllocationQueued && old != nil && old.Queue != nil {
+		// Queued again after one more attempt: announced once, when first queued.
 		return nil
 	}
 	d := instanceDetail(old, cur)
@@ -133,6 +140,9 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 	}
 	if old != nil {
 		d.PreviousState = old.State
+	}
+	if cur.Queue != nil {
+		d.QueuedUntil = timestamp(cur.Queue.Until)
 	}
 	switch {
 	case cur.State == gameinstance.StateAllocated:

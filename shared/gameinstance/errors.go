@@ -27,6 +27,12 @@ const (
 	// CodeUnavailable: a dependency (DynamoDB, Secrets Manager) failed for
 	// now; the request left nothing half done and may be retried as is.
 	CodeUnavailable Code = "SERVICE_UNAVAILABLE"
+	// CodePlacementCancelled: a queued placement was cancelled (DELETE)
+	// before it found a server.
+	CodePlacementCancelled Code = "PLACEMENT_CANCELLED"
+	// CodePlacementTimedOut: a queued placement found no server before
+	// its queueTimeoutSeconds ran out.
+	CodePlacementTimedOut Code = "PLACEMENT_TIMED_OUT"
 )
 
 // Error is every error the domain returns to its callers.

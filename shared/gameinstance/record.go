@@ -15,6 +15,7 @@ const (
 	StateAllocating State = "Allocating" // claimed; an upstream call is in flight
 	StateAllocated  State = "Allocated"  // a game server was allocated; waiting for it to link
 	StateFailed     State = "Failed"     // every attempt failed; may be retried
+	StateQueued     State = "Queued"     // no capacity yet; the placement queue tries again until its deadline
 	StateLinked     State = "Linked"     // the game server linked back and heartbeats
 	StateUnhealthy  State = "Unhealthy"  // it never linked, or stopped heartbeating; final
 	StateEnded      State = "Ended"      // the game ended; final
@@ -79,6 +80,9 @@ type Attempt struct {
 	// Allocator's attempts.
 	Placement Placement `json:"placement,omitempty"`
 	Server    string    `json:"server,omitempty"`
+	// MaxPlayerLatencyMs is the latency cap in force when the attempt was
+	// made (latencyPolicies, maxPlayerLatencyMs); 0 = no cap.
+	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs,omitempty"`
 }
 
 // Failure is why a Failed record failed.
@@ -140,8 +144,25 @@ type Record struct {
 	UnhealthyAt     time.Time
 	UnhealthyReason string
 	// HealthDeadline is when the health sweep must look at the instance;
-	// zero when it is not watched (every state but Allocated and Linked).
+	// zero when it is not watched (every state but Allocating, Queued,
+	// Allocated and Linked).
 	HealthDeadline time.Time
+	// Queue is set once the placement has been queued; kept afterwards.
+	Queue *Queue
+}
+
+// Queue is a queued placement's schedule (GameLift game session queues).
+type Queue struct {
+	// StartedAt is the first attempt: latency policies count from it.
+	StartedAt time.Time
+	// Until is the deadline (queuedUntil): not placed by then, it fails
+	// with PLACEMENT_TIMED_OUT.
+	Until time.Time
+	// Ticket names the one queue message that may run the next attempt;
+	// every other copy of a message is stale and dropped.
+	Ticket string
+	// NextAt is when that message is due (the Retry-After of a GET).
+	NextAt time.Time
 }
 
 // Store errors.

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/url"
+	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
@@ -70,7 +71,14 @@ func (h allocationHandlers) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	status := http.StatusOK
-	if res.Created {
+	switch {
+	case res.Record.State == gameinstance.StateQueued:
+		// Accepted, first time or replayed: the outcome is to come, at
+		// Location, no sooner than Retry-After.
+		status = http.StatusAccepted
+		w.Header().Set("Location", "/v1/allocations/"+url.PathEscape(res.Record.GameInstanceID))
+		setRetryAfter(w, res.Record)
+	case res.Created:
 		status = http.StatusCreated
 		w.Header().Set("Location", "/v1/allocations/"+url.PathEscape(res.Record.GameInstanceID))
 	}
@@ -86,7 +94,18 @@ func (h allocationHandlers) get(w http.ResponseWriter, r *http.Request) {
 		writeError(w, r, err)
 		return
 	}
+	setRetryAfter(w, rec)
 	writeJSON(w, http.StatusOK, viewOf(rec))
+}
+
+// setRetryAfter tells a poller of a queued placement when its next attempt
+// is due: whole seconds, at least 1.
+func setRetryAfter(w http.ResponseWriter, rec gameinstance.Record) {
+	if rec.State != gameinstance.StateQueued || rec.Queue == nil {
+		return
+	}
+	wait := gameinstance.SecondsUntil(rec.Queue.NextAt, time.Now())
+	w.Header().Set("Retry-After", strconv.Itoa(int(wait/time.Second)))
 }
 
 // recordView is the public shape of a record: no tokens, hashes or claims.
@@ -100,8 +119,10 @@ type recordView struct {
 	Placement      gameinstance.Placement `json:"placement,omitempty"`
 	Attempts       []AttemptView          `json:"attempts"`
 	Error          *gameinstance.Failure  `json:"error,omitempty"`
-	CreatedAt      string                 `json:"createdAt,omitempty"`
-	UpdatedAt      string                 `json:"updatedAt,omitempty"`
+	// QueuedUntil: the placement was queued, to be placed by then.
+	QueuedUntil string `json:"queuedUntil,omitempty"`
+	CreatedAt   string `json:"createdAt,omitempty"`
+	UpdatedAt   string `json:"updatedAt,omitempty"`
 	lifecycleView
 }
 
@@ -145,6 +166,8 @@ type AttemptView struct {
 	// free room (room attempts only).
 	Placement gameinstance.Placement `json:"placement,omitempty"`
 	Server    string                 `json:"server,omitempty"`
+	// MaxPlayerLatencyMs: the latency cap in force for the attempt.
+	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs,omitempty"`
 }
 
 func viewOf(r gameinstance.Record) recordView {
@@ -162,6 +185,9 @@ func viewOf(r gameinstance.Record) recordView {
 		UpdatedAt:      formatTime(r.UpdatedAt),
 		lifecycleView:  lifecycleOf(r),
 	}
+	if r.Queue != nil {
+		v.QueuedUntil = formatTime(r.Queue.Until)
+	}
 	return v
 }
 
@@ -171,7 +197,7 @@ func AttemptsOf(r gameinstance.Record) []AttemptView {
 	for _, a := range r.Attempts {
 		out = append(out, AttemptView{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
-			Placement: a.Placement, Server: a.Server})
+			Placement: a.Placement, Server: a.Server, MaxPlayerLatencyMs: a.MaxPlayerLatencyMs})
 	}
 	return out
 }

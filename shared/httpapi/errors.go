@@ -28,6 +28,8 @@ var statusOf = map[gameinstance.Code]int{
 	gameinstance.CodeInvalidState:         http.StatusConflict,
 	gameinstance.CodeInternal:             http.StatusInternalServerError,
 	gameinstance.CodeUnavailable:          http.StatusServiceUnavailable,
+	gameinstance.CodePlacementTimedOut:    http.StatusServiceUnavailable,
+	gameinstance.CodePlacementCancelled:   http.StatusConflict,
 	codeMethodNotAllowed:                  http.StatusMethodNotAllowed,
 }
 

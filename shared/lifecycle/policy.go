@@ -156,10 +156,30 @@ func (p Policy) End(rec gameinstance.Record, now time.Time, reason string) (game
 	return rec, false, wrongState(rec, "end")
 }
 
+// Cancel: Queued → Failed (PLACEMENT_CANCELLED). The write is conditioned
+// on the version read, and the queue worker claims the record from Queued
+// before it asks anyone: whichever comes first wins, so no attempt starts
+// after a cancellation is answered.
+func (p Policy) Cancel(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
+	return p.failQueued(rec, now, gameinstance.CodePlacementCancelled, "the queued placement was cancelled before a game server was found"), true, nil
+}
+
+func (p Policy) failQueued(rec gameinstance.Record, now time.Time, code gameinstance.Code, msg string) gameinstance.Record {
+	rec.State, rec.UpdatedAt, rec.Failure = gameinstance.StateFailed, now, &gameinstance.Failure{Code: code, Message: msg}
+	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
+	return rec
+}
+
+// TimedOutMessage is the failure of a queued placement the sweep found
+// past its deadline (its queue message lost, or the queue down).
+const TimedOutMessage = "no game server was found before the placement's queueTimeoutSeconds ran out"
+
 // Review is the health sweep's look at a due instance. Deadlines are
 // recomputed from the record, so a stale index entry never marks a healthy
 // instance; an entry that is early is moved to the real deadline.
 //   - Allocated or Linked past its deadline → Unhealthy.
+//   - Queued past its deadline → Failed (PLACEMENT_TIMED_OUT): no queue
+//     message did it, so none will.
 //   - Allocating whose lease ran out LinkTimeout ago → Failed: its outcome
 //     was never recorded and no server linked back in time, so no server
 //     holds the instance and a retry may allocate afresh.
@@ -169,6 +189,11 @@ func (p Policy) Review(rec gameinstance.Record, now time.Time) (gameinstance.Rec
 		return p.markOrMove(rec, now, rec.UpdatedAt.Add(p.LinkTimeout), gameinstance.ReasonLinkTimeout)
 	case gameinstance.StateLinked:
 		return p.markOrMove(rec, now, p.heartbeatDeadline(rec), gameinstance.ReasonMissedHeartbeats)
+	case gameinstance.StateQueued:
+		if rec.Queue == nil || !now.Before(rec.Queue.Until) {
+			return p.failQueued(rec, now, gameinstance.CodePlacementTimedOut, TimedOutMessage), true
+		}
+		return move(rec, rec.Queue.Until)
 	case gameinstance.StateAllocating:
 		if deadline := rec.LeaseExpiresAt.Add(p.LinkTimeout); now.Before(deadline) {
 			return move(rec, deadline)

@@ -142,12 +142,18 @@ func (s *Service) End(ctx context.Context, id, token, reason string) (gameinstan
 	})))
 }
 
-// EndByBackend: the backend ends the instance (DELETE /v1/allocations/{id}).
+// EndByBackend: the backend ends the instance (DELETE /v1/allocations/{id}),
+// or cancels its queued placement.
 func (s *Service) EndByBackend(ctx context.Context, id string) (gameinstance.Record, error) {
 	return result(s.apply(ctx, id, nil, plain(func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
-		if rec.State == gameinstance.StateAllocating {
+		switch rec.State {
+		case gameinstance.StateAllocating:
+			// A queued placement's attempt in flight too: it may be placing
+			// the instance right now, so it is not cancelled under it.
 			return rec, false, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: time.Second, State: rec.State,
 				Message: fmt.Sprintf("game instance %q is still being allocated; end it once the allocation has finished", id)}
+		case gameinstance.StateQueued:
+			return s.Policy.Cancel(rec, now)
 		}
 		return s.Policy.End(rec, now, "EndedByBackend")
 	})))

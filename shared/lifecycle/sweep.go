@@ -50,6 +50,9 @@ type SweepSummary struct {
 	MissedHeartbeats int `json:"missedHeartbeats"`
 	// OutcomesLost counts in-doubt claims failed because no server linked.
 	OutcomesLost int `json:"outcomesLost"`
+	// PlacementsTimedOut counts queued placements failed at their
+	// deadline because no queue message did it first.
+	PlacementsTimedOut int `json:"placementsTimedOut"`
 	// Moved counts index entries that were early and were moved.
 	Moved int `json:"moved"`
 	// Reviewed counts the due instances the run got to, failures included;
@@ -112,7 +115,7 @@ func (s *Service) sweep(ctx context.Context, lim sweepLimits) (SweepSummary, err
 	sum.Remaining = len(order) - dispatched
 	sum.StoppedEarly = cutOff || sum.Remaining > 0
 	log.Info("health sweep finished", "due", sum.Due, "reviewed", sum.Reviewed, "marked", sum.Marked, "linkTimeouts", sum.LinkTimeouts,
-		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "moved", sum.Moved, "failures", sum.Failures,
+		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "placementsTimedOut", sum.PlacementsTimedOut, "moved", sum.Moved, "failures", sum.Failures,
 		"shardFailures", sum.ShardFailures, "remaining", sum.Remaining, "stoppedEarly", sum.StoppedEarly, "moreDue", sum.MoreDue,
 		"firstShard", sum.FirstShard, "reviewedByShard", sum.ReviewedByShard, "findTook", findTook.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
 	if allFailed {
@@ -173,6 +176,9 @@ func (s *Service) sweepOne(ctx context.Context, log *slog.Logger, it dueItem, t 
 		t.Failures++
 		log.Error("health sweep: reviewing a game instance failed; a later run retries it", "gameInstanceId", it.id, "error", err)
 	case !written:
+	case rec.Failure != nil && rec.Failure.Code == gameinstance.CodePlacementTimedOut:
+		t.PlacementsTimedOut++
+		log.Warn("queued placement timed out: no queue message failed it at its deadline", "gameInstanceId", it.id)
 	case rec.State == gameinstance.StateFailed:
 		t.OutcomesLost++
 		log.Warn("in-doubt allocation failed: no game server linked back", "gameInstanceId", it.id,
@@ -220,6 +226,7 @@ func (s *SweepSummary) add(t SweepSummary) {
 	s.LinkTimeouts += t.LinkTimeouts
 	s.MissedHeartbeats += t.MissedHeartbeats
 	s.OutcomesLost += t.OutcomesLost
+	s.PlacementsTimedOut += t.PlacementsTimedOut
 	s.Moved += t.Moved
 	s.Reviewed += t.Reviewed
 	s.Failures += t.Failures

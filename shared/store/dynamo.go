@@ -46,18 +46,41 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 // whose lease expired before takeoverBefore. createdAt survives a retry or
 // takeover.
 func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+	// A claim in doubt that may hold a room is not taken over: the health
+	// sweep fails it first, giving the room back in the same transaction.
+	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR "+
+		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))",
+		map[string]types.AttributeValue{
+			":c_failed":     &types.AttributeValueMemberS{Value: string(gameinstance.StateFailed)},
+			":c_allocating": &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)},
+			":c_takeover":   &types.AttributeValueMemberN{Value: formatInt(takeoverBefore.UnixMilli())},
+		})
+}
+
+// Resume takes a queued placement for the queue worker's next attempt: rec
+// (an Allocating claim) is written only while the instance is Queued under
+// ticket, so of the copies of a queue message only one runs, and none once
+// a DELETE cancelled the placement.
+func (s *GameInstances) Resume(ctx context.Context, rec gameinstance.Record, ticket string) error {
+	return s.claim(ctx, rec, "#c_state = :c_queued AND queueTicket = :c_ticket", map[string]types.AttributeValue{
+		":c_queued": &types.AttributeValueMemberS{Value: string(gameinstance.StateQueued)},
+		":c_ticket": &types.AttributeValueMemberS{Value: ticket},
+	})
+}
+
+// claim writes rec under condition (whose #c_state is the state); a refusal
+// is *ClaimConflictError with the record that refused it, unless that
+// record is rec's own claim, saved with its reply lost.
+func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, condition string, values map[string]types.AttributeValue) error {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
 		return err
 	}
-	// A claim in doubt that may hold a room is not taken over: the health
-	// sweep fails it first, giving the room back in the same transaction.
-	in.ConditionExpression = aws.String("attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR " +
-		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))")
+	in.ConditionExpression = aws.String(condition)
 	in.ExpressionAttributeNames["#c_state"] = "state"
-	in.ExpressionAttributeValues[":c_failed"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateFailed)}
-	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)}
-	in.ExpressionAttributeValues[":c_takeover"] = &types.AttributeValueMemberN{Value: formatInt(takeoverBefore.UnixMilli())}
+	for k, v := range values {
+		in.ExpressionAttributeValues[k] = v
+	}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
 	_, err = s.db.UpdateItem(ctx, in)

@@ -52,6 +52,12 @@ type item struct {
 	// present only while the health sweep must watch the instance.
 	HealthShard    string `dynamodbav:"healthShard,omitempty"`
 	HealthDeadline int64  `dynamodbav:"healthDeadline,omitempty"`
+	// A queued placement's schedule (ms); queueTicket is compared by the
+	// queue worker's claim.
+	QueueStartedAt int64  `dynamodbav:"queueStartedAt,omitempty"`
+	QueuedUntil    int64  `dynamodbav:"queuedUntil,omitempty"`
+	QueueTicket    string `dynamodbav:"queueTicket,omitempty"`
+	QueueNextAt    int64  `dynamodbav:"queueNextAt,omitempty"`
 }
 
 // optional lists the attributes a record may leave out; a write clears
@@ -60,7 +66,7 @@ type item struct {
 var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "placement", "roomServer", "scheduling", "dedicated",
 	"attempts", "failureCode", "failureMessage", "expiresAt",
 	"linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
-	"healthShard", "healthDeadline"}
+	"healthShard", "healthDeadline", "queueStartedAt", "queuedUntil", "queueTicket", "queueNextAt"}
 
 type linkInfoItem struct {
 	Address    string         `dynamodbav:"address,omitempty"`
@@ -86,17 +92,18 @@ type serverItem struct {
 }
 
 type attemptItem struct {
-	Region          string `dynamodbav:"region"`
-	Reason          string `dynamodbav:"reason,omitempty"`
-	Status          int    `dynamodbav:"status"`
-	Error           string `dynamodbav:"error,omitempty"`
-	Body            string `dynamodbav:"body,omitempty"`
-	DurationMs      int64  `dynamodbav:"durationMs"`
-	SuspectedOrphan bool   `dynamodbav:"suspectedOrphan,omitempty"`
-	RateLimited     bool   `dynamodbav:"rateLimited,omitempty"`
-	AllocatorRegion string `dynamodbav:"allocatorRegion,omitempty"`
-	Placement       string `dynamodbav:"placement,omitempty"`
-	Server          string `dynamodbav:"server,omitempty"`
+	Region          string  `dynamodbav:"region"`
+	Reason          string  `dynamodbav:"reason,omitempty"`
+	Status          int     `dynamodbav:"status"`
+	Error           string  `dynamodbav:"error,omitempty"`
+	Body            string  `dynamodbav:"body,omitempty"`
+	DurationMs      int64   `dynamodbav:"durationMs"`
+	SuspectedOrphan bool    `dynamodbav:"suspectedOrphan,omitempty"`
+	RateLimited     bool    `dynamodbav:"rateLimited,omitempty"`
+	AllocatorRegion string  `dynamodbav:"allocatorRegion,omitempty"`
+	Placement       string  `dynamodbav:"placement,omitempty"`
+	Server          string  `dynamodbav:"server,omitempty"`
+	MaxLatencyMs    float64 `dynamodbav:"maxPlayerLatencyMs,omitempty"`
 }
 
 func toItem(r gameinstance.Record) item {
@@ -146,7 +153,10 @@ func toItem(r gameinstance.Record) item {
 	for _, a := range r.Attempts {
 		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
-			Placement: string(a.Placement), Server: a.Server})
+			Placement: string(a.Placement), Server: a.Server, MaxLatencyMs: a.MaxPlayerLatencyMs})
+	}
+	if q := r.Queue; q != nil {
+		it.QueueStartedAt, it.QueuedUntil, it.QueueTicket, it.QueueNextAt = q.StartedAt.UnixMilli(), q.Until.UnixMilli(), q.Ticket, q.NextAt.UnixMilli()
 	}
 	if r.Failure != nil {
 		it.FailureCode, it.FailureMessage = string(r.Failure.Code), r.Failure.Message
@@ -203,7 +213,11 @@ func (it item) record() gameinstance.Record {
 	for _, a := range it.Attempts {
 		r.Attempts = append(r.Attempts, gameinstance.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
-			Placement: gameinstance.Placement(a.Placement), Server: a.Server})
+			Placement: gameinstance.Placement(a.Placement), Server: a.Server, MaxPlayerLatencyMs: a.MaxLatencyMs})
+	}
+	if it.QueuedUntil != 0 {
+		r.Queue = &gameinstance.Queue{StartedAt: time.UnixMilli(it.QueueStartedAt).UTC(), Until: time.UnixMilli(it.QueuedUntil).UTC(),
+			Ticket: it.QueueTicket, NextAt: time.UnixMilli(it.QueueNextAt).UTC()}
 	}
 	if it.FailureCode != "" {
 		r.Failure = &gameinstance.Failure{Code: gameinstance.Code(it.FailureCode), Message: it.FailureMessage}

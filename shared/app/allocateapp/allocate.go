@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/app"
@@ -16,6 +17,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
+	"github.com/gamefabric-alloc/allocsvc/shared/placementqueue"
 	"github.com/gamefabric-alloc/allocsvc/shared/roomcallback"
 	"github.com/gamefabric-alloc/allocsvc/shared/rooms"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
@@ -30,12 +32,14 @@ type Clients struct {
 	HTTP *http.Client
 	// Metrics is where EMF metric lines go (stdout in Lambda).
 	Metrics io.Writer
+	// SQS sends the placement queue's messages (PLACEMENT_QUEUE_URL).
+	SQS placementqueue.API
 }
 
 // NewClients builds the clients from an AWS configuration.
 func NewClients(awsCfg aws.Config, metrics io.Writer) Clients {
 	return Clients{DynamoDB: dynamodb.NewFromConfig(awsCfg), Secrets: secretsmanager.NewFromConfig(awsCfg),
-		HTTP: &http.Client{}, Metrics: metrics}
+		HTTP: &http.Client{}, Metrics: metrics, SQS: sqs.NewFromConfig(awsCfg)}
 }
 
 // Handler is AllocateFunction: POST, GET and DELETE /v1/allocations.
@@ -51,25 +55,32 @@ func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
 	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
 	// Ending a session on a shared server gives its room back.
 	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}, Rooms: servers != nil}
-	return httpapi.AllocateRoutes(service(cfg, c, records, servers), ender)
+	return httpapi.AllocateRoutes(Service(cfg, c, records, servers), ender)
 }
 
-// service is the allocate use case as the function runs it: rooms first
-// when the deployment keeps game servers' records, then the Allocators.
-func service(cfg config.Allocate, c Clients, records *store.GameInstances, servers *store.GameServers) *allocation.Service {
+// Service is the allocate use case as the functions run it (this one and
+// PlacementFunction): rooms first when the deployment keeps game servers'
+// records, then the Allocators; a placement that found no capacity waits
+// in the placement queue when there is one.
+func Service(cfg config.Allocate, c Clients, records *store.GameInstances, servers *store.GameServers) *allocation.Service {
 	health, _ := app.RegionHealth(c.DynamoDB, cfg.RegionHealth)
 	var pool allocation.Rooms
 	if servers != nil {
 		pool = &rooms.Pool{Store: servers, Caller: roomcallback.New(nil), CallbackTimeout: cfg.RoomCallbackTimeout}
 	}
+	var queue allocation.Queue
+	if cfg.PlacementQueueURL != "" && c.SQS != nil {
+		queue = placementqueue.Queue{API: c.SQS, URL: cfg.PlacementQueueURL}
+	}
 	return allocation.NewService(allocation.Options{
+		Queue:     queue,
 		Rooms:     pool,
 		Store:     records,
 		Upstreams: allocators.New(cfg, c.HTTP, c.Secrets),
 		Health:    health,
 		Metrics:   metrics.Allocations{EMF: metrics.NewEMF(c.Metrics)},
 		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
-			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs},
+			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs, QueueTimeout: cfg.QueueTimeout},
 		BackendAddress: cfg.BackendAddress,
 		AttemptTimeout: cfg.AttemptTimeout,
 		Lease:          cfg.AllocationLease,
