@@ -60,7 +60,13 @@ func (s *Service) waits(spec Spec, q gameinstance.Queue, run planRun) (time.Dura
 	if upstream := longestRetryAfter(run.attempts); upstream > 0 {
 		delay = upstream
 	}
-	if _, _, relaxesIn := spec.routes.at(elapsed); relaxesIn > 0 && relaxesIn < delay {
+	_, _, relaxesIn := spec.routes.at(elapsed)
+	switch {
+	case len(spec.Plan) == 0 && relaxesIn == 0:
+		// Every region is over a cap that holds until the deadline: only
+		// the deadline is left to wait for, a message per longest delay.
+		delay = maxQueueDelay
+	case len(spec.Plan) == 0, relaxesIn > 0 && relaxesIn < delay:
 		delay = relaxesIn // a region may come under the cap then
 	}
 	return min(max(delay, minQueueDelay), maxQueueDelay, left), true
