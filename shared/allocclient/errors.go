@@ -28,6 +28,10 @@ const (
 	CodeInternal             = "INTERNAL"               // 500: needs an operator
 	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"    // 503: a dependency failed for now; retried
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
+	// A queued placement's end, as a Failed record's Error.Code (what
+	// AllocateAndWait returns); an error answer would be 409 and 503.
+	CodePlacementCancelled = "PLACEMENT_CANCELLED" // DELETE while Queued
+	CodePlacementTimedOut  = "PLACEMENT_TIMED_OUT" // no server before QueuedUntil
 )
 
 // ErrAnswerTooLarge: the answer exceeded the read limit, which no answer
