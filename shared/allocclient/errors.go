@@ -43,7 +43,9 @@ var ErrNoGameInstanceID = errors.New("allocclient: a gameInstanceId is required"
 
 // Error is a non-2xx answer. Code is empty when the answer was not the
 // service's own (API Gateway's throttling and bare 5xx answer
-// {"message": ...} only).
+// {"message": ...} only). AllocateAndWait also returns one for a placement
+// that ended Failed: Status is then the 200 that carried the record, Code
+// and Message its error, Allocation the record.
 type Error struct {
 	Status  int
 	Code    string
@@ -61,10 +63,17 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "allocclient: %s: %d", e.op, e.Status)
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
+	failedRecord := e.Status/100 == 2 // the answer succeeded, the placement did not
+	fmt.Fprintf(&b, "allocclient: %s: ", e.op)
+	if failedRecord {
+		b.WriteString(StateFailed)
 	} else {
+		fmt.Fprintf(&b, "%d", e.Status)
+	}
+	switch {
+	case e.Code != "":
+		b.WriteString(" " + e.Code)
+	case !failedRecord:
 		b.WriteString(" " + http.StatusText(e.Status))
 	}
 	if e.Message != "" {
