@@ -37,8 +37,8 @@ var ErrStillPending = errors.New("allocclient: the placement is still pending af
 //   - Failed → the record and an *Error with its error's code and message
 //     (CodePlacementTimedOut, CodePlacementCancelled, CodeNoCapacity, …),
 //     so IsCode works as for an error answer;
-//   - ctx ends, or a Get fails after its retries → the last allocation seen
-//     and the error (wrapping ctx's).
+//   - ctx ends, a Get fails after its retries, or ErrStillPending → the
+//     last allocation seen and the error (which wraps ctx's when it ended).
 //
 // The placement outlives an ended ctx: the service keeps trying until
 // QueuedUntil, and End cancels it. Queueing needs r.QueueTimeoutSeconds or

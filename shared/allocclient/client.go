@@ -3,6 +3,11 @@
 // SigV4 from the AWS credentials chain, retried the way the service's
 // answers ask (Retry-After, the same gameInstanceId), failing with a typed
 // *Error that carries the service's error code.
+//
+// A placement may wait for capacity instead of failing with NO_CAPACITY
+// (AllocateRequest.QueueTimeoutSeconds): Allocate then answers a Queued
+// Allocation, and AllocateAndWait follows it to its end by polling as the
+// service's Retry-After asks, bounded by the caller's context.
 package allocclient
 
 import (
