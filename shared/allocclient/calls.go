@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Read limits. An allocation answer is a few KiB; the regions list stays
@@ -20,6 +23,11 @@ const (
 // gateway's 429 and 5xx and transport errors with the same body: the
 // gameInstanceId makes that safe, a retry returns the first call's server
 // and never allocates a second.
+//
+// With a queue timeout (r.QueueTimeoutSeconds or the deployment's) a
+// placement that found no capacity is not an error: the answer is 202
+// Accepted, an Allocation in StateQueued with QueuedUntil and RetryAfter.
+// Get it again after RetryAfter, or let AllocateAndWait do so.
 func (c *Client) Allocate(ctx context.Context, r AllocateRequest) (*Allocation, error) {
 	body, err := json.Marshal(r)
 	if err != nil {
@@ -67,6 +75,9 @@ func decodeAllocation(ans answer, op string) (*Allocation, error) {
 	var a Allocation
 	if err := json.Unmarshal(ans.body, &a); err != nil {
 		return nil, fmt.Errorf("allocclient: %s: %d answer is not an allocation: %w", op, ans.status, err)
+	}
+	if v := ans.header.Get("Retry-After"); v != "" {
+		a.RetryAfter, a.retryAfterGiven = gameinstance.ParseRetryAfter(v, time.Now()), true
 	}
 	return &a, nil
 }

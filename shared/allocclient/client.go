@@ -3,6 +3,11 @@
 // SigV4 from the AWS credentials chain, retried the way the service's
 // answers ask (Retry-After, the same gameInstanceId), failing with a typed
 // *Error that carries the service's error code.
+//
+// A placement may wait for capacity instead of failing with NO_CAPACITY
+// (AllocateRequest.QueueTimeoutSeconds): Allocate then answers a Queued
+// Allocation, and AllocateAndWait follows it to its end by polling as the
+// service's Retry-After asks, bounded by the caller's context.
 package allocclient
 
 import (
@@ -19,6 +24,8 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // Defaults for the zero values of Options.
@@ -57,6 +64,9 @@ type Client struct {
 	signer      *v4.Signer
 	maxAttempts int
 	maxWait     time.Duration
+	// sleep is every wait between calls (retries, AllocateAndWait's polls);
+	// tests swap it to count the waits instead of spending them.
+	sleep func(ctx context.Context, d time.Duration) error
 
 	// The last GET /v1/regions answer, revalidated with If-None-Match.
 	regionsMu   sync.Mutex
@@ -80,7 +90,7 @@ func New(o Options) (*Client, error) {
 		return nil, errors.New("allocclient: Region is required to sign with Credentials")
 	}
 	c := &Client{base: base, http: o.HTTPClient, creds: o.Credentials, region: o.Region,
-		maxAttempts: o.MaxAttempts, maxWait: o.MaxWait}
+		maxAttempts: o.MaxAttempts, maxWait: o.MaxWait, sleep: wait.Sleep}
 	if c.http == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConns, t.MaxIdleConnsPerHost = 100, 100 // a backend calls one host, often concurrently

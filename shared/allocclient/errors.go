@@ -28,6 +28,10 @@ const (
 	CodeInternal             = "INTERNAL"               // 500: needs an operator
 	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"    // 503: a dependency failed for now; retried
 	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
+	// A queued placement's end, as a Failed record's Error.Code (what
+	// AllocateAndWait returns); an error answer would be 409 and 503.
+	CodePlacementCancelled = "PLACEMENT_CANCELLED" // DELETE while Queued
+	CodePlacementTimedOut  = "PLACEMENT_TIMED_OUT" // no server before QueuedUntil
 )
 
 // ErrAnswerTooLarge: the answer exceeded the read limit, which no answer
@@ -39,7 +43,9 @@ var ErrNoGameInstanceID = errors.New("allocclient: a gameInstanceId is required"
 
 // Error is a non-2xx answer. Code is empty when the answer was not the
 // service's own (API Gateway's throttling and bare 5xx answer
-// {"message": ...} only).
+// {"message": ...} only). AllocateAndWait also returns one for a placement
+// that ended Failed: Status is then the 200 that carried the record, Code
+// and Message its error, Allocation the record.
 type Error struct {
 	Status  int
 	Code    string
@@ -57,10 +63,17 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "allocclient: %s: %d", e.op, e.Status)
-	if e.Code != "" {
-		b.WriteString(" " + e.Code)
+	failedRecord := e.Status/100 == 2 // the answer succeeded, the placement did not
+	fmt.Fprintf(&b, "allocclient: %s: ", e.op)
+	if failedRecord {
+		b.WriteString(StateFailed)
 	} else {
+		fmt.Fprintf(&b, "%d", e.Status)
+	}
+	switch {
+	case e.Code != "":
+		b.WriteString(" " + e.Code)
+	case !failedRecord:
 		b.WriteString(" " + http.StatusText(e.Status))
 	}
 	if e.Message != "" {

@@ -12,8 +12,6 @@ import (
 	"net/http"
 	"net/url"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // call is one API call, however many tries it takes.
@@ -70,7 +68,7 @@ func (c *Client) do(ctx context.Context, k call) (answer, error) {
 		if deadline, ok := ctx.Deadline(); ok && time.Until(deadline) < pause {
 			return answer{}, err // the retry could not happen in time; the answer is more useful than a timeout
 		}
-		if werr := wait.Sleep(ctx, pause); werr != nil {
+		if werr := c.sleep(ctx, pause); werr != nil {
 			return answer{}, fmt.Errorf("%w (gave up waiting to retry: %w)", err, werr)
 		}
 	}

@@ -12,6 +12,7 @@ const (
 	StateAllocating = "Allocating" // claimed; an upstream call is in flight
 	StateAllocated  = "Allocated"  // a game server was allocated; waiting for it to link
 	StateFailed     = "Failed"     // every attempt failed; Allocate again to retry
+	StateQueued     = "Queued"     // no capacity yet; the service tries again until QueuedUntil
 	StateLinked     = "Linked"     // the game server linked back and heartbeats
 	StateUnhealthy  = "Unhealthy"  // it never linked, or stopped heartbeating; final
 	StateEnded      = "Ended"      // the game ended; final
@@ -39,6 +40,23 @@ type AllocateRequest struct {
 	Scheduling string `json:"scheduling,omitempty"`
 	// Dedicated asks for a whole game server, never a room on a shared one.
 	Dedicated bool `json:"dedicated,omitempty"`
+	// QueueTimeoutSeconds (0–600) lets a placement that found no capacity
+	// wait for it: the answer is then 202 and StateQueued (AllocateAndWait
+	// follows it). nil takes the deployment's QUEUE_TIMEOUT; 0 fails fast.
+	QueueTimeoutSeconds *int `json:"queueTimeoutSeconds,omitempty"`
+	// LatencyPolicies relax the players' latency cap over a queued
+	// placement's life (GameLift's PlayerLatencyPolicies); they need
+	// PlayerLatencies and exclude MaxPlayerLatencyMs.
+	LatencyPolicies []LatencyPolicy `json:"latencyPolicies,omitempty"`
+}
+
+// LatencyPolicy is one step of AllocateRequest.LatencyPolicies: no player
+// above MaxPlayerLatencyMs in a region asked, for DurationSeconds from the
+// previous step's end. Only the last step may leave DurationSeconds nil
+// (the cap then holds until the queue timeout); caps must increase.
+type LatencyPolicy struct {
+	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs"`
+	DurationSeconds    *int    `json:"durationSeconds,omitempty"`
 }
 
 // Scheduling orders (AllocateRequest.Scheduling) and placements
@@ -109,9 +127,21 @@ type Allocation struct {
 	UnhealthyAt     time.Time `json:"unhealthyAt,omitzero"`
 	UnhealthyReason string    `json:"unhealthyReason,omitempty"` // LinkTimeout or MissedHeartbeats
 
+	// QueuedUntil is the deadline of a placement that was ever queued
+	// (kept once it is Allocated or Failed): not placed by then, it fails
+	// with CodePlacementTimedOut.
+	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
+
 	// Created: this Allocate call allocated the server (201 Created);
-	// false for a replay of a finished allocation (200) and for Get and End.
+	// false for a replay of a finished allocation (200), for a queued
+	// placement (202) and for Get and End.
 	Created bool `json:"-"`
+	// RetryAfter is the answer's Retry-After: when to look again at a
+	// Queued placement (202 to Allocate, 200 to Get); 0 when it had none.
+	RetryAfter time.Duration `json:"-"`
+	// retryAfterGiven tells "Retry-After: 0" (look again at once) from no
+	// header at all, which AllocateAndWait paces differently.
+	retryAfterGiven bool
 }
 
 // Server is where the backend sends its players.
@@ -147,6 +177,9 @@ type Attempt struct {
 	// server with a free room; empty for the Allocator's attempts.
 	Placement string `json:"placement,omitempty"`
 	Server    string `json:"server,omitempty"`
+	// MaxPlayerLatencyMs is the latency cap in force when the region was
+	// asked or skipped (latency policies change it over time); 0 = none.
+	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs,omitempty"`
 }
 
 // Failure is why a Failed allocation failed.

@@ -182,21 +182,81 @@ func TestAllocationRoundTripsTheRealHandler(t *testing.T) {
 			}
 		})
 	}
-	// Every key the record view has, so the comparison above covered them.
+	// sameJSON caught every key the server wrote and the client lost; here
+	// every key the client reads must be one the server writes.
 	_, body, _ := tp.last()
-	var doc map[string]any
-	_ = json.Unmarshal(body, &doc)
-	if len(doc) != 19 {
-		t.Errorf("the server wrote %d fields (%s); update this count and check the client's Allocation", len(doc), body)
+	var keys map[string]json.RawMessage
+	var trace struct {
+		Attempts []map[string]json.RawMessage `json:"attempts"`
+	}
+	if json.Unmarshal(body, &keys) != nil || json.Unmarshal(body, &trace) != nil || len(trace.Attempts) != 1 {
+		t.Fatalf("the record: %s", body)
+	}
+	notYet := map[string]bool{}
+	if !serverQueues() {
+		notYet["queuedUntil"], notYet["maxPlayerLatencyMs"] = true, true
+	}
+	for _, key := range jsonNames(reflect.TypeFor[Allocation]()) {
+		if _, ok := keys[key]; !ok && !notYet[key] {
+			t.Errorf("the client reads %q; the server never wrote it for a record with every field set: %s", key, body)
+		}
+	}
+	for _, key := range jsonNames(reflect.TypeFor[Attempt]()) {
+		// A record's attempts leave out GameFabric's body; error answers carry it.
+		if _, ok := trace.Attempts[0][key]; !ok && key != "body" && !notYet[key] {
+			t.Errorf("the client reads attempts' %q; the server never wrote it: %s", key, body)
+		}
+	}
+}
+
+// serverQueues reports whether the service's side of queued placements
+// (issue 23) is in this tree: the client got the queue's fields first, so
+// until then the tests leave them out of the comparison instead of failing.
+// Once it is, they hold the server to them like to every other field;
+// drop this then.
+func serverQueues() bool {
+	return slices.Contains(jsonNames(reflect.TypeFor[allocation.Request]()), "queueTimeoutSeconds")
+}
+
+func TestQueuedPlacementThroughTheRealHandler(t *testing.T) {
+	if !serverQueues() {
+		t.Skip("the service does not queue placements yet (allocation.Request has no queueTimeoutSeconds)")
+	}
+	for _, created := range []bool{true, false} { // the first answer, and a replay's
+		rec := filled[gameinstance.Record]()
+		rec.GameInstanceID, rec.State, rec.Failure = "gi-queued", gameinstance.State(StateQueued), nil
+		f := &fakeAllocations{res: allocation.Result{Record: rec, Created: created}}
+		c, tp := realAPI(t, f)
+		ctx := context.Background()
+		a, err := c.Allocate(ctx, AllocateRequest{GameInstanceID: rec.GameInstanceID})
+		if err != nil {
+			t.Fatal(err)
+		}
+		status, body, _ := tp.last()
+		mine, _ := json.Marshal(a)
+		sameJSON(t, "202 answer", body, mine)
+		if status != http.StatusAccepted || a.State != StateQueued || a.Created || a.QueuedUntil.IsZero() || a.RetryAfter < time.Second {
+			t.Fatalf("created %v: %d, decoded %+v (Retry-After %s)", created, status, a, a.RetryAfter)
+		}
+		if a, err = c.Get(ctx, rec.GameInstanceID); err != nil || a.State != StateQueued || a.RetryAfter < time.Second {
+			t.Fatalf("GET of a queued placement: %+v, %v", a, err)
+		}
 	}
 }
 
 func TestAllocateRequestReachesTheServerWhole(t *testing.T) {
 	// Same JSON names as allocation.Request, no more, no fewer.
-	if got, want := jsonNames(reflect.TypeFor[AllocateRequest]()), jsonNames(reflect.TypeFor[allocation.Request]()); !slices.Equal(got, want) {
-		t.Fatalf("AllocateRequest fields %v, allocation.Request fields %v", got, want)
+	ours, theirs := jsonNames(reflect.TypeFor[AllocateRequest]()), jsonNames(reflect.TypeFor[allocation.Request]())
+	if !serverQueues() {
+		ours = slices.DeleteFunc(ours, func(n string) bool { return n == "queueTimeoutSeconds" || n == "latencyPolicies" })
+	}
+	if !slices.Equal(ours, theirs) {
+		t.Fatalf("AllocateRequest fields %v, allocation.Request fields %v", ours, theirs)
 	}
 	req := filled[AllocateRequest]()
+	if !serverQueues() {
+		req.QueueTimeoutSeconds, req.LatencyPolicies = nil, nil
+	}
 	f := &fakeAllocations{res: allocation.Result{Record: gameinstance.Record{GameInstanceID: req.GameInstanceID, State: gameinstance.StateAllocated}}}
 	c, _ := realAPI(t, f)
 	if _, err := c.Allocate(context.Background(), req); err != nil {
@@ -339,7 +399,7 @@ func TestEveryServerCodeHasAConstant(t *testing.T) {
 	ours := map[string]bool{}
 	for _, c := range []string{CodeInvalidRequest, CodeAllocationInProgress, CodeIdempotencyMismatch, CodeNoCapacity, CodeRateLimited,
 		CodeUpstreamTimeout, CodeAllocationFailed, CodeNotFound, CodeUnauthorized, CodeInvalidState, CodeInternal,
-		CodeServiceUnavailable, CodeMethodNotAllowed} {
+		CodeServiceUnavailable, CodeMethodNotAllowed, CodePlacementCancelled, CodePlacementTimedOut} {
 		ours[c] = true
 	}
 	var server []string
