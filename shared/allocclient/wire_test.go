@@ -192,36 +192,20 @@ func TestAllocationRoundTripsTheRealHandler(t *testing.T) {
 	if json.Unmarshal(body, &keys) != nil || json.Unmarshal(body, &trace) != nil || len(trace.Attempts) != 1 {
 		t.Fatalf("the record: %s", body)
 	}
-	notYet := map[string]bool{}
-	if !serverQueues() {
-		notYet["queuedUntil"], notYet["maxPlayerLatencyMs"] = true, true
-	}
 	for _, key := range jsonNames(reflect.TypeFor[Allocation]()) {
-		if _, ok := keys[key]; !ok && !notYet[key] {
+		if _, ok := keys[key]; !ok {
 			t.Errorf("the client reads %q; the server never wrote it for a record with every field set: %s", key, body)
 		}
 	}
 	for _, key := range jsonNames(reflect.TypeFor[Attempt]()) {
 		// A record's attempts leave out GameFabric's body; error answers carry it.
-		if _, ok := trace.Attempts[0][key]; !ok && key != "body" && !notYet[key] {
+		if _, ok := trace.Attempts[0][key]; !ok && key != "body" {
 			t.Errorf("the client reads attempts' %q; the server never wrote it: %s", key, body)
 		}
 	}
 }
 
-// serverQueues reports whether the service's side of queued placements
-// (issue 23) is in this tree: the client got the queue's fields first, so
-// until then the tests leave them out of the comparison instead of failing.
-// Once it is, they hold the server to them like to every other field;
-// drop this then.
-func serverQueues() bool {
-	return slices.Contains(jsonNames(reflect.TypeFor[allocation.Request]()), "queueTimeoutSeconds")
-}
-
 func TestQueuedPlacementThroughTheRealHandler(t *testing.T) {
-	if !serverQueues() {
-		t.Skip("the service does not queue placements yet (allocation.Request has no queueTimeoutSeconds)")
-	}
 	for _, created := range []bool{true, false} { // the first answer, and a replay's
 		rec := filled[gameinstance.Record]()
 		rec.GameInstanceID, rec.State, rec.Failure = "gi-queued", gameinstance.State(StateQueued), nil
@@ -247,16 +231,10 @@ func TestQueuedPlacementThroughTheRealHandler(t *testing.T) {
 func TestAllocateRequestReachesTheServerWhole(t *testing.T) {
 	// Same JSON names as allocation.Request, no more, no fewer.
 	ours, theirs := jsonNames(reflect.TypeFor[AllocateRequest]()), jsonNames(reflect.TypeFor[allocation.Request]())
-	if !serverQueues() {
-		ours = slices.DeleteFunc(ours, func(n string) bool { return n == "queueTimeoutSeconds" || n == "latencyPolicies" })
-	}
 	if !slices.Equal(ours, theirs) {
 		t.Fatalf("AllocateRequest fields %v, allocation.Request fields %v", ours, theirs)
 	}
 	req := filled[AllocateRequest]()
-	if !serverQueues() {
-		req.QueueTimeoutSeconds, req.LatencyPolicies = nil, nil
-	}
 	f := &fakeAllocations{res: allocation.Result{Record: gameinstance.Record{GameInstanceID: req.GameInstanceID, State: gameinstance.StateAllocated}}}
 	c, _ := realAPI(t, f)
 	if _, err := c.Allocate(context.Background(), req); err != nil {
