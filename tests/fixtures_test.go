@@ -33,6 +33,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/placementqueue"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/roomcallback"
 	"github.com/gamefabric-alloc/allocsvc/shared/rooms"
@@ -147,6 +148,10 @@ type env struct {
 	pings        *store.PingCache // what GET /v1/regions serves
 	lifecycle    *lifecycle.Service
 	api          *httptest.Server
+	// svc is the allocation use case behind the API, and the queue
+	// worker's (placementQueue, when the options ask for one).
+	svc            *allocation.Service
+	placementQueue string
 }
 
 type envOptions struct {
@@ -163,6 +168,11 @@ type envOptions struct {
 	smEndpoint     string           // where it reaches Secrets Manager, default moto
 	secretID       string           // the secret it reads, default the one created
 	roomCallback   time.Duration    // ROOM_CALLBACK_TIMEOUT, default the deployment's
+	// queue: placements may wait in a placement queue on moto's SQS
+	// (queueEndpoint, when set, is where the service sends to instead).
+	queue         bool
+	queueEndpoint string
+	queueTimeout  time.Duration // QUEUE_TIMEOUT
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -198,11 +208,21 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.allocatorURL == "" {
 		o.allocatorURL = stub.BaseURL() + "/" + stub.AllocatePath()
 	}
+	var queue allocation.Queue
+	if o.queue {
+		e.placementQueue = newPlacementQueue(t)
+		api := motoSQS()
+		if o.queueEndpoint != "" {
+			api = sqsAt(o.queueEndpoint)
+		}
+		queue = placementqueue.Queue{API: api, URL: e.placementQueue}
+	}
 	svc := allocation.NewService(allocation.Options{
+		Queue:          queue,
 		Store:          e.store,
 		Allocator:      allocators.Allocator{Client: gamefabric.NewClient(&http.Client{}, o.allocatorURL)},
 		Tokens:         secrets.NewTokenSource(sm, o.secretID, time.Minute, nil),
-		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set"},
+		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set", QueueTimeout: o.queueTimeout},
 		BackendAddress: "http://127.0.0.1:10100",
 		AttemptTimeout: o.attemptTimeout,
 		Lease:          o.lease,
@@ -217,6 +237,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if now == nil {
 		now = time.Now
 	}
+	e.svc = svc
 	routes := httpapi.AllocateRoutes(svc, e.lifecycle)
 	maps.Copy(routes, httpapi.LinkBackRoutes(e.lifecycle))
 	maps.Copy(routes, httpapi.RegionsRoutes(e.pings, health, time.Minute, now))

@@ -64,6 +64,8 @@ type Call struct {
 	// Server is the address handed out in a complete allocation; empty
 	// for errors, raw bodies and answers cut short.
 	Server string
+	// At is when the call arrived.
+	At time.Time
 }
 
 // Server is the stand-in.
@@ -202,6 +204,7 @@ func (s *Server) allocate(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) record(c Call) int {
+	c.At = time.Now()
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls = append(s.calls, c)

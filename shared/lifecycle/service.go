@@ -154,6 +154,10 @@ func (s *Service) EndByBackend(ctx context.Context, id string) (gameinstance.Rec
 				Message: fmt.Sprintf("game instance %q is still being allocated; end it once the allocation has finished", id)}
 		case gameinstance.StateQueued:
 			return s.Policy.Cancel(rec, now)
+		case gameinstance.StateFailed:
+			if rec.Failure != nil && rec.Failure.Code == gameinstance.CodePlacementCancelled {
+				return rec, false, nil // cancelled already: a DELETE repeated
+			}
 		}
 		return s.Policy.End(rec, now, "EndedByBackend")
 	})))
