@@ -84,7 +84,7 @@ func TestQueuedPlacementTimesOut(t *testing.T) {
 		t.Fatalf("timed out after %s, more than %s", took, limit)
 	}
 	get := e.do(t, "GET", "/v1/allocations/gi-dry", "")
-	if get.code() != "" || get.Body["error"].(map[string]any)["code"] != "PLACEMENT_TIMED_OUT" {
+	if get.Status != http.StatusOK || get.code() != "PLACEMENT_TIMED_OUT" {
 		t.Fatalf("GET: %s", get.Raw)
 	}
 }
@@ -113,6 +113,7 @@ func TestDeleteCancelsAQueuedPlacement(t *testing.T) {
 func TestLatencyPoliciesKeepAFarRegionUnasked(t *testing.T) {
 	e := newEnv(t, envOptions{queue: true})
 	e.stub.Always("near", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained"})
+	e.stub.Always("far", gfstub.Response{})
 	body := `{"gameInstanceId":"gi-far","queueTimeoutSeconds":60,
 		"playerLatencies":[{"playerId":"a","latencyMs":{"near":30,"far":140}},{"playerId":"b","latencyMs":{"near":45,"far":120}}],
 		"latencyPolicies":[{"maxPlayerLatencyMs":50,"durationSeconds":3},{"maxPlayerLatencyMs":200}]}`
