@@ -5,8 +5,8 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"testing"
