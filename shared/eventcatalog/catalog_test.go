@@ -30,6 +30,9 @@ func TestFromGameInstance(t *testing.T) {
 			{Region: "us-west", Reason: "fallback", Status: 200, DurationMs: 20},
 		}
 	}
+	queued := func(r *gameinstance.Record) {
+		r.Queue = &gameinstance.Queue{StartedAt: r.CreatedAt, Until: r.CreatedAt.Add(time.Minute), Ticket: "t"}
+	}
 	tests := []struct {
 		name     string
 		old, cur *gameinstance.Record
@@ -51,6 +54,16 @@ func TestFromGameInstance(t *testing.T) {
 			[]string{"GameInstanceEnded gi-1:10:GameInstanceEnded Linked→Ended"}},
 		{"link timeout", rec(gameinstance.StateAllocated, 2, nil), rec(gameinstance.StateUnhealthy, 3, nil),
 			[]string{"GameInstanceUnhealthy gi-1:3:GameInstanceUnhealthy Allocated→Unhealthy"}},
+		{"queued", rec(gameinstance.StateAllocating, 1, nil), rec(gameinstance.StateQueued, 2, queued),
+			[]string{"AllocationQueued gi-1:2:AllocationQueued Allocating→Queued"}},
+		{"a worker's claim is no event", rec(gameinstance.StateQueued, 2, queued), rec(gameinstance.StateAllocating, 3, queued), nil},
+		{"queued again after an attempt is no event", rec(gameinstance.StateAllocating, 3, queued), rec(gameinstance.StateQueued, 4, queued), nil},
+		{"cancelled", rec(gameinstance.StateQueued, 4, queued), rec(gameinstance.StateFailed, 5, func(r *gameinstance.Record) {
+			queued(r)
+			r.Failure = &gameinstance.Failure{Code: gameinstance.CodePlacementCancelled, Message: "cancelled"}
+		}), []string{"AllocationFailed gi-1:5:AllocationFailed Queued→Failed"}},
+		{"placed from the queue", rec(gameinstance.StateAllocating, 5, queued), rec(gameinstance.StateAllocated, 6, queued),
+			[]string{"GameServerAllocated gi-1:6:GameServerAllocated Allocating→Allocated"}},
 		{"orphans are reported only when the outcome is stored", rec(gameinstance.StateAllocated, 2, orphan), rec(gameinstance.StateLinked, 3, orphan),
 			[]string{"GameServerLinked gi-1:3:GameServerLinked Allocated→Linked"}},
 	}

@@ -28,6 +28,7 @@ func TestTransitions(t *testing.T) {
 		want map[string]want
 	}{
 		{gameinstance.StateAllocating, map[string]want{"link": {gameinstance.StateAllocating, false, true}, "heartbeat": {gameinstance.StateAllocating, false, true}, "end": {gameinstance.StateAllocating, false, true}}},
+		{gameinstance.StateQueued, map[string]want{"link": {gameinstance.StateQueued, false, true}, "heartbeat": {gameinstance.StateQueued, false, true}, "end": {gameinstance.StateQueued, false, true}}},
 		{gameinstance.StateFailed, map[string]want{"link": {gameinstance.StateFailed, false, true}, "heartbeat": {gameinstance.StateFailed, false, true}, "end": {gameinstance.StateFailed, false, true}}},
 		{gameinstance.StateAllocated, map[string]want{"link": {gameinstance.StateLinked, true, false}, "heartbeat": {gameinstance.StateAllocated, false, true}, "end": {gameinstance.StateEnded, true, false}}},
 		{gameinstance.StateLinked, map[string]want{"link": {gameinstance.StateLinked, false, false}, "heartbeat": {gameinstance.StateLinked, true, false}, "end": {gameinstance.StateEnded, true, false}}},
@@ -162,5 +163,39 @@ func TestLinkRecoversAnInDoubtClaim(t *testing.T) {
 	var e *gameinstance.Error
 	if changed || !errors.As(err, &e) || e.Code != gameinstance.CodeAllocationInProgress || e.RetryAfter != p.LinkTimeout {
 		t.Fatalf("link with a caller's token: changed=%v err=%v, want ALLOCATION_IN_PROGRESS until the sweep resolves it", changed, err)
+	}
+}
+
+func TestQueuedPlacementsEndCancelledOrTimedOut(t *testing.T) {
+	p := DefaultPolicy
+	until := t0.Add(time.Minute)
+	queued := gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateQueued, HealthDeadline: until,
+		Queue: &gameinstance.Queue{StartedAt: t0, Until: until, Ticket: "t"}}
+	for _, tc := range []struct {
+		name     string
+		apply    func(gameinstance.Record) (gameinstance.Record, bool)
+		state    gameinstance.State
+		code     gameinstance.Code
+		deadline time.Time
+	}{
+		{"cancelled", func(r gameinstance.Record) (gameinstance.Record, bool) {
+			got, changed, _ := p.Cancel(r, t0.Add(time.Second))
+			return got, changed
+		}, gameinstance.StateFailed, gameinstance.CodePlacementCancelled, time.Time{}},
+		{"reviewed before its deadline", func(r gameinstance.Record) (gameinstance.Record, bool) {
+			r.HealthDeadline = t0 // an early index entry moves to the deadline
+			return p.Review(r, t0.Add(time.Second))
+		}, gameinstance.StateQueued, "", until},
+		{"reviewed at its deadline", func(r gameinstance.Record) (gameinstance.Record, bool) { return p.Review(r, until) },
+			gameinstance.StateFailed, gameinstance.CodePlacementTimedOut, time.Time{}},
+	} {
+		got, changed := tc.apply(queued)
+		code := gameinstance.Code("")
+		if got.Failure != nil {
+			code = got.Failure.Code
+		}
+		if !changed || got.State != tc.state || code != tc.code || !got.HealthDeadline.Equal(tc.deadline) || (tc.state == gameinstance.StateFailed) == got.ExpiresAt.IsZero() {
+			t.Errorf("%s: %s %s, deadline %v, expires %v, changed %v", tc.name, got.State, code, got.HealthDeadline, got.ExpiresAt, changed)
+		}
 	}
 }
