@@ -70,4 +70,3 @@ func TestNewNeedsTheQueue(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
-
