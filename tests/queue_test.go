@@ -5,7 +5,6 @@ package tests
 import (
 	"context"
 	"fmt"
-	"net"
 	"net/http"
 	"strconv"
 	"sync"
@@ -164,7 +163,7 @@ func TestQueuedPlacementFaults(t *testing.T) {
 		}
 	})
 	t.Run("SQS down when the caller is answered: no 202", func(t *testing.T) {
-		e := newEnv(t, envOptions{queue: true, queueEndpoint: deadEndpoint(t)})
+		e := newEnv(t, envOptions{queue: true, queueEndpoint: "http://" + closedPort(t)})
 		e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained"})
 		e.allocate(t, queuedBody("gi-nosqs", 60, "")).expect(t, http.StatusServiceUnavailable, "NO_CAPACITY")
 		if rec := e.stateOf(t, "gi-nosqs"); rec.State != gameinstance.StateFailed || rec.Failure.Code != gameinstance.CodeNoCapacity {
@@ -239,16 +238,4 @@ func TestQueuedPlacementFaults(t *testing.T) {
 			t.Fatal("a message of a timed-out placement called GameFabric")
 		}
 	})
-}
-
-// deadEndpoint is a loopback address nothing listens on.
-func deadEndpoint(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	addr := l.Addr().String()
-	_ = l.Close()
-	return "http://" + addr
 }

@@ -175,14 +175,7 @@ func TestMiddleware(t *testing.T) {
 			if resp.StatusCode != tc.answer.status {
 				t.Errorf("the middleware changed the status to %d", resp.StatusCode)
 			}
-			switch {
-			case tc.wantViolation == "" && len(reports) > 0:
-				t.Errorf("reported a right exchange: %v", reports)
-			case tc.wantViolation != "" && len(reports) != 1:
-				t.Errorf("got %d reports, want 1 mentioning %q", len(reports), tc.wantViolation)
-			case tc.wantViolation != "" && !strings.Contains(strings.ToLower(reports[0].Error()), strings.ToLower(tc.wantViolation)):
-				t.Errorf("report does not mention %q: %v", tc.wantViolation, reports[0])
-			}
+			checkReports(t, reports, tc.wantViolation)
 			var v *Violation
 			if len(reports) > 0 && (!errors.As(reports[0], &v) || v.Status != tc.answer.status || v.Method != tc.method) {
 				t.Errorf("report %v is not a *Violation with method and status", reports[0])
@@ -269,5 +262,19 @@ func TestDocumentMatchesTemplateRoutes(t *testing.T) {
 	}
 	if len(routes) == 0 {
 		t.Error("template.yaml has no HttpApi routes")
+	}
+}
+
+// checkReports: no report for a right exchange, exactly one mentioning
+// want for a wrong one.
+func checkReports(t *testing.T, reports []error, want string) {
+	t.Helper()
+	switch {
+	case want == "" && len(reports) > 0:
+		t.Errorf("reported a right exchange: %v", reports)
+	case want != "" && len(reports) != 1:
+		t.Errorf("got %d reports, want 1 mentioning %q", len(reports), want)
+	case want != "" && !strings.Contains(strings.ToLower(reports[0].Error()), strings.ToLower(want)):
+		t.Errorf("report does not mention %q: %v", want, reports[0])
 	}
 }
