@@ -41,21 +41,8 @@ const (
 func (c *Components) startEventing(ctx context.Context) error {
 	awsCfg := harness.AWSConfig()
 	q := c.SQS()
-	queues, err := c.Template.Queues()
-	if err != nil {
+	if err := c.createQueues(ctx, q); err != nil {
 		return err
-	}
-	c.Queues, c.QueueARNs = map[string]string{}, map[string]string{}
-	for _, tq := range queues {
-		name := tq.Name
-		if name == "" {
-			name = tq.LogicalID
-		}
-		url, arn, err := createQueue(ctx, q, name)
-		if err != nil {
-			return fmt.Errorf("queue %s: %w", tq.LogicalID, err)
-		}
-		c.Queues[tq.LogicalID], c.QueueARNs[tq.LogicalID] = url, arn
 	}
 	buses, err := c.Template.EventBuses()
 	if err != nil {
@@ -104,7 +91,7 @@ func RouteToQueues(ctx context.Context, eb *eventbridge.Client, q *sqs.Client, b
 	var urls []string
 	in := &eventbridge.PutTargetsInput{Rule: aws.String(rule), EventBusName: aws.String(bus)}
 	for i, name := range queues {
-		url, arn, err := createQueue(ctx, q, name)
+		url, arn, err := createQueue(ctx, q, name, nil)
 		if err != nil {
 			return nil, err
 		}
@@ -127,14 +114,6 @@ func RouteToQueues(ctx context.Context, eb *eventbridge.Client, q *sqs.Client, b
 
 func ebTarget(id, arn string) ebtypes.Target {
 	return ebtypes.Target{Id: aws.String(id), Arn: aws.String(arn)}
-}
-
-func createQueue(ctx context.Context, q *sqs.Client, name string) (url, arn string, err error) {
-	out, err := q.CreateQueue(ctx, &sqs.CreateQueueInput{QueueName: aws.String(name)})
-	if err != nil {
-		return "", "", fmt.Errorf("create queue %s: %w", name, err)
-	}
-	return aws.ToString(out.QueueUrl), "arn:aws:sqs:" + harness.Region + ":" + motoAccount + ":" + name, nil
 }
 
 // eventRefs are the deploy-time values of the queues', buses' and

@@ -112,6 +112,15 @@ func TestRefsResolveTheRepoTemplate(t *testing.T) {
 	for _, b := range buses {
 		c.EventBuses[b.LogicalID] = b.Name
 	}
+	queues, err := c.Template.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Queues, c.QueueARNs = map[string]string{}, map[string]string{}
+	for _, q := range queues {
+		c.Queues[q.LogicalID] = "http://127.0.0.1:5000/123456789012/" + q.LogicalID
+		c.QueueARNs[q.LogicalID] = "arn:aws:sqs:us-east-1:123456789012:" + q.LogicalID
+	}
 	refs := c.Refs(Defaults(), "http://127.0.0.1:3000")
 	for _, fn := range c.Template.LogicalIDs("AWS::Serverless::Function") {
 		if _, err := c.FunctionEnv(fn, refs); err != nil {
@@ -123,6 +132,13 @@ func TestRefsResolveTheRepoTemplate(t *testing.T) {
 		allocate["GAMEFABRIC_ALLOCATORS"] != c.AllocatorsParameter() {
 		t.Errorf("AllocateFunction: GAMEFABRIC_URL %q, ALLOCATOR_TOKEN_SECRET_ID %q, GAMEFABRIC_ALLOCATORS %q",
 			allocate["GAMEFABRIC_URL"], allocate["ALLOCATOR_TOKEN_SECRET_ID"], allocate["GAMEFABRIC_ALLOCATORS"])
+	}
+	// The allocate function hands queued placements to the worker, which
+	// puts them back: both on the local queue.
+	for _, fn := range []string{"AllocateFunction", "PlacementFunction"} {
+		if got := envOf(t, c, fn, refs)["PLACEMENT_QUEUE_URL"]; got != c.Queues["PlacementQueue"] {
+			t.Errorf("%s: PLACEMENT_QUEUE_URL %q, want the local PlacementQueue %q", fn, got, c.Queues["PlacementQueue"])
+		}
 	}
 	if ping := envOf(t, c, "PingRefreshFunction", refs); ping["PING_TOKEN_SECRET_ID"] != "arn:ping" {
 		t.Errorf("PingRefreshFunction: PING_TOKEN_SECRET_ID %q, want the Ping Service's own secret", ping["PING_TOKEN_SECRET_ID"])

@@ -19,6 +19,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/fleet"
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/sqssource"
 	"github.com/gamefabric-alloc/allocsvc/local/streams"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
@@ -31,6 +32,8 @@ type Options struct {
 	Log     io.Writer // the stack's own log lines and every child's output
 	// Streams tunes the event source mappings (tests shorten them).
 	Streams StreamTuning
+	// Queues tunes the SQS event sources.
+	Queues QueueTuning
 	// SandboxStarted, when set, hears of every function sandbox's process
 	// as it starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
@@ -49,6 +52,9 @@ type Stack struct {
 	// Mappings are the running DynamoDB stream event source mappings, one
 	// per DynamoDB event of every function.
 	Mappings []*streams.Mapping
+	// QueueSources are the running SQS event source mappings, one per
+	// enabled SQS event of every function (PlacementFunction's).
+	QueueSources []*sqssource.Mapping
 
 	pools   map[string]*gateway.Pool
 	log     *slog.Logger
@@ -121,6 +127,10 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 
 	if err := s.startStreams(s.Refs, o.Streams, o.Log); err != nil {
 		return s, fmt.Errorf("DynamoDB stream event sources: %w", err)
+	}
+	// As many batches in flight as the function has sandboxes.
+	if err := s.startQueueSources(s.Refs, o.Queues, cfg.API.Concurrency, o.Log); err != nil {
+		return s, fmt.Errorf("SQS event sources: %w", err)
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())

@@ -233,6 +233,7 @@ func TestRepoTemplateAlarmsNotifyTheAlarmTopic(t *testing.T) {
 		"HealthSweepErrorsAlarm", "PingRefreshErrorsAlarm", "EventsFunctionErrorsAlarm",
 		"EventsIteratorAgeAlarm", "EventsDLQDepthAlarm", "ScheduledFunctionsDLQDepthAlarm",
 		"ApiThrottlesAlarm", "Api5xxAlarm",
+		"PlacementDeadLetterAlarm", "PlacementQueueAgeAlarm",
 	} {
 		if typ, ok := tpl.ResourceType(want); !ok || typ != typeAlarm {
 			t.Errorf("no alarm %s", want)

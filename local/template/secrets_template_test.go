@@ -19,6 +19,8 @@ func TestRepoTemplateGrantsExactlyTheNamedSecrets(t *testing.T) {
 	want := map[string][]string{
 		"AllocateFunction":    {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns"},
 		"PingRefreshFunction": {"PingTokenSecretArn"},
+		// The queue worker runs the same allocation, with the same tokens.
+		"PlacementFunction": {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns"},
 	}
 	got := map[string][]string{}
 	for id, res := range tpl.byID {

@@ -101,19 +101,8 @@ func (r resolver) dynamoDBEventSource(fn, event string, props *yaml.Node) (Dynam
 			return src, err
 		}
 	}
-	types, err := r.list(lookup(p, "FunctionResponseTypes"), "FunctionResponseTypes")
-	if err != nil {
+	if src.ReportBatchItemFailures, err = r.reportBatchItemFailures(p); err != nil {
 		return src, err
-	}
-	for i, n := range types {
-		v, err := r.str(n, fmt.Sprintf("FunctionResponseTypes[%d]", i))
-		if err != nil {
-			return src, err
-		}
-		if v != "ReportBatchItemFailures" {
-			return src, fmt.Errorf("FunctionResponseTypes[%d] %q: want ReportBatchItemFailures", i, v)
-		}
-		src.ReportBatchItemFailures = true
 	}
 	dest, err := r.object(lookup(p, "DestinationConfig"), "DestinationConfig")
 	if err != nil {
@@ -158,6 +147,25 @@ func (r resolver) dynamoDBEventSource(fn, event string, props *yaml.Node) (Dynam
 	return src, nil
 }
 
+// reportBatchItemFailures reads FunctionResponseTypes, whose only value
+// is ReportBatchItemFailures (for streams and queues alike).
+func (r resolver) reportBatchItemFailures(p *yaml.Node) (bool, error) {
+	types, err := r.list(lookup(p, "FunctionResponseTypes"), "FunctionResponseTypes")
+	if err != nil {
+		return false, err
+	}
+	for i, n := range types {
+		v, err := r.str(n, fmt.Sprintf("FunctionResponseTypes[%d]", i))
+		if err != nil {
+			return false, err
+		}
+		if v != "ReportBatchItemFailures" {
+			return false, fmt.Errorf("FunctionResponseTypes[%d] %q: want ReportBatchItemFailures", i, v)
+		}
+	}
+	return len(types) > 0, nil
+}
+
 // intIn reads the whole number p[key] within [min, max]; ok is false when
 // the template leaves it out.
 func (r resolver) intIn(p *yaml.Node, key string, min, max int64) (v int64, ok bool, err error) {
@@ -199,34 +207,6 @@ func (r resolver) getAttOf(n *yaml.Node, what, attr, typ string) (string, error)
 		return "", fmt.Errorf("%s (%s): !GetAtt %s: %s is not a %s of this template", what, where(n), key, id, typ)
 	}
 	return id, nil
-}
-
-// Queue is an AWS::SQS::Queue resource.
-type Queue struct {
-	LogicalID string
-	// Name is QueueName, or "" when the template lets CloudFormation name it.
-	Name string
-}
-
-// Queues returns every AWS::SQS::Queue in template order.
-func (t *Template) Queues() ([]Queue, error) {
-	var out []Queue
-	r := resolver{t: t}
-	for _, res := range t.resources {
-		if res.typ != TypeSQSQueue {
-			continue
-		}
-		q := Queue{LogicalID: res.id}
-		if n := lookup(res.props, "QueueName"); n != nil {
-			name, err := r.str(n, "queue "+res.id+" QueueName")
-			if err != nil {
-				return nil, err
-			}
-			q.Name = name
-		}
-		out = append(out, q)
-	}
-	return out, nil
 }
 
 // EventBus is an AWS::Events::EventBus resource.

@@ -138,7 +138,11 @@ func TestDynamoDBEventSourceErrors(t *testing.T) {
 func TestQueuesBusesAndTimeouts(t *testing.T) {
 	tpl := mustParse(t, eventsSample)
 	queues, err := tpl.Queues()
-	if err != nil || !reflect.DeepEqual(queues, []Queue{{LogicalID: "EventsDLQ"}, {LogicalID: "NamedQueue", Name: "local-named"}}) {
+	want := []Queue{
+		{LogicalID: "EventsDLQ", VisibilityTimeout: 30 * time.Second, MessageRetention: 14 * 24 * time.Hour},
+		{LogicalID: "NamedQueue", Name: "local-named", VisibilityTimeout: 30 * time.Second, MessageRetention: 4 * 24 * time.Hour},
+	}
+	if err != nil || !reflect.DeepEqual(queues, want) {
 		t.Errorf("Queues = %+v, %v", queues, err)
 	}
 	buses, err := tpl.EventBuses()

@@ -37,6 +37,9 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	for _, m := range s.Mappings {
 		fmt.Fprintf(&b, "stream              %s\n", m)
 	}
+	for _, m := range s.QueueSources {
+		fmt.Fprintf(&b, "sqs event source    %s\n", m)
+	}
 	for _, logical := range sortedKeys(s.Queues) {
 		fmt.Fprintf(&b, "queue               %-22s %s\n", logical, s.Queues[logical])
 	}
