@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"strconv"
 	"time"
@@ -29,7 +30,13 @@ func (m *Mapping) deliver(ctx context.Context, batch []types.Message) {
 	payload, err := m.fn.Invoke(ctx, event)
 	done, err := Handled(ids, payload, err, m.cfg.ReportBatchItemFailures)
 	if err != nil && ctx.Err() == nil {
-		m.cfg.Log.Warn("sqssource: messages stay for redelivery after the visibility timeout",
+		// Failures the function reported are its business (a placement
+		// not due yet); a failed invocation or unreadable answer is not.
+		level := slog.LevelWarn
+		if errors.Is(err, ErrReported) {
+			level = slog.LevelInfo
+		}
+		m.cfg.Log.Log(ctx, level, "sqssource: messages stay for redelivery after the visibility timeout",
 			"kept", len(ids)-len(done), "batch", len(ids), "reason", err)
 	}
 	var handles []*string
@@ -40,6 +47,10 @@ func (m *Mapping) deliver(ctx context.Context, batch []types.Message) {
 	}
 	m.delete(ctx, handles)
 }
+
+// ErrReported is Handled's error when the only messages kept are those the
+// function reported as batch item failures.
+var ErrReported = errors.New("reported as batch item failures")
 
 // Handled returns the IDs of the batch's messages the function handled,
 // to be deleted, by Lambda's rules; err says why the others stay. A failed
@@ -78,7 +89,7 @@ func Handled(ids []string, payload []byte, invokeErr error, reportFailures bool)
 		}
 	}
 	if len(failed) > 0 {
-		return done, fmt.Errorf("%d reported as batch item failures", len(failed))
+		return done, fmt.Errorf("%d %w", len(failed), ErrReported)
 	}
 	return done, nil
 }

@@ -43,6 +43,9 @@ func TestHandled(t *testing.T) {
 			if !reflect.DeepEqual(got, tc.want) {
 				t.Errorf("handled %v, want %v", got, tc.want)
 			}
+			if reported := errors.Is(err, ErrReported); reported != strings.Contains(tc.why, "reported") {
+				t.Errorf("errors.Is(%v, ErrReported) = %v", err, reported)
+			}
 			switch {
 			case tc.why == "" && err != nil:
 				t.Errorf("err = %v, want none", err)
