@@ -97,6 +97,21 @@ var eventExpectations = []struct {
 			t.Errorf("refresh summary = %v", b)
 		}
 	}},
+	// Only ap-south is under the 50 ms cap, and it has no server: the
+	// placement waits, its message on PlacementQueue.
+	{"allocate-queued.json", "AllocateFunction", 202, func(t *testing.T, b map[string]any) {
+		if b["state"] != "Queued" || b["queuedUntil"] == nil || len(b["attempts"].([]any)) != 1 || queuedMessages(t) != 1 {
+			t.Errorf("body = %v, %d messages queued", b, queuedMessages(t))
+		}
+	}},
+	// A stale copy of its message is done with; one nobody can read is
+	// handed back, to end in the dead-letter queue.
+	{"placement-messages.json", "PlacementFunction", 0, func(t *testing.T, b map[string]any) {
+		failures, _ := b["batchItemFailures"].([]any)
+		if len(failures) != 1 || failures[0].(map[string]any)["itemIdentifier"] != "0b6f2c1e-3c1a-4d55-9a55-5a1d6a7f0002" {
+			t.Errorf("batch item failures %v", failures)
+		}
+	}},
 	{"stream-allocated.json", "EventsFunction", 0, streamCheck("GameServerAllocated gi-1:2:GameServerAllocated")},
 	// The heartbeat (Linked → Linked) in the same batch is no event.
 	{"stream-linked.json", "EventsFunction", 0, streamCheck("GameServerLinked gi-1:3:GameServerLinked")},
@@ -121,6 +136,15 @@ var functionDirs = map[string]string{
 	"LinkBackFunction":    "linkback",
 	"HealthSweepFunction": "healthsweep",
 	"EventsFunction":      "events",
+	"PlacementFunction":   "placement",
+}
+
+// placementQueue is the PlacementQueue the bootstraps send to.
+var placementQueue string
+
+// queuedMessages counts placementQueue's messages, delayed ones included.
+func queuedMessages(t *testing.T) int {
+	return (&env{placementQueue: placementQueue}).pending(t)
 }
 
 // eventsQueue receives, through a rule on the bus EventsFunction puts on,
@@ -167,6 +191,7 @@ func functionEnv(t *testing.T, function string, refs map[string]string) []string
 		"AWS_ENDPOINT_URL_DYNAMODB=" + stack.ddbEndpoint,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + stack.smEndpoint,
 		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + stack.smEndpoint, // moto serves every service on one port
+		"AWS_ENDPOINT_URL_SQS=" + stack.smEndpoint,
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_SESSION_TOKEN=local",
 		"AWS_EC2_METADATA_DISABLED=true",
 	}
@@ -206,6 +231,8 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 		"url": euStub.BaseURL() + "/" + euStub.AllocatePath(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
 	refs := newTables(t)
 	refs["GameServerEventBus"], eventsQueue = newEventBus(t)
+	refs["PlacementQueue"] = newPlacementQueue(t)
+	placementQueue = refs["PlacementQueue"]
 	for k, v := range map[string]string{
 		"Allocators":              string(allocators),
 		"GameFabricUrl":           stub.BaseURL(),

@@ -31,7 +31,7 @@ func TestTemplateFiltersPassExactlyTheEvents(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	instanceStates := []string{"", "Allocating", "Allocated", "Failed", "Linked", "Ended", "Unhealthy"}
+	instanceStates := []string{"", "Allocating", "Queued", "Allocated", "Failed", "Linked", "Ended", "Unhealthy"}
 	regionStates := []string{"", "Initialized", "Deployed", "Unhealthy"}
 	for _, old := range instanceStates {
 		for _, cur := range instanceStates[1:] {

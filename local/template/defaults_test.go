@@ -26,6 +26,7 @@ func TestTemplateDefaultsAreShared(t *testing.T) {
 		"HealthInitialDelay":         defaults.HealthInitialDelay,
 		"RegionCooldown":             defaults.RegionCooldown,
 		"RegionNoPingUnhealthyAfter": defaults.RegionNoPingUnhealthyAfter,
+		"QueueTimeout":               defaults.QueueTimeout,
 	}
 	numbers := map[string]int{
 		"HealthFailureThreshold": defaults.HealthFailureThreshold,
