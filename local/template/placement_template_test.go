@@ -61,7 +61,7 @@ func TestRepoTemplatePlacementEventSource(t *testing.T) {
 	}
 	want := []SQSEventSource{{
 		FunctionLogicalID: "PlacementFunction", EventName: "QueuedPlacements", QueueLogicalID: "PlacementQueue",
-		BatchSize: 10, ReportBatchItemFailures: true, Enabled: true,
+		BatchSize: 10, ReportBatchItemFailures: true, Enabled: true, MaximumConcurrency: 10,
 	}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("SQS event sources:\n got %+v\nwant %+v", got, want)
