@@ -33,6 +33,7 @@ func TestAllocationFitsTheGateway(t *testing.T) {
 		stub.Always(region, gfstub.Response{Delay: 15 * time.Second})
 	}
 	refs := newTables(t)
+	refs["PlacementQueue"] = newPlacementQueue(t)
 	for k, v := range map[string]string{
 		"GameFabricUrl":           stub.BaseURL(),
 		"GameFabricAllocatePath":  stub.AllocatePath(),
