@@ -116,6 +116,8 @@ var eventExpectations = []struct {
 	// The heartbeat (Linked → Linked) in the same batch is no event.
 	{"stream-linked.json", "EventsFunction", 0, streamCheck("GameServerLinked gi-1:3:GameServerLinked")},
 	{"stream-heartbeat.json", "EventsFunction", 0, streamCheck("")},
+	// Claimed, queued, claimed by the worker, queued again: one event.
+	{"stream-queued.json", "EventsFunction", 0, streamCheck("AllocationQueued gi-q:2:AllocationQueued")},
 	{"stream-unhealthy.json", "EventsFunction", 0, streamCheck("GameInstanceUnhealthy gi-1:5:GameInstanceUnhealthy")},
 	{"stream-region-unhealthy.json", "EventsFunction", 0, streamCheck("RegionHealthChanged us-west:Unhealthy:")},
 	{"get-regions.json", "RegionsFunction", 200, func(t *testing.T, b map[string]any) {
