@@ -36,13 +36,15 @@ func (e *Emulator) Drained(region string) bool {
 	return ok
 }
 
-// DrainedUntil is when a drained region refills; ok is false when it is
-// not drained now.
+// DrainedUntil is when a drained region refills; ok is false (and until
+// zero) when it is not drained now.
 func (e *Emulator) DrainedUntil(region string) (until time.Time, ok bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	until, ok = e.drained[region]
-	return until, ok && until.After(e.now())
+	if until, ok = e.drained[region]; !ok || !until.After(e.now()) {
+		return time.Time{}, false
+	}
+	return until, true
 }
 
 // answerDrained answers an allocate for a drained region and reports
