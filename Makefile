@@ -76,9 +76,9 @@ $(REDOCLY_STAMP):
 	npm install --prefix $(REDOCLY_DIR) --no-audit --no-fund --loglevel=error @redocly/cli@$(REDOCLY_VERSION)
 	touch $@
 
-## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it
+## dev: the whole stack on this machine, no Docker (see local/dev.yaml); Ctrl-C stops it; DRAIN=us-west:20s/1m runs a region dry now and then
 dev: $(DDB_LOCAL_STAMP)
-	$(GO) run ./local/cmd/dev -config local/dev.yaml
+	$(GO) run ./local/cmd/dev -config local/dev.yaml $(if $(DRAIN),-drain '$(DRAIN)')
 
 ## play: end a game like its player would: IWON to the game server of ID (needs make dev running), e.g. make play ID=gi-1
 play:

@@ -26,8 +26,9 @@ import (
 // watches it end, and finds the lifecycle events in the list; then, as
 // make dev's us-west servers offer 4 rooms, allocates three more games
 // there, sees one server hold all three at once, ends one and sees its
-// room come back. The whole local product runs behind it, as under make
-// dev.
+// room come back; then drains us-west and watches a queued placement wait
+// and be placed, and cancels another (watchAPlacementWait). The whole
+// local product runs behind it, as under make dev.
 func TestDashboardInABrowser(t *testing.T) {
 	browser := chromium(t)
 	cfg := localstack.Defaults()
@@ -174,6 +175,9 @@ func TestDashboardInABrowser(t *testing.T) {
 		chromedp.WaitVisible(css(`#events li[data-detail-type="GameServerLinked"][data-instance^="dash-"]`)))
 	step("the first instance is still listed as Ended", 5*time.Second, chromedp.WaitVisible(css(row+`[data-state="Ended"]`)))
 	step("the flash says the allocation's outcome", 5*time.Second, chromedp.WaitVisible(css("#flash.ok")))
+
+	// A placement that waits for a drained region, and one cancelled.
+	watchAPlacementWait(t, ctx, s, step, text)
 
 	// Everything rendered as text, nothing as a stray JavaScript value.
 	page := text("body")

@@ -26,6 +26,8 @@ type apiCalls interface {
 	Regions(ctx context.Context) (*allocclient.Regions, error)
 	Allocate(ctx context.Context, r allocclient.AllocateRequest) (*allocclient.Allocation, error)
 	Get(ctx context.Context, gameInstanceID string) (*allocclient.Allocation, error)
+	// End is DELETE: it cancels a Queued placement.
+	End(ctx context.Context, gameInstanceID string) (*allocclient.Allocation, error)
 }
 
 func (f failedClient) Regions(context.Context) (*allocclient.Regions, error) { return nil, f.err }
@@ -33,6 +35,9 @@ func (f failedClient) Allocate(context.Context, allocclient.AllocateRequest) (*a
 	return nil, f.err
 }
 func (f failedClient) Get(context.Context, string) (*allocclient.Allocation, error) {
+	return nil, f.err
+}
+func (f failedClient) End(context.Context, string) (*allocclient.Allocation, error) {
 	return nil, f.err
 }
 

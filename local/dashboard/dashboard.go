@@ -2,8 +2,10 @@
 // ping targets and the game servers registered in each, the game servers
 // that offered rooms with the games holding them, the game instances as
 // their states change with the decision trace of each allocation, and the
-// lifecycle events as they are published; with a form to allocate and a
-// button to end a game the way its player would.
+// lifecycle events as they are published; with a form to allocate (with a
+// queue timeout too), a button to end a game the way its player would, one
+// to cancel a queued placement, and one to drain a region's Allocator for
+// a while so a queued placement can be watched waiting.
 //
 // The page is static HTML, JS and CSS embedded in the binary (no build
 // step, nothing fetched from elsewhere); it polls GET /api/state every
@@ -56,6 +58,12 @@ type Sources struct {
 	Versions []string
 	// Win sends the player's IWON; default player.SendIWONFor.
 	Win func(ctx context.Context, address, gameInstanceID string) (player.Outcome, error)
+	// Drain runs a Region's Allocator dry for d (0 refills it) and says
+	// until when; nil shows no Drain buttons.
+	Drain func(region string, d time.Duration) (time.Time, error)
+	// DrainedUntil is when a drained Region refills; ok is false when it
+	// is not drained.
+	DrainedUntil func(region string) (until time.Time, ok bool)
 }
 
 // Dashboard serves the page and its JSON.
@@ -98,6 +106,8 @@ func New(src Sources) *Dashboard {
 	d.mux.HandleFunc("GET /api/state", d.handleState)
 	d.mux.HandleFunc("POST /api/allocate", d.handleAllocate)
 	d.mux.HandleFunc("POST /api/end", d.handleEnd)
+	d.mux.HandleFunc("POST /api/cancel", d.handleCancel)
+	d.mux.HandleFunc("POST /api/drain", d.handleDrain)
 	return d
 }
 
@@ -126,6 +136,12 @@ type allocateForm struct {
 	GameInstanceID string `json:"gameInstanceId"` // "" = one is generated
 	Region         string `json:"region"`
 	Version        string `json:"version"`
+	// QueueTimeoutSeconds lets the placement wait for capacity (nil = the
+	// deployment's QUEUE_TIMEOUT); the API checks its range.
+	QueueTimeoutSeconds *int `json:"queueTimeoutSeconds"`
+	// Dedicated asks for a whole server: a drained region's Allocator is
+	// then the only way in, rooms on servers in play are not.
+	Dedicated bool `json:"dedicated"`
 }
 
 // actionAnswer is what the page hears back from an action.
@@ -149,7 +165,8 @@ func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	}
 	ctx, cancel := context.WithTimeout(r.Context(), allocateTimeout)
 	defer cancel()
-	alloc, err := d.api.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: f.GameInstanceID, DesiredRegion: f.Region, GameServerVersion: f.Version})
+	alloc, err := d.api.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: f.GameInstanceID, DesiredRegion: f.Region,
+		GameServerVersion: f.Version, QueueTimeoutSeconds: f.QueueTimeoutSeconds, Dedicated: f.Dedicated})
 	ans := actionAnswer{OK: err == nil, GameInstanceID: f.GameInstanceID, Allocation: alloc}
 	if err != nil {
 		var status int
@@ -157,10 +174,7 @@ func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 		gfproto.WriteJSON(w, status, ans)
 		return
 	}
-	ans.Message = f.GameInstanceID + " is " + alloc.State
-	if alloc.Region != "" {
-		ans.Message += " in " + alloc.Region
-	}
+	ans.Message = outcomeMessage(alloc)
 	gfproto.WriteJSON(w, http.StatusOK, ans)
 }
 

@@ -27,6 +27,10 @@ type fakeAPI struct {
 	records   map[string]string // GET /v1/allocations/{id} bodies
 	allocate  func(body map[string]string) (int, string)
 	allocated []map[string]string
+	bodies    []string // every POST body as sent
+	// del answers DELETE /v1/allocations/{id}; deleted lists the ids.
+	del     func(id string) (int, string)
+	deleted []string
 }
 
 func (f *fakeAPI) start(t *testing.T) string {
@@ -50,10 +54,17 @@ func (f *fakeAPI) start(t *testing.T) string {
 				return
 			}
 			fmt.Fprint(w, body)
+		case r.Method == http.MethodDelete && strings.HasPrefix(r.URL.Path, "/v1/allocations/") && f.del != nil:
+			id := strings.TrimPrefix(r.URL.Path, "/v1/allocations/")
+			f.deleted = append(f.deleted, id)
+			status, answer := f.del(id)
+			w.WriteHeader(status)
+			fmt.Fprint(w, answer)
 		case r.Method == http.MethodPost && r.URL.Path == "/v1/allocations":
+			raw, _ := io.ReadAll(r.Body)
 			var body map[string]string
-			_ = json.NewDecoder(r.Body).Decode(&body)
-			f.allocated = append(f.allocated, body)
+			_ = json.Unmarshal(raw, &body) // the string fields; numbers and booleans are in bodies
+			f.allocated, f.bodies = append(f.allocated, body), append(f.bodies, string(raw))
 			status, answer := f.allocate(body)
 			w.WriteHeader(status)
 			fmt.Fprint(w, answer)

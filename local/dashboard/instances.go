@@ -87,6 +87,12 @@ type instanceView struct {
 	EndReason         string                `json:"endReason,omitempty"`
 	UnhealthyAt       time.Time             `json:"unhealthyAt,omitzero"`
 	UnhealthyReason   string                `json:"unhealthyReason,omitempty"`
+	// QueuedUntil is the deadline of a placement that was ever queued,
+	// kept once it is placed or failed, as the API answers it.
+	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
+	// NextAttemptAt is when the queue worker tries a Queued placement
+	// again (the Retry-After of its GET); zero in every other state.
+	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
 }
 
 type serverView struct {
@@ -116,6 +122,12 @@ func viewOf(r gameinstance.Record) instanceView {
 	}
 	if r.Failure != nil {
 		v.Error = &failureView{Code: string(r.Failure.Code), Message: r.Failure.Message}
+	}
+	if r.Queue != nil {
+		v.QueuedUntil = r.Queue.Until
+		if r.State == gameinstance.StateQueued {
+			v.NextAttemptAt = r.Queue.NextAt
+		}
 	}
 	return v
 }

@@ -62,6 +62,9 @@ func StackSources(s *stack.Stack) (Sources, error) {
 		Instances: func(ctx context.Context) (Listing, error) { return ScanInstances(ctx, db, instances) },
 		Servers:   func() []Registered { return registeredIn(s.Allocators) },
 		Events:    func() []stack.SeenEvent { return s.RecentEvents(0) },
+		// The emulated Allocators run dry on a click (stack.Drain).
+		Drain:        s.Drain,
+		DrainedUntil: s.DrainedUntil,
 	}
 	if servers != "" {
 		src.GameServers = func(ctx context.Context) (ServerListing, error) { return ScanGameServers(ctx, db, servers) }

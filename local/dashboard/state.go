@@ -42,6 +42,9 @@ type stateView struct {
 	MaxEvents  int            `json:"maxEventsShown"`
 	Versions   []string       `json:"versions,omitempty"` // suggestions for the allocate form
 	Refreshing string         `json:"refreshEvery"`
+	// DrainFor is how long the Drain buttons drain, in seconds; 0 when
+	// the dashboard cannot drain (no emulated Allocators), with no buttons.
+	DrainFor int `json:"drainForSeconds"`
 }
 
 type regionView struct {
@@ -59,6 +62,8 @@ type regionView struct {
 	InGame       int                      `json:"inGame"` // instances Allocated or Linked there
 	// RoomServers are the game servers there that offered rooms.
 	RoomServers []roomServerView `json:"roomServers"`
+	// DrainedUntil: its Allocator runs dry until then (a drain).
+	DrainedUntil time.Time `json:"drainedUntil,omitzero"`
 }
 
 type registered struct {
@@ -87,6 +92,9 @@ const maxEvents = 100
 func (d *Dashboard) state(ctx context.Context) stateView {
 	v := stateView{Now: time.Now().UTC(), API: d.src.APIURL, Regions: []regionView{}, Instances: []instanceView{},
 		Events: []eventView{}, MaxShown: maxShown, MaxEvents: maxEvents, Versions: d.src.Versions, Refreshing: "1s"}
+	if d.src.Drain != nil {
+		v.DrainFor = int(drainFor / time.Second)
+	}
 	listing, err := d.src.Instances(ctx)
 	if err != nil {
 		v.Problems = append(v.Problems, "game instances: "+err.Error())
@@ -163,6 +171,11 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 	problems = append(problems, d.roomServers(ctx, get)...)
 	out := make([]regionView, 0, len(byName))
 	for _, r := range byName {
+		if d.src.DrainedUntil != nil {
+			if until, ok := d.src.DrainedUntil(r.Region); ok {
+				r.DrainedUntil = until
+			}
+		}
 		out = append(out, *r)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Region < out[j].Region })

@@ -31,6 +31,9 @@ func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 		gfproto.WriteError(w, http.StatusBadRequest, "region is required")
 		return
 	}
+	if e.answerDrained(w, req.Region, req.Attributes) {
+		return
+	}
 	payload := req.Payload
 	if len(payload) == 0 {
 		payload = json.RawMessage("null")

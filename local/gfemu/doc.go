@@ -67,6 +67,11 @@
 //     half-allocated; no further candidates are tried once it has hung up.
 //   - "No matching server" answers 404 (GameFabric's real status is not
 //     public; our client treats every non-2xx alike anyway).
+//   - Drain (drain.go) runs a region string dry for a while, as a launch
+//     that took every buffered server would: its allocates answer that 404
+//     with a Retry-After of the time left, its servers stay registered and
+//     are allocated again once it refills. Nothing GameFabric documents;
+//     make dev uses it to show queued placements waiting.
 //   - Ping lists, per GameFabric Region, one udp target per distinct ip:port
 //     of the servers registered (unallocated, unexpired) with the
 //     Allocators it discovers through, using ports.ping, else ports.game,

@@ -54,6 +54,7 @@ type Emulator struct {
 	servers     map[string]*entry // by address
 	seq         uint64            // registration counter, orders ties
 	allocations []Allocation
+	drained     map[string]time.Time // region string → when it refills (drain.go)
 }
 
 // Allocation records one successful allocation.

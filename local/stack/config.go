@@ -42,6 +42,9 @@ type GameFabricConfig struct {
 	// own name, as the product does for regions GAMEFABRIC_ALLOCATORS omits.
 	Allocators []AllocatorConfig `yaml:"allocators"`
 	Ping       PingConfig        `yaml:"ping"`
+	// Drain runs Regions' Allocators dry for a while (ParseDrain:
+	// "us-west:20s", "us-west:20s/1m"), to watch queued placements.
+	Drain []string `yaml:"drain"`
 }
 
 // AllocatorConfig is one emulated GameFabric Allocator.

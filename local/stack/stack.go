@@ -144,6 +144,10 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	if err != nil {
 		return s, fmt.Errorf("game server fleet: %w", err)
 	}
+	for _, d := range cfg.drainSchedules() {
+		s.wg.Add(1)
+		go s.runDrain(runCtx, d)
+	}
 	if s.Schedules, err = s.Template.Schedules(s.Refs); err != nil {
 		return s, err
 	}

@@ -85,6 +85,7 @@ func (c Config) validate() error {
 	}
 	port(c.GameFabric.Ping.Port, "gamefabric.ping.port")
 	tokens(c.GameFabric.Ping.Tokens, "gamefabric.ping.tokens", bad)
+	c.validateDrains(servedBy, bad)
 
 	for _, region := range sortedKeys(c.Fleet.Regions) {
 		for i, p := range c.Fleet.Regions[region] {
@@ -108,6 +109,20 @@ func (c Config) validate() error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// validateDrains checks gamefabric.drain: only a Region an Allocator lists
+// can be drained (Components.Drain).
+func (c Config) validateDrains(servedBy map[string]string, bad func(string, ...any)) {
+	for i, spec := range c.GameFabric.Drain {
+		d, err := ParseDrain(spec)
+		switch {
+		case err != nil:
+			bad("gamefabric.drain[%d]: %v", i, err)
+		case servedBy[d.Region] == "":
+			bad("gamefabric.drain[%d]: no Allocator lists Region %s", i, d.Region)
+		}
+	}
 }
 
 func tokens(list []string, what string, bad func(string, ...any)) {

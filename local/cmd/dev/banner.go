@@ -62,25 +62,61 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 		regions = append(regions, line+")")
 	}
 	sort.Strings(regions)
-	fmt.Fprintf(&b, "game servers        %s\n\n", strings.Join(regions, ", "))
-	fmt.Fprintf(&b, "Try:\n")
-	fmt.Fprintf(&b, "  curl -s -X POST %s/v1/allocations -H 'content-type: application/json' \\\n", s.APIURL)
-	fmt.Fprintf(&b, "       -d '{\"gameInstanceId\":\"gi-1\",\"desiredRegion\":\"us-west\",\"gameServerVersion\":\"prag::sample-game-armada-set\"}'\n")
-	fmt.Fprintf(&b, "  curl -s %s/v1/allocations/gi-1\n", s.APIURL)
-	fmt.Fprintf(&b, "  curl -s %s/v1/regions\n\n", s.APIURL)
-	if len(s.Mappings) > 0 {
-		fmt.Fprintf(&b, "Each allocation, link, end and region change then shows up below as \"event <detail-type> ...\" (EventsFunction via the DynamoDB streams).\n")
+	fmt.Fprintf(&b, "game servers        %s\n", strings.Join(regions, ", "))
+	for _, d := range cfg.GameFabric.Drain {
+		fmt.Fprintf(&b, "drain               %s\n", describeDrain(d))
 	}
-	fmt.Fprintf(&b, "Then end the game like a player would: make play ID=gi-1 (IWON to the game port of the allocation's \"server\"), or End on the dashboard.\n")
+	b.WriteString("\n")
+	try(&b, s, cfg)
+	return b.String()
+}
+
+// try is the banner's walk through the API: allocate, end, rooms,
+// fallback, and a placement that waits for a drained region.
+func try(b *strings.Builder, s *stack.Stack, cfg stack.Config) {
+	fmt.Fprintf(b, "Try:\n")
+	fmt.Fprintf(b, "  curl -s -X POST %s/v1/allocations -H 'content-type: application/json' \\\n", s.APIURL)
+	fmt.Fprintf(b, "       -d '{\"gameInstanceId\":\"gi-1\",\"desiredRegion\":\"us-west\",\"gameServerVersion\":\"prag::sample-game-armada-set\"}'\n")
+	fmt.Fprintf(b, "  curl -s %s/v1/allocations/gi-1\n", s.APIURL)
+	fmt.Fprintf(b, "  curl -s %s/v1/regions\n\n", s.APIURL)
+	if len(s.Mappings) > 0 {
+		fmt.Fprintf(b, "Each allocation, link, end and region change then shows up below as \"event <detail-type> ...\" (EventsFunction via the DynamoDB streams).\n")
+	}
+	fmt.Fprintf(b, "Then end the game like a player would: make play ID=gi-1 (IWON to the game port of the allocation's \"server\"), or End on the dashboard.\n")
 	if roomy := roomRegions(cfg); len(roomy) > 0 {
-		fmt.Fprintf(&b, "Servers in %s host several games at once: allocate gi-2 there too and it takes a room on gi-1's server (\"placement\": \"room\").\n",
+		fmt.Fprintf(b, "Servers in %s host several games at once: allocate gi-2 there too and it takes a room on gi-1's server (\"placement\": \"room\").\n",
 			strings.Join(roomy, ", "))
 	}
 	if fb := cfg.Parameters["FallbackRegion"]; fb != "" {
-		fmt.Fprintf(&b, "A region whose servers are all taken falls back to %s, across Allocators (\"fallbackUsed\": true).\n", fb)
+		fmt.Fprintf(b, "A region whose servers are all taken falls back to %s, across Allocators (\"fallbackUsed\": true).\n", fb)
 	}
-	fmt.Fprintf(&b, "Ctrl-C stops everything.\n")
-	return b.String()
+	region := waitRegion(cfg)
+	fmt.Fprintf(b, "Watch a placement wait: Drain 20 s on the dashboard's %s row (or make dev DRAIN=%s:20s/1m), then allocate there\n", region, region)
+	fmt.Fprintf(b, "with \"queueTimeoutSeconds\":60,\"dedicated\":true: 202 Queued (\"queuedUntil\"), then Allocated when the region refills.\n")
+	fmt.Fprintf(b, "Ctrl-C stops everything.\n")
+}
+
+// waitRegion is the Region the banner drains to show a placement wait: the
+// one dev.yaml drains, else the fallback (a plan's last resort).
+func waitRegion(cfg stack.Config) string {
+	for _, spec := range cfg.GameFabric.Drain {
+		if d, err := stack.ParseDrain(spec); err == nil {
+			return d.Region
+		}
+	}
+	if fb := cfg.Parameters["FallbackRegion"]; fb != "" {
+		return fb
+	}
+	return "us-west"
+}
+
+// describeDrain is a gamefabric.drain entry as the stack will run it.
+func describeDrain(spec string) string {
+	d, err := stack.ParseDrain(spec)
+	if err != nil {
+		return spec + ": " + err.Error()
+	}
+	return d.String()
 }
 
 // roomRegions are the regions whose game servers offer rooms.

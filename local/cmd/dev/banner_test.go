@@ -41,4 +41,15 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)
 		}
 	}
+	// How to watch a placement wait, and the drains make dev runs.
+	if err := cfg.AddDrains("eu-central-1:20s/1m"); err != nil {
+		t.Fatal(err)
+	}
+	out = banner(s, cfg, "http://127.0.0.1:8089/")
+	for _, want := range []string{"drain               eu-central-1 runs dry for 20s every 1m0s",
+		"Drain 20 s on the dashboard's eu-central-1 row (or make dev DRAIN=eu-central-1:20s/1m)", `"queueTimeoutSeconds":60`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, out)
+		}
+	}
 }

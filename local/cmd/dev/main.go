@@ -20,17 +20,22 @@ import (
 func main() {
 	configPath := flag.String("config", "local/dev.yaml", "stack configuration")
 	workDir := flag.String("workdir", ".cache/dev", "where binaries, game server dirs and state go")
+	drain := flag.String("drain", "", "run Regions' Allocators dry for a while, to watch queued placements wait: "+
+		"us-west:20s (once the stack is up), us-west:20s/1m (every minute), comma-separated; added to dev.yaml's gamefabric.drain")
 	flag.Parse()
-	if err := run(*configPath, *workDir); err != nil {
+	if err := run(*configPath, *workDir, *drain); err != nil {
 		fmt.Fprintln(os.Stderr, "dev:", err)
 		os.Exit(1)
 	}
 }
 
-func run(configPath, workDir string) error {
+func run(configPath, workDir, drain string) error {
 	cfg, err := stack.LoadConfig(configPath)
 	if err != nil {
 		return err
+	}
+	if err := cfg.AddDrains(drain); err != nil {
+		return fmt.Errorf("-drain: %w", err)
 	}
 	root, err := harness.RepoRoot()
 	if err != nil {

@@ -5,7 +5,8 @@
 
 const POLL_MS = 1000;
 const expanded = new Set(); // instance ids whose decision trace is open
-const ending = new Set();   // instance ids whose End is in flight
+const ending = new Set();   // instance ids whose End or Cancel is in flight
+const draining = new Set(); // regions whose Drain or Refill is in flight
 
 // el builds an element: attrs are attributes or on* handlers, children are
 // nodes or strings (as text).
@@ -33,6 +34,14 @@ function ago(iso, now) {
   if (!iso) return '';
   const s = Math.max(0, Math.round((new Date(now) - new Date(iso)) / 1000));
   return s < 90 ? s + ' s ago' : Math.round(s / 60) + ' min ago';
+}
+
+// until says how long until iso, from the server's now: "12 s left".
+function until(iso, now, suffix) {
+  const s = Math.round((new Date(iso) - new Date(now)) / 1000);
+  if (isNaN(s)) return '';
+  if (s <= 0) return 'due';
+  return (s < 90 ? s + ' s' : Math.round(s / 60) + ' min') + (suffix === undefined ? ' left' : suffix);
 }
 
 function badge(state, title) {
@@ -81,7 +90,7 @@ function renderRegions(st) {
       el('ul', { class: 'plain' }, r.servers.map((s) => el('li', { title: 'Allocator ' + s.allocator + ', priority ' + s.priority },
         s.address, el('span', { class: 'muted' }, ' ' + ports(s.ports))))));
     return el('tr', { 'data-region': r.region }, el('th', { scope: 'row' }, r.region), health, alloc, targets, servers,
-      el('td', {}, String(r.inGame)));
+      el('td', {}, String(r.inGame)), capacity(r, st));
   });
   document.querySelector('#regions tbody').replaceChildren(...rows);
   const names = document.getElementById('region-names');
@@ -89,6 +98,25 @@ function renderRegions(st) {
   document.getElementById('version-names').replaceChildren(...(st.versions || []).map((v) => el('option', { value: v })));
   const version = document.getElementById('alloc-version');
   if (!version.value && !version.dataset.touched && st.versions && st.versions.length) version.value = st.versions[0];
+}
+
+// capacity says whether the region's Allocator is drained, with the button
+// that drains it for a while or refills it (emulated Allocators only).
+function capacity(r, st) {
+  const dry = Boolean(r.drainedUntil);
+  const status = dry
+    ? [badge('Drained', 'its Allocator answers "no game server" until then'),
+      el('div', { class: 'muted' }, 'refills ' + time(r.drainedUntil) + ' (' + until(r.drainedUntil, st.now) + ')')]
+    : [el('span', { class: 'muted' }, 'normal')];
+  const seconds = dry ? 0 : st.drainForSeconds;
+  const button = st.drainForSeconds && r.allocator
+    ? el('button', {
+      type: 'button', class: 'drain', 'data-drain': r.region, disabled: draining.has(r.region),
+      title: dry ? 'Let its Allocator allocate again now' : 'Run its Allocator dry for ' + seconds + ' s: placements with a queue timeout wait',
+      onclick: () => drain(r.region, seconds),
+    }, dry ? 'Refill now' : 'Drain ' + seconds + ' s')
+    : null;
+  return el('td', { 'data-drained': String(dry) }, status, button ? el('div', {}, button) : null);
 }
 
 // --- rooms -----------------------------------------------------------------
@@ -134,6 +162,7 @@ function trace(i) {
     ['last heartbeat', time(i.lastHeartbeatAt)],
     ['ended', i.endedAt ? time(i.endedAt) + ' (' + (i.endReason || '?') + ')' : ''],
     ['unhealthy', i.unhealthyAt ? time(i.unhealthyAt) + ' (' + (i.unhealthyReason || '?') + ')' : ''],
+    ['queued until', i.queuedUntil ? time(i.queuedUntil) : ''],
     ['error', i.error ? i.error.code + ': ' + i.error.message : ''],
   ].filter(([, v]) => v);
   const dl = el('dl', { class: 'facts' }, facts.flatMap(([k, v]) => [el('dt', {}, k), el('dd', {}, v)]));
@@ -147,7 +176,8 @@ function trace(i) {
         el('td', {}, a.status ? String(a.status) : '—', a.error ? el('div', { class: 'muted' }, a.error) : null),
         el('td', {}, a.durationMs + ' ms'),
         el('td', {}, [a.placement === 'room' ? 'a room on ' + a.server : '', a.rateLimited ? 'rate limited' : '',
-          a.suspectedOrphan ? 'suspected orphan' : ''].filter(Boolean).join(', '))))))
+          a.suspectedOrphan ? 'suspected orphan' : '', a.maxPlayerLatencyMs ? 'latency cap ' + a.maxPlayerLatencyMs + ' ms' : '']
+          .filter(Boolean).join(', '))))))
     : el('p', { class: 'muted' }, 'No attempts recorded (yet).');
   return el('div', { class: 'trace-box' }, el('h3', {}, 'Decision trace'), attempts, dl);
 }
@@ -159,6 +189,29 @@ function endButton(i) {
     title: 'Send IWON to the game port, as the winning player would',
     onclick: () => end(i.gameInstanceId),
   }, ending.has(i.gameInstanceId) ? 'Ending…' : 'End (IWON)');
+}
+
+// cancelButton cancels a Queued placement (DELETE: Failed, PLACEMENT_CANCELLED).
+function cancelButton(i) {
+  const busy = ending.has(i.gameInstanceId);
+  return el('button', {
+    type: 'button', class: 'end', 'data-cancel': i.gameInstanceId, disabled: busy,
+    title: 'Stop waiting: the placement fails with PLACEMENT_CANCELLED and never reaches GameFabric',
+    onclick: () => cancelPlacement(i.gameInstanceId),
+  }, busy ? 'Cancelling…' : 'Cancel');
+}
+
+// queueNote is a placement's queue under its state: its deadline and
+// attempts while Queued, that it waited once it no longer does.
+function queueNote(i, now) {
+  if (!i.queuedUntil) return null;
+  if (i.state !== 'Queued') {
+    return el('div', { class: 'muted queue', title: 'queued until ' + time(i.queuedUntil) }, 'was queued');
+  }
+  const next = i.nextAttemptAt ? ', next in ' + until(i.nextAttemptAt, now, '') : '';
+  return el('div', { class: 'muted queue', 'data-queued-until': i.queuedUntil },
+    el('div', { class: 'deadline' }, 'until ' + time(i.queuedUntil) + ' (' + until(i.queuedUntil, now) + ')'),
+    el('div', { class: 'tries' }, i.attempts.length + (i.attempts.length === 1 ? ' attempt' : ' attempts') + next));
 }
 
 const placementTitle = {
@@ -180,9 +233,9 @@ function renderInstances(st) {
       i.placement ? el('span', { class: 'tag tag-' + i.placement, title: placementTitle[i.placement] }, i.placement) : null,
       i.server && i.server.ports ? el('div', { class: 'muted' }, ports(i.server.ports)) : null);
     rows.push(el('tr', { 'data-instance': i.gameInstanceId, 'data-state': i.state, 'data-placement': i.placement || null },
-      el('td', {}, toggle), el('td', { class: 'state' }, badge(i.state)), region, server,
+      el('td', {}, toggle), el('td', { class: 'state' }, badge(i.state), queueNote(i, st.now)), region, server,
       el('td', { title: i.createdAt || '' }, time(i.createdAt)), el('td', { title: i.updatedAt || '' }, ago(i.updatedAt, st.now)),
-      el('td', {}, endButton(i))));
+      el('td', {}, i.state === 'Queued' ? cancelButton(i) : endButton(i))));
     if (open) rows.push(el('tr', { class: 'detail', 'data-trace-of': i.gameInstanceId }, el('td', { colspan: 7 }, trace(i))));
   }
   if (!rows.length) rows.push(el('tr', {}, el('td', { colspan: 7, class: 'muted' }, 'No game instances yet: allocate one above.')));
@@ -212,7 +265,10 @@ async function allocate(ev) {
     region: document.getElementById('alloc-region').value,
     version: document.getElementById('alloc-version').value,
     gameInstanceId: document.getElementById('alloc-id').value,
+    dedicated: document.getElementById('alloc-dedicated').checked,
   };
+  const queue = document.getElementById('alloc-queue').value.trim();
+  if (queue !== '') body.queueTimeoutSeconds = Number(queue);
   button.disabled = true;
   flash('Allocating' + (body.gameInstanceId ? ' ' + body.gameInstanceId : '') + ' in ' + body.region + '…', true);
   try {
@@ -237,6 +293,34 @@ async function end(id) {
     flash('End failed: ' + e, false);
   } finally {
     ending.delete(id);
+    poll.now();
+  }
+}
+
+async function cancelPlacement(id) {
+  ending.add(id);
+  if (last) renderInstances(last);
+  try {
+    const { ok, ans } = await post('api/cancel', { gameInstanceId: id });
+    flash((ok ? '' : 'Cancel failed: ') + (ans.message || ''), ok);
+  } catch (e) {
+    flash('Cancel failed: ' + e, false);
+  } finally {
+    ending.delete(id);
+    poll.now();
+  }
+}
+
+async function drain(region, seconds) {
+  draining.add(region);
+  if (last) renderRegions(last);
+  try {
+    const { ok, ans } = await post('api/drain', { region, seconds });
+    flash((ok ? '' : 'Drain failed: ') + (ans.message || ''), ok);
+  } catch (e) {
+    flash('Drain failed: ' + e, false);
+  } finally {
+    draining.delete(region);
     poll.now();
   }
 }
