@@ -57,8 +57,10 @@ type QueuedCohort struct {
 	EmptyReceives                 int
 	// The worker's DynamoDB requests and units per placement, region-health
 	// reads apart (HealthReads, with its Secrets Manager calls: amortised).
-	Requests, Reads, Writes, IndexWrites, HealthReads, Secrets float64
-	LogBytes                                                   float64 // PlacementFunction's output per placement
+	// RoomQueries are its FreeRoomsIndex Queries, for which DynamoDB Local
+	// reports no units (priced at a Query's least, as an allocation's).
+	Requests, Reads, Writes, IndexWrites, HealthReads, Secrets, RoomQueries float64
+	LogBytes                                                                float64 // PlacementFunction's output per placement
 	// RecordBytes is the size of the first placement's record once
 	// Allocated, by DynamoDB's rules: every run added its attempt.
 	RecordBytes int
@@ -153,7 +155,7 @@ func runCohort(ctx context.Context, s *Stack, prefix string, w time.Duration, o 
 	// are empty and end cut short. The pause lets the last delete's
 	// answer, which moto has acted on, reach the counter.
 	_ = wait.Sleep(ctx, 100*time.Millisecond)
-	c.count(rig, s.Tables["RegionHealthTable"])
+	c.count(rig, s.Tables["RegionHealthTable"], s.Tables["GameServersTable"])
 	c.RecordBytes, err = recordSize(ctx, s, prefix+"0")
 	return c, err
 }
@@ -196,7 +198,7 @@ func (r *placementRig) settle(ctx context.Context, s *Stack, prefix string, n in
 const settlePolls = 600
 
 // count reads the rig's counters into per-placement figures.
-func (c *QueuedCohort) count(r *placementRig, health string) {
+func (c *QueuedCohort) count(r *placementRig, health, rooms string) {
 	n := float64(c.N)
 	c.Post, c.Worker = Phase{N: c.N, Ops: r.post.Counter.Take()}, Phase{N: c.N, Ops: r.worker.Take()}
 	c.Rows = append(requestRows(fmt.Sprintf("POST (%d)", c.N), c.Post), requestRows(fmt.Sprintf("worker and its event source (%d)", c.N), c.Worker)...)
@@ -231,6 +233,7 @@ func (c *QueuedCohort) count(r *placementRig, health string) {
 	c.SQS = c.Sends + c.Receives + c.Deletes
 	c.Requests, c.Reads, c.Writes, c.IndexWrites, _ = dynamoPerCall(c.Worker.Ops, c.N, func(k OpKey) bool { return k.Table != health })
 	c.HealthReads, _, _, _, _ = dynamoPerCall(c.Worker.Ops, c.N, func(k OpKey) bool { return k.Table == health })
+	c.RoomQueries, _, _, _, _ = dynamoPerCall(c.Worker.Ops, c.N, func(k OpKey) bool { return k.Table == rooms && k.Operation == "Query" })
 	for k, op := range c.Worker.Ops {
 		if k.Service == "SecretsManager" {
 			c.Secrets += float64(op.Calls) / n
@@ -265,7 +268,8 @@ func (c *QueuedCohort) price(sc Scenario, in CostInputs, allocation float64, ret
 		line("PlacementFunction requests", c.Invocations*p.LambdaRequests, "%.2f invocations (%.2f runs) × $%.2f/1M", c.Invocations, c.Runs, p.LambdaRequests),
 		line("PlacementFunction duration", c.Invocations*c.BilledMs*lambdaUSDPerMs, "%.2f × %.1f ms billed × %g GB × $%.10f/GB-s",
 			c.Invocations, c.BilledMs, p.LambdaMemoryMB/1024, p.LambdaGBSecond),
-		line("DynamoDB reads (worker)", c.Reads*p.DynamoRRU, "%.2f RRU × $%.3f/1M", c.Reads, p.DynamoRRU),
+		line("DynamoDB reads (worker)", (c.Reads+c.RoomQueries*queryMinRRU)*p.DynamoRRU, "(%.2f RRU + %.2f free-room queries × %.1f RRU) × $%.3f/1M",
+			c.Reads, c.RoomQueries, queryMinRRU, p.DynamoRRU),
 		line("DynamoDB writes (worker)", c.Writes*p.DynamoWRU, "%.2f WRU × $%.3f/1M", c.Writes, p.DynamoWRU),
 		line("Region-health reads and Secrets Manager, amortised", c.Invocations*amortised, "%.2f invocations × (%.3f reads × %.0f RRU + %.2g calls), as an allocation's",
 			c.Invocations, sc.HealthReads, in.HealthReadRRU, sc.SecretsCalls),

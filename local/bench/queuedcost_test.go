@@ -23,6 +23,8 @@ func TestQueuedCohortPrice(t *testing.T) {
 		"SQS requests":               (6 + 2*3) * 0.40,
 		"DynamoDB writes (worker)":   60 * 0.625,
 		"PlacementFunction requests": 3 * 0.20,
+		// A free-room Query per run, at a Query's least (DynamoDB Local reports none).
+		"DynamoDB reads (worker)": (6 + 6*0.5) * 0.125,
 		// 6 runs + 1 outcome pass the filters; a fresh allocation has the outcome's.
 		"Events (EventsFunction, EventBridge)": 6*0.2 + 1*1.00,
 	}

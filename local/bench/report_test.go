@@ -111,7 +111,7 @@ func fixedReport() *Report {
 func queuedCohort(wait time.Duration, runs, invocations, writes float64) QueuedCohort {
 	return QueuedCohort{Wait: wait, MeanWait: wait - 70*msec, N: 10, Runs: runs, Invocations: invocations, GameFabricCalls: runs + 1,
 		Sends: runs, Receives: invocations, Deletes: invocations, SQS: runs + 2*invocations, Requests: 4 * runs, Reads: runs, Writes: writes, IndexWrites: writes * 0.4,
-		BilledMs: 40, Took: Summary{Mean: 39 * msec}, RecordBytes: 3100, LogBytes: 10000,
+		RoomQueries: runs, BilledMs: 40, Took: Summary{Mean: 39 * msec}, RecordBytes: 3100, LogBytes: 10000,
 		Rows: []RequestRow{
 			{Phase: "POST (10)", Op: OpKey{"SQS", "SendMessage", ""}, Requests: 1, Attempts: 1, Chunks: 1},
 			{Phase: "worker and its event source (10)", Op: OpKey{"SQS event source", "ReceiveMessage", ""}, Requests: invocations + 1.4, Attempts: invocations + 1.4, Chunks: invocations + 1.4, Empty: 1.4},
@@ -158,13 +158,13 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"each session links, heartbeats 5 times and ends",
 
 		"| 6. Queued placement, capacity back → `Allocated`, p50 / p99 | 1.34 s / 3.44 s (a caller retrying every 5 s: 2.33 s / 4.80 s) | — | — |",
-		"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $45.60 waiting 10 s; $109.43 waiting 60 s (a caller retrying instead: $6.53; $39.19) | — | — |",
+		"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $46.03 waiting 10 s; $110.31 waiting 60 s (a caller retrying instead: $6.53; $39.19) | — | — |",
 		"- **Queued placements** (a placement that waits for capacity): `eu-central-1` — `FALLBACK_REGION` itself",
 		"| **Queued**: capacity back → record `Allocated` | 20 | 1.34 s | 3.44 s | 1.56 s | 3.44 s |",
 		"| Caller retrying every `Retry-After` (reference): capacity back → record `Allocated` | 20 | 2.33 s | 4.80 s |",
 		"**Capacity back → `Allocated`: p50 1.34 s, p99 3.44 s queued; p50 2.33 s, p99 4.80 s for a caller retrying every 5 s.** 20 of 20 queued placements were answered `202` and recorded `Queued`; every one",
 		"a queued one made 8.6 GameFabric calls (its POST and each worker run) and its caller 10.9 `GET`s; a retrying caller made 4.0 POSTs",
-		"so here, after 20 s at most, the next attempt was at most about 5.00 s away, against the caller's fixed 5 s",
+		"so here, after 20 s at most, the next attempt was at most about 5 s away, against the caller's fixed 5 s",
 		"| Per queued placement | waited 10 s (mean 9.93 s, n=10) | waited 60 s (mean 59.93 s, n=10) |\n|---|---:|---:|\n",
 		"| Worker runs (messages handled) / `PlacementFunction` invocations | 6.9 / 2.80 | 14.0 / 8.50 |",
 		"| … their read / write units (of which index) | 6.9 / 58.0 (23.2) | 14.0 / 141.0 (56.4) |",
@@ -174,7 +174,8 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"| SQS requests | 31.00 (14.00 sends, 8.50 receives, 8.50 deletes; 64 KB chunks) × $0.40/1M | $12.4000 |",
 		"| DynamoDB writes (worker) | 141.00 WRU × $0.625/1M | $88.1250 |",
 		"| Events (EventsFunction, EventBridge) | 14.0 more invocations × $0.20/1M, 1.0 more event (`AllocationQueued`) × $1.00/1M | $3.8000 |",
-		"| **Beyond a fresh allocation** | | **$109.43** |\n| A queued placement in all | a fresh allocation ($3.27) + the above: 34.51× | $112.70 |",
+		"| **Beyond a fresh allocation** | | **$110.31** |\n| A queued placement in all | a fresh allocation ($3.27) + the above: 34.77× | $113.58 |",
+		"| DynamoDB reads (worker) | (14.00 RRU + 14.00 free-room queries × 0.5 RRU) × $0.125/1M | $2.6250 |",
 		"| *For reference:* a caller retrying every 5 s over the same wait | 12 failed POSTs, each priced as an allocation | $39.19 |",
 		"the runs above came 2.5 and 1.6 to an invocation, because a cohort's placements were POSTed 250ms apart",
 		"which would add $4.90 and $6.57 per 1M",
@@ -271,7 +272,7 @@ func TestSummaryOfAPartialRun(t *testing.T) {
 			r.Queued.Latency = QueuedLatency{N: 20, Failures: Counts{}}
 			r.derive()
 			return r
-		}(), []string{"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $45.60 waiting 10 s; $109.43 waiting 60 s | — | — |"},
+		}(), []string{"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $46.03 waiting 10 s; $110.31 waiting 60 s | — | — |"},
 			[]string{"| 6. Queued placement, capacity back", "a caller retrying instead"}},
 		{"sweep skipped", func() *Report { r := fixedReport(); r.Sweep = SweepResult{}; return r }(),
 			[]string{"| 1. Cold start"}, []string{"Health sweep"}},
