@@ -131,6 +131,12 @@ func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
 			first: &coldEvent{file: "health-sweep-scheduled.json",
 				describe: "the scheduled event: DynamoDB queries for overdue instances — necessarily real loopback calls"},
 		},
+		// No realistic start: a placement's real run needs a Queued record
+		// under the message's ticket (MeasureQueuedCost runs them).
+		"PlacementFunction": {
+			first: &coldEvent{file: "placement-messages.json",
+				describe: "an SQS batch of a stale placement message (one DynamoDB read finds no record: dropped) and an unreadable one (handed back as a batch item failure)"},
+		},
 		// No realistic start: putting an event on moto's bus includes moto
 		// delivering it to the stack's SQS tap inside the call (~0.3 s per
 		// target), which EventBridge does after answering.

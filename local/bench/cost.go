@@ -17,12 +17,13 @@ type Prices struct {
 	SecretsPer10k             float64 // per 10,000 API calls
 	LogsPerGB                 float64 // CloudWatch Logs ingestion
 	EventBridgeEvents         float64 // custom events put, per 1M (64 KB chunks)
+	SQSRequests               float64 // standard queue, per 1M requests (64 KB chunks)
 	LambdaMemoryMB, MBPerVCPU float64 // the function's memory; Lambda allots one vCPU at 1,769 MB, proportionally less below
 }
 
 // prices: us-east-1, as of 2026-11 (the AWS price pages).
 var prices = Prices{Date: "2026-11", LambdaGBSecond: 0.0000133334, LambdaRequests: 0.20, DynamoWRU: 0.625, DynamoRRU: 0.125,
-	HTTPAPI: 1.00, SecretsPer10k: 0.05, LogsPerGB: 0.50, EventBridgeEvents: 1.00, LambdaMemoryMB: 128, MBPerVCPU: 1769}
+	HTTPAPI: 1.00, SecretsPer10k: 0.05, LogsPerGB: 0.50, EventBridgeEvents: 1.00, SQSRequests: 0.40, LambdaMemoryMB: 128, MBPerVCPU: 1769}
 
 const (
 	CostGoal             = 3.00 // USD per 1M allocations

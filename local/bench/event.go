@@ -11,8 +11,13 @@ import (
 // allocateEvent is the payload-2.0 event API Gateway's HTTP API sends the
 // allocate function for POST /v1/allocations, as local/gateway builds it.
 func allocateEvent(gameInstanceID, region string, seq int) ([]byte, error) {
-	body, err := json.Marshal(map[string]string{"gameInstanceId": gameInstanceID, "desiredRegion": region,
-		"gameServerVersion": Version, "serverArgs": "-map=arena"})
+	return postEvent(map[string]string{"gameInstanceId": gameInstanceID, "desiredRegion": region,
+		"gameServerVersion": Version, "serverArgs": "-map=arena"}, seq)
+}
+
+// postEvent is that event with request (JSON-encoded) as its body.
+func postEvent(request any, seq int) ([]byte, error) {
+	body, err := json.Marshal(request)
 	if err != nil {
 		return nil, err
 	}

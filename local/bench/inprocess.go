@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"net/http"
 	"strings"
 	"time"
@@ -13,9 +15,11 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/awslabs/aws-lambda-go-api-proxy/httpadapter"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/app/allocateapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -37,36 +41,63 @@ type InProcess struct {
 }
 
 // NewInProcess wires the handler against the stack's components.
-func NewInProcess(s *Stack) (*InProcess, error) {
-	env, err := s.FunctionEnv(AllocateFunction, s.Refs)
+func NewInProcess(s *Stack) (*InProcess, error) { return newInProcess(s, nil) }
+
+// newInProcess is NewInProcess with some of the environment's variables
+// replaced by override's.
+func newInProcess(s *Stack, override map[string]string) (*InProcess, error) {
+	cfg, err := functionConfig(s, AllocateFunction, override)
 	if err != nil {
-		return nil, fmt.Errorf("in-process handler: %w", err)
+		return nil, err
+	}
+	ip := &InProcess{Counter: NewSDKCounter(), Logs: &countingWriter{}}
+	log := logging.New(ip.Logs, cfg.LogLevel)
+	// The function's own composition root, with counting clients.
+	ip.proxy = httpadapter.NewV2(allocateapp.Handler(cfg, countedClients(s, ip.Counter, ip.Logs), log))
+	return ip, nil
+}
+
+// functionConfig is fn's configuration from the environment the stack
+// gives its bootstrap, with override's variables replaced.
+func functionConfig(s *Stack, fn string, override map[string]string) (config.Allocate, error) {
+	env, err := s.FunctionEnv(fn, s.Refs)
+	if err != nil {
+		return config.Allocate{}, fmt.Errorf("in-process %s: %w", fn, err)
 	}
 	vars := map[string]string{}
 	for _, kv := range env {
 		k, v, _ := strings.Cut(kv, "=")
 		vars[k] = v
 	}
+	maps.Copy(vars, override)
 	cfg, err := config.LoadAllocate(func(k string) string { return vars[k] })
 	if err != nil {
-		return nil, fmt.Errorf("in-process handler configuration: %w", err)
+		return config.Allocate{}, fmt.Errorf("in-process %s configuration: %w", fn, err)
 	}
-	ip := &InProcess{Counter: NewSDKCounter(), Logs: &countingWriter{}}
-	log := logging.New(ip.Logs, cfg.LogLevel)
+	return cfg, nil
+}
+
+// countedClients are the functions' clients against the stack's DynamoDB
+// Local and moto, each counting its requests into counter.
+func countedClients(s *Stack, counter *SDKCounter, metrics io.Writer) allocateapp.Clients {
 	awsCfg := harness.AWSConfig()
 	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(s.DynamoDB)
-		o.APIOptions = append(o.APIOptions, ip.Counter.APIOptions("DynamoDB")...)
+		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
 	})
 	sm := secretsmanager.NewFromConfig(awsCfg, func(o *secretsmanager.Options) {
 		o.BaseEndpoint = aws.String(s.SecretsManager)
-		o.APIOptions = append(o.APIOptions, ip.Counter.APIOptions("SecretsManager")...)
+		o.APIOptions = append(o.APIOptions, counter.APIOptions("SecretsManager")...)
 	})
+	return allocateapp.Clients{DynamoDB: db, Secrets: sm, HTTP: &http.Client{}, Metrics: metrics, SQS: countedSQS(s, counter, "SQS")}
+}
 
-	// The function's own composition root, with counting clients.
-	clients := allocateapp.Clients{DynamoDB: db, Secrets: sm, HTTP: &http.Client{}, Metrics: ip.Logs}
-	ip.proxy = httpadapter.NewV2(allocateapp.Handler(cfg, clients, log))
-	return ip, nil
+// countedSQS is a client of moto's SQS counting into counter under service.
+func countedSQS(s *Stack, counter *SDKCounter, service string) *sqs.Client {
+	return sqs.NewFromConfig(harness.AWSConfig(), func(o *sqs.Options) {
+		o.BaseEndpoint = aws.String(s.Moto)
+		o.APIOptions = append(o.APIOptions, counter.APIOptions(service)...)
+	})
 }
 
 // Allocate runs one POST /v1/allocations the way the Lambda runtime does
@@ -94,21 +125,36 @@ func (ip *InProcess) Placement(ctx context.Context, gameInstanceID, region strin
 }
 
 func (ip *InProcess) invoke(ctx context.Context, gameInstanceID, region string) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
-	var resp events.APIGatewayV2HTTPResponse
 	ip.seq++
 	raw, err := allocateEvent(gameInstanceID, region, ip.seq)
 	if err != nil {
-		return resp, 0, err
+		return events.APIGatewayV2HTTPResponse{}, 0, err
 	}
+	return ip.handle(ctx, raw)
+}
+
+// Post runs POST /v1/allocations with req as its body, as Allocate does.
+// Safe for one caller at a time.
+func (ip *InProcess) Post(ctx context.Context, req allocclient.AllocateRequest) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
+	ip.seq++
+	raw, err := postEvent(req, ip.seq)
+	if err != nil {
+		return events.APIGatewayV2HTTPResponse{}, 0, err
+	}
+	return ip.handle(ctx, raw)
+}
+
+// handle hands the handler one API Gateway event, raw.
+func (ip *InProcess) handle(ctx context.Context, raw []byte) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
 	start := time.Now()
 	var ev events.APIGatewayV2HTTPRequest
 	if err := json.Unmarshal(raw, &ev); err != nil {
-		return resp, 0, err
+		return events.APIGatewayV2HTTPResponse{}, 0, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, functionTimeout)
 	defer cancel()
 	ctx = lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: ev.RequestContext.RequestID})
-	resp, err = ip.proxy.ProxyWithContext(ctx, ev)
+	resp, err := ip.proxy.ProxyWithContext(ctx, ev)
 	if err != nil {
 		return resp, time.Since(start), fmt.Errorf("handler: %w", err)
 	}

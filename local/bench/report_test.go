@@ -85,6 +85,13 @@ func fixedReport() *Report {
 				Close:       LifecycleCall{Name: "link with capacity 0 (a server closing its rooms)", N: 8, Requests: 2, ReadUnits: 1, WriteUnits: 1, USDPerMillion: 1.9},
 				End:         LifecycleCall{Name: "end (a room given back)", N: 32, Requests: 2, ReadUnits: 1, WriteUnits: 6, IndexWrites: 2, USDPerMillion: 5.08}},
 			Events: EventsResult{Games: 24, Records: 10, Invocations: 3, Events: 3, Heartbeats: 5, PerGame: 4.67}},
+		Queued: QueuedResult{
+			Latency: QueuedLatency{N: 20, QueueTimeout: 60, Dry: 20 * time.Second, Spread: 15 * time.Second, Queued: 20, RetryAfter: 5 * time.Second,
+				Queue: Summary{N: 20, P50: 1340 * msec, P99: 3440 * msec, Mean: 1560 * msec, Max: 3440 * msec}, QueueSeen: Summary{N: 20, P50: 1790 * msec, P99: 3810 * msec},
+				Retry: Summary{N: 20, P50: 2330 * msec, P99: 4800 * msec}, RetrySeen: Summary{N: 20, P50: 2340 * msec, P99: 4810 * msec},
+				QueueCalls: 8.55, RetryCalls: 4.05, Posts: 4.05, Gets: 10.95, Failures: Counts{}},
+			Cost: QueuedCost{Spacing: costSpacing, PollersPerMonth: 0.26, Cohorts: []QueuedCohort{
+				queuedCohort(10*time.Second, 6.9, 2.8, 58), queuedCohort(60*time.Second, 14, 8.5, 141)}}},
 		Sweep: SweepResult{Instances: 20000, Linked: 4000, LinkedEvery: 5, RunTimeout: time.Minute, SeedTook: 6572 * msec, Took: 40 * time.Second,
 			States: Counts{"Unhealthy/LinkTimeout": 16000, "Unhealthy/MissedHeartbeats": 4000}, Limit: 10000, Workers: 16, MinMargin: 5 * time.Second,
 			Dispatch: 54 * time.Second, Floor: 10000.0 / 54,
@@ -97,6 +104,21 @@ func fixedReport() *Report {
 	r.Sweep.summarise()
 	r.derive()
 	return r
+}
+
+// queuedCohort is a cohort of 10 placements that waited wait, with runs
+// in invocations and writes write units each, as counted.
+func queuedCohort(wait time.Duration, runs, invocations, writes float64) QueuedCohort {
+	return QueuedCohort{Wait: wait, MeanWait: wait - 70*msec, N: 10, Runs: runs, Invocations: invocations, GameFabricCalls: runs + 1,
+		Sends: runs, Receives: invocations, Deletes: invocations, SQS: runs + 2*invocations, Requests: 4 * runs, Reads: runs, Writes: writes, IndexWrites: writes * 0.4,
+		RoomQueries: runs, BilledMs: 40, Took: Summary{Mean: 39 * msec}, RecordBytes: 3100, LogBytes: 10000,
+		Rows: []RequestRow{
+			{Phase: "POST (10)", Op: OpKey{"SQS", "SendMessage", ""}, Requests: 1, Attempts: 1, Chunks: 1},
+			{Phase: "worker and its event source (10)", Op: OpKey{"SQS event source", "ReceiveMessage", ""}, Requests: invocations + 1.4, Attempts: invocations + 1.4, Chunks: invocations + 1.4, Empty: 1.4},
+			{Phase: "worker and its event source (10)", Op: OpKey{"DynamoDB", "UpdateItem", "GameInstancesTable"}, Requests: 2 * runs, Attempts: 2 * runs,
+				TableUnits: writes * 0.6, IndexUnits: writes * 0.4, CapacityReturned: true},
+		},
+		Events: EventsResult{Games: 10, Records: 2*runs + 2, Invocations: runs + 1, Events: 2, LambdaUSD: (runs + 1) * 0.2, LogBytes: 636}}
 }
 
 // The report renders from the data alone: every section, with the numbers
@@ -135,6 +157,28 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"- **Rooms** (a game server hosting several games): 2 game servers are allocated through the stack",
 		"each session links, heartbeats 5 times and ends",
 
+		"| 6. Queued placement, capacity back → `Allocated`, p50 / p99 | 1.34 s / 3.44 s (a caller retrying every 5 s: 2.33 s / 4.80 s) | — | — |",
+		"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $46.03 waiting 10 s; $110.31 waiting 60 s (a caller retrying instead: $6.53; $39.19) | — | — |",
+		"- **Queued placements** (a placement that waits for capacity): `eu-central-1` — `FALLBACK_REGION` itself",
+		"| **Queued**: capacity back → record `Allocated` | 20 | 1.34 s | 3.44 s | 1.56 s | 3.44 s |",
+		"| Caller retrying every `Retry-After` (reference): capacity back → record `Allocated` | 20 | 2.33 s | 4.80 s |",
+		"**Capacity back → `Allocated`: p50 1.34 s, p99 3.44 s queued; p50 2.33 s, p99 4.80 s for a caller retrying every 5 s.** 20 of 20 queued placements were answered `202` and recorded `Queued`; every one",
+		"a queued one made 8.6 GameFabric calls (its POST and each worker run) and its caller 10.9 `GET`s; a retrying caller made 4.0 POSTs",
+		"so here, after 20 s at most, the next attempt was at most about 5 s away, against the caller's fixed 5 s",
+		"| Per queued placement | waited 10 s (mean 9.93 s, n=10) | waited 60 s (mean 59.93 s, n=10) |\n|---|---:|---:|\n",
+		"| Worker runs (messages handled) / `PlacementFunction` invocations | 6.9 / 2.80 | 14.0 / 8.50 |",
+		"| … their read / write units (of which index) | 6.9 / 58.0 (23.2) | 14.0 / 141.0 (56.4) |",
+		"| 60 s | worker and its event source (10) | SQS event source ReceiveMessage | 9.90 | 9.90 (1.40) | — | — |",
+		"| 60 s | worker and its event source (10) | DynamoDB UpdateItem (GameInstancesTable) | 28.00 | — | 84.60 + 56.40 | — |",
+		"**Waiting 60 s** (14.0 runs in 8.50 invocations, 1.6 messages per batch):",
+		"| SQS requests | 31.00 (14.00 sends, 8.50 receives, 8.50 deletes; 64 KB chunks) × $0.40/1M | $12.4000 |",
+		"| DynamoDB writes (worker) | 141.00 WRU × $0.625/1M | $88.1250 |",
+		"| Events (EventsFunction, EventBridge) | 14.0 more invocations × $0.20/1M, 1.0 more event (`AllocationQueued`) × $1.00/1M | $3.8000 |",
+		"| **Beyond a fresh allocation** | | **$110.31** |\n| A queued placement in all | a fresh allocation ($3.27) + the above: 34.77× | $113.58 |",
+		"| DynamoDB reads (worker) | (14.00 RRU + 14.00 free-room queries × 0.5 RRU) × $0.125/1M | $2.6250 |",
+		"| *For reference:* a caller retrying every 5 s over the same wait | 12 failed POSTs, each priced as an allocation | $39.19 |",
+		"the runs above came 2.5 and 1.6 to an invocation, because a cohort's placements were POSTed 250ms apart",
+		"which would add $4.90 and $6.57 per 1M",
 		"| Health sweep: runs to mark 20000 due instances (60 s each) | 2 runs (10000 + 10000; 417–625 reviews/s); 0 starved a shard | all marked, no shard starved | ✅ yes |",
 		"| Load average at start / end | 1.00 1.00 1.00 / 2.00 2.00 2.00 |",
 		"closed-loop callers (8, 32, 64) each allocating",
@@ -178,7 +222,8 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"### Binary size", "## 2. Allocate overhead", "### At Lambda's CPU share", "### DynamoDB and Secrets Manager requests per allocation",
 		"### A session placed in a room", "## 3. Fallback cost",
 		"## 4. Throughput", "## 5. Cost model", "### The game server's calls (not part of the per-allocation goal)", "### Lifecycle events (not part of the per-allocation goal)",
-		"### A game when servers hold 4 rooms (not part of the per-allocation goal)", "## Health sweep backlog",
+		"### A game when servers hold 4 rooms (not part of the per-allocation goal)",
+		"## 6. Queued placements", "### Capacity back → `Allocated`", "### What a queued placement costs", "## Health sweep backlog",
 		"## Go micro-benchmarks"}
 	if strings.Join(headings, "\n") != strings.Join(wantHeadings, "\n") {
 		t.Errorf("headings:\n%s\nwant:\n%s", strings.Join(headings, "\n"), strings.Join(wantHeadings, "\n"))
@@ -219,7 +264,16 @@ func TestSummaryOfAPartialRun(t *testing.T) {
 	}{
 		{"nothing measured", &Report{Errors: []string{"cold start: boom"}},
 			[]string{"| 4. Game instances given two servers | 0 of 0 | 0 | ❌ no |", "FAILED: cold start: boom"},
-			[]string{"Cold start", "Throughput, best", "Health sweep", "Room placement", "rooms"}},
+			[]string{"Cold start", "Throughput, best", "Health sweep", "Room placement", "rooms", "Queued placement", "queued placement"}},
+		{"queued cost failed", func() *Report { r := fixedReport(); r.Queued.Cost = QueuedCost{}; return r }(),
+			[]string{"| 6. Queued placement, capacity back"}, []string{"| 6. A queued placement"}},
+		{"queued latency failed", func() *Report {
+			r := fixedReport()
+			r.Queued.Latency = QueuedLatency{N: 20, Failures: Counts{}}
+			r.derive()
+			return r
+		}(), []string{"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $46.03 waiting 10 s; $110.31 waiting 60 s | — | — |"},
+			[]string{"| 6. Queued placement, capacity back", "a caller retrying instead"}},
 		{"sweep skipped", func() *Report { r := fixedReport(); r.Sweep = SweepResult{}; return r }(),
 			[]string{"| 1. Cold start"}, []string{"Health sweep"}},
 		{"a starved shard", func() *Report { r := fixedReport(); r.Sweep.Runs[1].Starved = 3; r.Sweep.summarise(); return r }(),

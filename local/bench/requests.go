@@ -42,9 +42,12 @@ type RequestRow struct {
 	Phase                                      string
 	Op                                         OpKey
 	Requests, Attempts, TableUnits, IndexUnits float64
-	CapacityReturned                           bool
-	Errors                                     Counts
-	Took                                       time.Duration // per request, retries included
+	// SQS only: the requests billed (64 KB chunks) and the receives that
+	// brought nothing.
+	Chunks, Empty    float64
+	CapacityReturned bool
+	Errors           Counts
+	Took             time.Duration // per request, retries included
 }
 
 // RequestsResult is the DynamoDB and Secrets Manager traffic of the
@@ -137,7 +140,8 @@ func requestRows(label string, p Phase) []RequestRow {
 	for _, k := range keys {
 		op := p.Ops[k]
 		rows = append(rows, RequestRow{Phase: label, Op: k, Requests: float64(op.Calls) / n, Attempts: float64(op.Attempts) / n,
-			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors,
+			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n,
+			Chunks: float64(op.Chunks) / n, Empty: float64(op.Empty) / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors,
 			Took: op.Took / time.Duration(max(op.Calls, 1))})
 	}
 	return rows

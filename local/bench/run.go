@@ -24,8 +24,9 @@ type Options struct {
 	Throughput    ThroughputOptions
 	RaceInstances int // game instances each requested by RaceCallers callers at once
 	RaceCallers   int
-	ColdStarts    int    // starts per cold-start series, at least MinStarts
-	SweepBacklog  int    // due instances the health sweep phase drains (0 skips it)
+	ColdStarts    int // starts per cold-start series, at least MinStarts
+	SweepBacklog  int // due instances the health sweep phase drains (0 skips it)
+	Queued        QueuedOptions
 	BenchTime     string // -benchtime of the Go micro-benchmarks
 }
 
@@ -47,6 +48,7 @@ type Report struct {
 	Lifecycle  LifecycleResult
 	Events     EventsResult
 	Rooms      RoomsResult
+	Queued     QueuedResult
 	Throughput []ThroughputLevel
 	Best       *ThroughputLevel // the highest rate of any level
 	Race       RaceResult
@@ -156,6 +158,7 @@ func (r *Report) derive() {
 		l.TimesAllocation = l.PerGame / l.Allocation
 	}
 	r.Rooms.price(r.Cost, r.Lifecycle, r.Events.PerGame)
+	r.Queued.price(r.Cost)
 }
 
 // Warm-up before measuring: the first calls of a sandbox, of DynamoDB
@@ -214,6 +217,7 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 			fail("lifecycle events", err)
 		}
 		r.measureRooms(ctx, s, fail)
+		r.measureQueued(ctx, s, fail)
 	} else if len(callers) > 0 {
 		callers = callers[len(callers)-1:]
 	}
@@ -267,6 +271,36 @@ func (r *Report) measureRooms(ctx context.Context, s *Stack, fail func(string, e
 		fail("room games", err)
 	} else if r.Rooms.Events, err = MeasureEvents(ctx, s, LifecycleResult{IDPrefix: r.Rooms.Games.IDPrefix}, o.Log); err != nil {
 		fail("room games' events", err)
+	}
+}
+
+// measureQueued runs issue 23's figures on the full stack: the cost
+// cohorts, each on a rig of its own (its own stand-in, queue and event
+// source), beside the latency run on the stack. They share DynamoDB Local,
+// moto and the cores only, and keep make bench to a few minutes: the
+// figures are seconds and request counts, which a few milliseconds of
+// contention do not move.
+func (r *Report) measureQueued(ctx context.Context, s *Stack, fail func(string, error)) {
+	o := r.Options.Queued
+	if o.N == 0 {
+		return
+	}
+	progress(r.Options.Log, "queued placements: %d while %s stays dry for %s, beside %d per wait of %v counted in process",
+		o.N, RegionQueued, o.Dry, o.CostN, o.Waits)
+	var costErr error
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		r.Queued.Cost, costErr = MeasureQueuedCost(ctx, s, o, r.Options.Log)
+	}()
+	var err error
+	if r.Queued.Latency, err = MeasureQueuedLatency(ctx, s, o, r.Options.Log); err != nil {
+		fail("queued placement latency", err)
+	}
+	wg.Wait()
+	if costErr != nil {
+		fail("queued placement cost", costErr)
 	}
 }
 

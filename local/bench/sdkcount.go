@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -40,6 +41,9 @@ type OpCount struct {
 	// Took is the calls' time, summed: from the call to its answer, the
 	// SDK's retries and the round trips to the service included.
 	Took time.Duration
+	// SQS only (services named "SQS…"): the requests billed, one per 64 KB
+	// chunk of payload, and the ReceiveMessage calls that brought nothing.
+	Chunks, Empty int
 }
 
 // SDKCounter counts requests through AWS SDK middleware: an Initialize
@@ -65,6 +69,9 @@ func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error 
 				start := time.Now()
 				out, md, err := next.HandleInitialize(context.WithValue(ctx, countKey{}, op), in)
 				c.record(op, out.Result, time.Since(start), err)
+				if err == nil && strings.HasPrefix(service, "SQS") {
+					c.addSQS(op, in.Parameters, out.Result)
+				}
 				return out, md, err
 			}), middleware.After)
 		if err != nil {
@@ -136,7 +143,10 @@ func (c *SDKCounter) Take() map[OpKey]OpCount {
 	defer c.mu.Unlock()
 	out := make(map[OpKey]OpCount, len(c.ops))
 	for k, v := range c.ops {
-		out[k] = *v
+		// Errors is cloned: a call still in flight records into v later.
+		cp := *v
+		cp.Errors = maps.Clone(v.Errors)
+		out[k] = cp
 	}
 	c.ops = map[OpKey]*OpCount{}
 	return out

@@ -33,6 +33,10 @@ func main() {
 	flag.IntVar(&o.RaceCallers, "race-callers", 8, "simultaneous callers per race game instance")
 	flag.IntVar(&o.ColdStarts, "starts", 15, fmt.Sprintf("cold starts per series (at least %d)", bench.MinStarts))
 	flag.IntVar(&o.SweepBacklog, "sweep-backlog", 20000, "due instances the health sweep phase drains (0 skips it)")
+	flag.IntVar(&o.Queued.N, "queued", 20, "queued placements timed from capacity returning (0 skips the queued placements' figures)")
+	flag.DurationVar(&o.Queued.Dry, "queued-dry", 20*time.Second, "how long their region stays dry (less than their 60 s queue timeout)")
+	waits := flag.String("queued-waits", "10s,60s", "the waits at which queued placements are counted and priced")
+	flag.IntVar(&o.Queued.CostN, "queued-cost-n", 10, "queued placements counted per wait")
 	flag.StringVar(&o.BenchTime, "benchtime", "100ms", "-benchtime of the Go micro-benchmarks")
 	timeout := flag.Duration("timeout", 12*time.Minute, "the whole run at most")
 	flag.Parse()
@@ -40,6 +44,13 @@ func main() {
 	var err error
 	if o.Throughput.Callers, err = parseInts(*callers); err != nil {
 		fail(fmt.Errorf("-callers: %w", err))
+	}
+	if o.Queued.Waits, err = parseDurations(*waits); err != nil {
+		fail(fmt.Errorf("-queued-waits: %w", err))
+	}
+	o.Queued.QueueTimeout, o.Queued.Spread = 60, o.Queued.Dry*3/4
+	if o.Queued.Dry <= 0 || o.Queued.Dry >= 60*time.Second || o.Queued.CostN < 1 {
+		fail(fmt.Errorf("-queued-dry %s must be between 0 and 60 s, -queued-cost-n %d at least 1", o.Queued.Dry, o.Queued.CostN))
 	}
 	if o.Root, err = harness.RepoRoot(); err != nil {
 		fail(err)
@@ -87,6 +98,18 @@ func parseInts(s string) ([]int, error) {
 			return nil, fmt.Errorf("%q is not a positive number", f)
 		}
 		out = append(out, v)
+	}
+	return out, nil
+}
+
+func parseDurations(s string) ([]time.Duration, error) {
+	var out []time.Duration
+	for f := range strings.SplitSeq(s, ",") {
+		d, err := time.ParseDuration(strings.TrimSpace(f))
+		if err != nil || d < time.Second || d > 9*time.Minute {
+			return nil, fmt.Errorf("%q is not a wait of 1 s to 9 min", f)
+		}
+		out = append(out, d)
 	}
 	return out, nil
 }
