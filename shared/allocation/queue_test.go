@@ -71,8 +71,13 @@ func TestQueuedPlacementWaitsThenIsPlaced(t *testing.T) {
 		t.Fatalf("replay = %+v, %v", replay, err)
 	}
 	c.now = c.now.Add(3 * time.Second)
+	var claimed gameinstance.Record
+	svc.o.Store = claimSpy{memStore: store, claimed: &claimed}
 	if err := svc.Resume(context.Background(), m); err != nil {
 		t.Fatal(err)
+	}
+	if !claimed.HealthDeadline.Equal(res.Record.Queue.Until) {
+		t.Fatalf("the worker's claim moved the health index to %s, want it kept at the deadline", claimed.HealthDeadline)
 	}
 	stored, _ := store.Get(context.Background(), "gi-q")
 	if stored.State != gameinstance.StateAllocated || stored.Region != "us-west" || len(stored.Attempts) != 3 || stored.Queue == nil {

@@ -112,6 +112,11 @@ func (s *Service) resumeClaim(rec gameinstance.Record, spec Spec) (gameinstance.
 		return gameinstance.Record{}, nil, err
 	}
 	claim.Queue, claim.Attempts, claim.CreatedAt = rec.Queue, rec.Attempts, rec.CreatedAt
+	// The health index keeps the placement's deadline: the sweep looks at
+	// the claim then, and moves an in-doubt one on to lease + LINK_TIMEOUT
+	// as for any claim. Left as it is, the key is not rewritten by the
+	// claim nor by the run's Queued write: two index writes less per run.
+	claim.HealthDeadline = rec.Queue.Until
 	return claim, tokens, nil
 }
 

@@ -331,3 +331,8 @@ func (c claimSpy) Claim(ctx context.Context, rec gameinstance.Record, takeoverBe
 	*c.claimed = rec
 	return c.memStore.Claim(ctx, rec, takeoverBefore)
 }
+
+func (c claimSpy) Resume(ctx context.Context, rec gameinstance.Record, ticket string) error {
+	*c.claimed = rec
+	return c.memStore.Resume(ctx, rec, ticket)
+}
