@@ -186,9 +186,8 @@ type endForm struct {
 // handleEnd ends a game the way its player would: IWON to the game port of
 // the instance's server, which then ends it through the API.
 func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
-	var f endForm
-	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
+	f, ok := instanceForm(w, r)
+	if !ok {
 		return
 	}
 	ans := actionAnswer{GameInstanceID: f.GameInstanceID}
@@ -249,4 +248,14 @@ func readJSON(r *http.Request, v any) error {
 		return errors.New("the body must be a small JSON object: " + err.Error())
 	}
 	return nil
+}
+
+// instanceForm reads an action's {"gameInstanceId"}; a bad one is answered
+// 400 and ok is false.
+func instanceForm(w http.ResponseWriter, r *http.Request) (f endForm, ok bool) {
+	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
+		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
+		return f, false
+	}
+	return f, true
 }

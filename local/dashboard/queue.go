@@ -9,7 +9,6 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
-	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Drains the page asks for: the button's 20 s is long enough to allocate
@@ -39,9 +38,8 @@ func outcomeMessage(a *allocclient.Allocation) string {
 // between the check and the DELETE, the DELETE ends that game instead,
 // which is what cancelling it asked for too.
 func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
-	var f endForm
-	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
+	f, ok := instanceForm(w, r)
+	if !ok {
 		return
 	}
 	ans := actionAnswer{GameInstanceID: f.GameInstanceID}

@@ -20,15 +20,7 @@ import (
 // each on its own URL with its own tokens and secret, and a Ping Service
 // with its own, discovering through both and naming Regions.
 func TestStartComponentsServesEachAllocatorAndThePingService(t *testing.T) {
-	cfg := Defaults()
-	cfg.AnyFreePorts()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := StartComponents(ctx, cfg, "../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, ctx := startDefaultComponents(t)
 	us, eu := c.Allocators[0], c.Allocators[1]
 
 	sm := harness.NewSecretsManager(harness.AWSConfig(), c.SecretsManager)
@@ -90,4 +82,20 @@ func TestStartComponentsServesEachAllocatorAndThePingService(t *testing.T) {
 	if len(ping.Regions) != 2 || len(ping.Regions["us-west"]) != 1 || len(ping.Regions["eu-central-1"]) != 2 {
 		t.Fatalf("ping = %+v, want us-west with one target and eu-central-1 with two, by Region name", ping.Regions)
 	}
+}
+
+// startDefaultComponents starts the default installation on free ports;
+// the test has 2 minutes (ctx), and the components close when it ends.
+func startDefaultComponents(t *testing.T) (*Components, context.Context) {
+	t.Helper()
+	cfg := Defaults()
+	cfg.AnyFreePorts()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	c, err := StartComponents(ctx, cfg, "../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return c, ctx
 }

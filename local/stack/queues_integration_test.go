@@ -24,15 +24,7 @@ import (
 // mapping the stack derives for PlacementFunction's SQS event delivers
 // their messages as Lambda would, here to a Go function in its place.
 func TestTemplateQueuesAndTheirEventSourceOnMoto(t *testing.T) {
-	cfg := Defaults()
-	cfg.AnyFreePorts()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	c, err := StartComponents(ctx, cfg, "../..")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
+	c, ctx := startDefaultComponents(t)
 	q := c.SQS()
 	out, err := q.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(c.Queues["PlacementQueue"]),
 		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
