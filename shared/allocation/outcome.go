@@ -3,6 +3,7 @@ package allocation
 import (
 	"errors"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -14,6 +15,12 @@ type attempt struct {
 	gameinstance.Attempt
 	outcome    outcome
 	retryAfter time.Duration // the allocator's Retry-After
+}
+
+// after is what a record keeps of its attempts after run: those before
+// it (a queued placement's earlier runs) and run's, bounded.
+func (run planRun) after(prior []gameinstance.Attempt) []gameinstance.Attempt {
+	return boundAttempts(slices.Concat(prior, recorded(run.attempts)))
 }
 
 // recorded is what the record keeps of attempts.

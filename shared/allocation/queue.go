@@ -44,10 +44,7 @@ const (
 // every region was over the latency cap), and a whole delay is left
 // before the deadline.
 func (s *Service) waits(spec Spec, q gameinstance.Queue, run planRun) (time.Duration, bool) {
-	if spec.QueueTimeout <= 0 || s.o.Queue == nil || run.server != nil || run.abort != nil {
-		return 0, false
-	}
-	if !waitable(spec, run) {
+	if spec.QueueTimeout <= 0 || s.o.Queue == nil || !run.short(spec) {
 		return 0, false
 	}
 	now := s.o.Now()
@@ -60,7 +57,7 @@ func (s *Service) waits(spec Spec, q gameinstance.Queue, run planRun) (time.Dura
 	if upstream := longestRetryAfter(run.attempts); upstream > 0 {
 		delay = upstream
 	}
-	_, _, relaxesIn := spec.routes.at(elapsed)
+	_, relaxesIn := capAt(spec.routes.policies, elapsed)
 	switch {
 	case len(spec.Plan) == 0 && relaxesIn == 0:
 		// Every region is over a cap that holds until the deadline: only
@@ -100,7 +97,7 @@ func (s *Service) requeue(ctx context.Context, b budget, rec gameinstance.Record
 // recordQueued writes the claim rec back as Queued under q, with run's
 // attempts. Metrics wait for the placement's outcome.
 func (s *Service) recordQueued(ctx context.Context, b budget, rec gameinstance.Record, run planRun, q gameinstance.Queue) (gameinstance.Record, error) {
-	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(append(rec.Attempts, recorded(run.attempts)...)), nil
+	rec.Attempts, rec.CandidateTokenHashes = run.after(rec.Attempts), nil
 	rec.State, rec.Queue, rec.UpdatedAt = gameinstance.StateQueued, &q, s.o.Now()
 	// The health sweep fails the placement at its deadline if no message
 	// does (a message lost, or the queue down).

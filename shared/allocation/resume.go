@@ -70,16 +70,19 @@ func (s *Service) Resume(ctx context.Context, m QueuedPlacement) error {
 		}
 		return errors.New("the placement queue is unavailable; this message is delivered again")
 	}
-	if run.server == nil && run.abort == nil && s.o.Now().Add(minQueueDelay).After(q.Until) && waitable(spec, run) {
+	if run.short(spec) && s.o.Now().Add(minQueueDelay).After(q.Until) {
 		run.timedOut = true
 	}
 	_, _, err = s.settle(ctx, b, claim, run)
 	return err
 }
 
-// waitable: run found nothing but the lack of capacity a queued placement
-// waits out (or every region was over the latency cap).
-func waitable(spec Spec, run planRun) bool {
+// short: run placed nothing and found nothing but the lack of capacity a
+// queued placement waits out (or every region was over the latency cap).
+func (run planRun) short(spec Spec) bool {
+	if run.server != nil || run.abort != nil {
+		return false
+	}
 	if len(spec.Plan) == 0 {
 		return true
 	}

@@ -94,6 +94,9 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 	if maxRegions <= 0 {
 		maxRegions = defaults.MaxAllocationAttempts
 	}
+	if len(preferred) == 0 && len(req.PlayerLatencies) == 0 && normalizeRegion(d.Region) == "" {
+		return selection{}, []string{"desiredRegion, preferredRegions or playerLatencies is required because FALLBACK_REGION is not configured"}
+	}
 	var sel selection
 	if queueTimeout > 0 {
 		sel = queuedSelection(req, preferred, normalizeRegion(d.Region), maxRegions, latencyCap)
@@ -103,9 +106,6 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 		if !relaxed {
 			sel.cap = latencyCap
 		}
-	}
-	if len(BuildPlan(preferred, nil, d.Region, maxRegions)) == 0 && len(req.PlayerLatencies) == 0 {
-		return selection{}, []string{"desiredRegion, preferredRegions or playerLatencies is required because FALLBACK_REGION is not configured"}
 	}
 	sel.queueTimeout = queueTimeout
 	sel.digest = regionInputsDigest(req, preferred, desired)

@@ -326,7 +326,7 @@ func candidateHashes(spec Spec, tokens [][]string) []string {
 // outcome is rec with the plan's result applied, ready to be recorded.
 func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Record {
 	// A queued placement's claim carries the attempts of its earlier runs.
-	rec.Attempts, rec.CandidateTokenHashes = boundAttempts(append(rec.Attempts, recorded(run.attempts)...)), nil
+	rec.Attempts, rec.CandidateTokenHashes = run.after(rec.Attempts), nil
 	rec.UpdatedAt = s.o.Now()
 	if run.server != nil {
 		rec.State, rec.Region, rec.FallbackUsed = gameinstance.StateAllocated, run.region, run.step > 0
