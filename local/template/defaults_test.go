@@ -27,6 +27,7 @@ func TestTemplateDefaultsAreShared(t *testing.T) {
 		"RegionCooldown":             defaults.RegionCooldown,
 		"RegionNoPingUnhealthyAfter": defaults.RegionNoPingUnhealthyAfter,
 		"QueueTimeout":               defaults.QueueTimeout,
+		"FlexMatchQueueTimeout":      defaults.FlexMatchQueueTimeout,
 	}
 	numbers := map[string]int{
 		"HealthFailureThreshold": defaults.HealthFailureThreshold,
@@ -34,9 +35,10 @@ func TestTemplateDefaultsAreShared(t *testing.T) {
 		"RegionFailureThreshold": defaults.RegionFailureThreshold,
 	}
 	strs := map[string]string{
-		"GameFabricPingPath":  defaults.PingPath,
-		"PingRefreshSchedule": defaults.PingRefreshSchedule,
-		"HealthSweepSchedule": defaults.HealthSweepSchedule,
+		"GameFabricPingPath":   defaults.PingPath,
+		"PingRefreshSchedule":  defaults.PingRefreshSchedule,
+		"HealthSweepSchedule":  defaults.HealthSweepSchedule,
+		"MatchmakingEventName": defaults.MatchmakingEventName,
 	}
 	param := func(name string) string {
 		def, ok := tpl.paramDefaults[name]

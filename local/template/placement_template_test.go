@@ -110,7 +110,7 @@ func TestRepoTemplatePlacementPolicies(t *testing.T) {
 		t.Errorf("AllocateFunction may not %s", send)
 	}
 	for _, fn := range tpl.LogicalIDs(TypeServerlessFunction) {
-		if fn == "AllocateFunction" || fn == "PlacementFunction" {
+		if fn == "AllocateFunction" || fn == "PlacementFunction" || fn == "MatchmakingFunction" {
 			continue
 		}
 		for _, g := range grantsOf(t, tpl, fn) {

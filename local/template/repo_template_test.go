@@ -66,6 +66,7 @@ func TestRepoTemplate(t *testing.T) {
 		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
 		"GameServersTable":   {LogicalID: "GameServersTable", Input: gameServers, TTLAttribute: "expiresAt"},
 		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
+		"MatchesTable":       {LogicalID: "MatchesTable", Input: hashKeyTable("matchId"), TTLAttribute: "expiresAt"},
 		"RegionHealthTable":  {LogicalID: "RegionHealthTable", Input: regionHealth},
 	}
 	if len(tables) != len(wantTables) {

@@ -21,6 +21,8 @@ func TestRepoTemplateGrantsExactlyTheNamedSecrets(t *testing.T) {
 		"PingRefreshFunction": {"PingTokenSecretArn"},
 		// The queue worker runs the same allocation, with the same tokens.
 		"PlacementFunction": {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns"},
+		// A match is allocated as an API call is.
+		"MatchmakingFunction": {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns"},
 	}
 	got := map[string][]string{}
 	for id, res := range tpl.byID {

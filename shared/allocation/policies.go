@@ -37,8 +37,8 @@ func policyProblems(req Request) []string {
 		add("give latencyPolicies or maxPlayerLatencyMs, not both")
 	}
 	for i, p := range ps {
-		if math.IsNaN(p.MaxPlayerLatencyMs) || p.MaxPlayerLatencyMs <= 0 || p.MaxPlayerLatencyMs > maxLatencyMs {
-			add("latencyPolicies[%d].maxPlayerLatencyMs must be more than 0 and at most %d", i, maxLatencyMs)
+		if math.IsNaN(p.MaxPlayerLatencyMs) || p.MaxPlayerLatencyMs <= 0 || p.MaxPlayerLatencyMs > MaxLatencyMs {
+			add("latencyPolicies[%d].maxPlayerLatencyMs must be more than 0 and at most %d", i, MaxLatencyMs)
 		}
 		if i > 0 && !(p.MaxPlayerLatencyMs > ps[i-1].MaxPlayerLatencyMs) {
 			add("latencyPolicies[%d].maxPlayerLatencyMs must be more than latencyPolicies[%d]'s: caps only relax", i, i-1)

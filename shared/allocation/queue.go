@@ -24,6 +24,9 @@ type QueuedPlacement struct {
 	// copy with another ticket is stale.
 	Ticket  string  `json:"ticket"`
 	Request Request `json:"request"`
+	// Match carries Request.Match, which the request's own JSON leaves out
+	// (an API caller cannot set it).
+	Match bool `json:"match,omitempty"`
 }
 
 // How long a queued placement waits between attempts: the Allocators'

@@ -42,6 +42,9 @@ type Request struct {
 	// LatencyPolicies cap the players' latency, relaxing over time
 	// (GameLift's PlayerLatencyPolicies).
 	LatencyPolicies []LatencyPolicy `json:"latencyPolicies"`
+	// Match: the request is a FlexMatch match's (shared/matchmaking), never
+	// an API caller's; the fingerprint keeps it apart.
+	Match bool `json:"-"`
 }
 
 // Field limits. They keep one record far below DynamoDB's 400 KB item limit
@@ -55,9 +58,9 @@ const (
 	maxPartnerSocialToken = 8 << 10
 	maxLabelValue         = 63 // env and armadaset travel as Kubernetes label values
 	maxPreferredRegions   = 10
-	maxPlayers            = 200
-	maxLatencyRegions     = 50
-	maxLatencyMs          = 60000
+	MaxPlayers            = 200
+	MaxLatencyRegions     = 50
+	MaxLatencyMs          = 60000
 )
 
 var labelValuePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
@@ -203,6 +206,7 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 			RegionInputs:      sel.digest,
 			Scheduling:        stored,
 			Dedicated:         req.Dedicated,
+			Match:             req.Match,
 		},
 		PartnerGameToken:   req.PartnerGameToken,
 		PartnerSocialToken: req.PartnerSocialToken,

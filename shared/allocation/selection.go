@@ -49,29 +49,29 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 		preferred = []string{desired}
 	}
 
-	if len(req.PlayerLatencies) > maxPlayers {
-		add("playerLatencies may list at most %d players", maxPlayers)
+	if len(req.PlayerLatencies) > MaxPlayers {
+		add("playerLatencies may list at most %d players", MaxPlayers)
 	}
 	for i, p := range req.PlayerLatencies {
-		if len(p.LatencyMs) == 0 || len(p.LatencyMs) > maxLatencyRegions {
-			add("playerLatencies[%d].latencyMs must list 1-%d regions", i, maxLatencyRegions)
+		if len(p.LatencyMs) == 0 || len(p.LatencyMs) > MaxLatencyRegions {
+			add("playerLatencies[%d].latencyMs must list 1-%d regions", i, MaxLatencyRegions)
 			break
 		}
 		bad := false
 		for region, ms := range p.LatencyMs {
-			if r := normalizeRegion(region); r == "" || !validRegion(r) || math.IsNaN(ms) || ms < 0 || ms > maxLatencyMs {
+			if r := normalizeRegion(region); r == "" || !validRegion(r) || math.IsNaN(ms) || ms < 0 || ms > MaxLatencyMs {
 				bad = true
 			}
 		}
 		if bad {
-			add("playerLatencies[%d].latencyMs must map region names to 0-%d ms", i, maxLatencyMs)
+			add("playerLatencies[%d].latencyMs must map region names to 0-%d ms", i, MaxLatencyMs)
 			break
 		}
 	}
 	latencyCap := d.MaxPlayerLatencyMs
 	if m := req.MaxPlayerLatencyMs; m != nil {
-		if *m <= 0 || *m > maxLatencyMs {
-			add("maxPlayerLatencyMs must be more than 0 and at most %d", maxLatencyMs)
+		if *m <= 0 || *m > MaxLatencyMs {
+			add("maxPlayerLatencyMs must be more than 0 and at most %d", MaxLatencyMs)
 		}
 		latencyCap = *m
 	}

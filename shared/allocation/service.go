@@ -16,9 +16,9 @@ import (
 // retried by the SDK) and reports it as success.
 type Store interface {
 	// Claim writes rec (state Allocating) unless the game instance has a
-	// record that is neither Failed nor an Allocating claim whose lease
-	// expired before takeoverBefore; then it returns *ClaimConflictError
-	// holding that record.
+	// record that is neither Failed (a match's Failed record is final) nor
+	// an Allocating claim whose lease expired before takeoverBefore; then
+	// it returns *ClaimConflictError holding that record.
 	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error
 	// Finish writes the outcome if rec.ClaimID still holds the claim
 	// (ErrClaimLost otherwise) and returns the stored record.
@@ -212,7 +212,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if delay, ok := s.waits(spec, q, run); ok {
 		// Without a message sent, nothing would retry: then the outcome
 		// is answered as it stands, a failure like any other.
-		if res, queued, err := s.requeue(ctx, b, rec, run, QueuedPlacement{GameInstanceID: rec.GameInstanceID, Request: req}, q, delay); queued {
+		if res, queued, err := s.requeue(ctx, b, rec, run, QueuedPlacement{GameInstanceID: rec.GameInstanceID, Request: req, Match: req.Match}, q, delay); queued {
 			return res, err
 		}
 	}

@@ -32,6 +32,10 @@ const (
 	// AllocateAndWait returns); an error answer would be 409 and 503.
 	CodePlacementCancelled = "PLACEMENT_CANCELLED" // DELETE while Queued
 	CodePlacementTimedOut  = "PLACEMENT_TIMED_OUT" // no server before QueuedUntil
+	// A FlexMatch match's end that is the match's own fault, as its
+	// Failed record's Error.Code (GET of the matchId).
+	CodeInvalidMatch  = "INVALID_MATCH"   // its customEventData cannot be placed
+	CodeMatchTooLarge = "MATCH_TOO_LARGE" // more than 200 players, or its event above 128 KiB
 )
 
 // ErrAnswerTooLarge: the answer exceeded the read limit, which no answer

@@ -377,7 +377,7 @@ func TestEveryServerCodeHasAConstant(t *testing.T) {
 	ours := map[string]bool{}
 	for _, c := range []string{CodeInvalidRequest, CodeAllocationInProgress, CodeIdempotencyMismatch, CodeNoCapacity, CodeRateLimited,
 		CodeUpstreamTimeout, CodeAllocationFailed, CodeNotFound, CodeUnauthorized, CodeInvalidState, CodeInternal,
-		CodeServiceUnavailable, CodeMethodNotAllowed, CodePlacementCancelled, CodePlacementTimedOut} {
+		CodeServiceUnavailable, CodeMethodNotAllowed, CodePlacementCancelled, CodePlacementTimedOut, CodeInvalidMatch, CodeMatchTooLarge} {
 		ours[c] = true
 	}
 	var server []string

@@ -14,7 +14,10 @@ func TestLoadEvents(t *testing.T) {
 		wantErr []string
 	}{
 		{"bus", map[string]string{"EVENT_BUS_NAME": "stack-game-server-events", "LOG_LEVEL": "debug"},
-			Events{Bus: "stack-game-server-events", LogLevel: slog.LevelDebug}, nil},
+			Events{Bus: "stack-game-server-events", MatchmakingEventName: "GameFabricMatchmakingSucceeded", LogLevel: slog.LevelDebug}, nil},
+		{"matches", map[string]string{"EVENT_BUS_NAME": "b", "MATCHES_TABLE": "m", "MATCHMAKING_EVENT_NAME": "MatchPlaced"},
+			Events{Bus: "b", MatchesTable: "m", MatchmakingEventName: "MatchPlaced", LogLevel: slog.LevelInfo}, nil},
+		{"bad event name", map[string]string{"EVENT_BUS_NAME": "b", "MATCHMAKING_EVENT_NAME": "has space"}, Events{}, []string{"MATCHMAKING_EVENT_NAME"}},
 		{"every problem at once", map[string]string{"LOG_LEVEL": "loud"}, Events{}, []string{"EVENT_BUS_NAME", "LOG_LEVEL"}},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,22 @@ const (
 	QueueTimeout = 0 * time.Second
 )
 
+// FlexMatch front door.
+const (
+	// FlexMatchQueueTimeout is how long a match waits for capacity
+	// (FLEXMATCH_QUEUE_TIMEOUT / FlexMatchQueueTimeout): a drained buffer
+	// delays the match instead of failing it.
+	FlexMatchQueueTimeout = 60 * time.Second
+	// MatchmakingEventName is the re-published event's detail-type and
+	// detail.type (MATCHMAKING_EVENT_NAME / MatchmakingEventName), the name
+	// GameFabric's FlexMatch guide gives it (GF_EVENT_NAME).
+	MatchmakingEventName = "GameFabricMatchmakingSucceeded"
+	// DescribeMatchmakingTimeout bounds reading a match's tickets, every
+	// DescribeMatchmaking call and retry: past it the region comes from
+	// customEventData.region.
+	DescribeMatchmakingTimeout = 3 * time.Second
+)
+
 // Game-instance health (Agones-style).
 const (
 	LinkTimeout            = 2 * time.Minute  // LINK_TIMEOUT / LinkTimeout

@@ -35,13 +35,16 @@ const (
 var DetailTypes = []DetailType{AllocationQueued, GameServerAllocated, AllocationFailed, GameServerLinked, GameInstanceEnded,
 	GameInstanceUnhealthy, SuspectedOrphan, RegionHealthChanged}
 
-// Event is one entry for the bus. Exactly one of Instance and Region is set.
+// Event is one entry for the bus. Exactly one of Instance, Region and
+// Match is set.
 type Event struct {
 	Type DetailType
 	// Time is when the change was stored (EventBridge's event time).
 	Time     time.Time
 	Instance *InstanceDetail
 	Region   *RegionDetail
+	// Match is a placed FlexMatch match's event, published again.
+	Match *MatchDetail
 	// LinkTime is, on a GameServerLinked event after Allocated, how long
 	// the server took to link (zero otherwise): the LinkTime metric.
 	LinkTime time.Duration
@@ -51,24 +54,33 @@ type Event struct {
 // the same key, so consumers drop the duplicates at-least-once delivery
 // brings by remembering keys.
 func (e Event) Key() string {
-	if e.Instance != nil {
+	switch {
+	case e.Instance != nil:
 		return e.Instance.IdempotencyKey
+	case e.Match != nil:
+		return e.Match.IdempotencyKey
 	}
 	return e.Region.IdempotencyKey
 }
 
 // Subject is what the event is about: a game instance id or a region.
 func (e Event) Subject() string {
-	if e.Instance != nil {
+	switch {
+	case e.Instance != nil:
 		return e.Instance.GameInstanceID
+	case e.Match != nil:
+		return e.Match.MatchID
 	}
 	return e.Region.Region
 }
 
 // Detail is the event's detail as JSON.
 func (e Event) Detail() ([]byte, error) {
-	if e.Instance != nil {
+	switch {
+	case e.Instance != nil:
 		return json.Marshal(e.Instance)
+	case e.Match != nil:
+		return e.Match.Body, nil
 	}
 	return json.Marshal(e.Region)
 }

@@ -52,6 +52,11 @@ type InstanceDetail struct {
 	UnhealthyAt     string `json:"unhealthyAt,omitempty"`
 	// QueuedUntil: the placement was queued, to be placed by then.
 	QueuedUntil string `json:"queuedUntil,omitempty"`
+	// MatchID is set on a FlexMatch match's instance (its id); on
+	// GameServerAllocated and AllocationFailed, TicketIDs are the match's
+	// tickets, so a game service can tell their players.
+	MatchID   string   `json:"matchId,omitempty"`
+	TicketIDs []string `json:"ticketIds,omitempty"`
 }
 
 // MaxTextBytes bounds each free-text field copied from a record (attempt
@@ -140,6 +145,9 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 	}
 	if old != nil {
 		d.PreviousState = old.State
+	}
+	if cur.Fingerprint.Match {
+		d.MatchID = cur.GameInstanceID
 	}
 	if cur.Queue != nil {
 		d.QueuedUntil = timestamp(cur.Queue.Until)

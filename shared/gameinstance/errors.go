@@ -33,6 +33,13 @@ const (
 	// CodePlacementTimedOut: a queued placement found no server before
 	// its queueTimeoutSeconds ran out.
 	CodePlacementTimedOut Code = "PLACEMENT_TIMED_OUT"
+	// CodeInvalidMatch: a FlexMatch match's event cannot be placed as it
+	// is (its customEventData is not JSON, names an unknown field, or asks
+	// for a version or region that is not valid).
+	CodeInvalidMatch Code = "INVALID_MATCH"
+	// CodeMatchTooLarge: a FlexMatch match has more players, or a bigger
+	// event, than the service keeps (MaxMatchPlayers, MaxMatchDetailBytes).
+	CodeMatchTooLarge Code = "MATCH_TOO_LARGE"
 )
 
 // Error is every error the domain returns to its callers.

@@ -251,4 +251,7 @@ type Fingerprint struct {
 	// before rooms match their replays.
 	Scheduling Scheduling
 	Dedicated  bool
+	// Match: the instance is a FlexMatch match's (its id is the matchId),
+	// so no API request is the same request, and its failure is final.
+	Match bool
 }

@@ -30,6 +30,8 @@ var statusOf = map[gameinstance.Code]int{
 	gameinstance.CodeUnavailable:          http.StatusServiceUnavailable,
 	gameinstance.CodePlacementTimedOut:    http.StatusServiceUnavailable,
 	gameinstance.CodePlacementCancelled:   http.StatusConflict,
+	gameinstance.CodeInvalidMatch:         http.StatusUnprocessableEntity,
+	gameinstance.CodeMatchTooLarge:        http.StatusRequestEntityTooLarge,
 	codeMethodNotAllowed:                  http.StatusMethodNotAllowed,
 }
 

@@ -48,7 +48,9 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
 	// A claim in doubt that may hold a room is not taken over: the health
 	// sweep fails it first, giving the room back in the same transaction.
-	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR #c_state = :c_failed OR "+
+	// A match's Failed record is final: its players were told (AllocationFailed),
+	// so a late copy of its event must not place it after all.
+	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR (#c_state = :c_failed AND attribute_not_exists(fromMatch)) OR "+
 		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))",
 		map[string]types.AttributeValue{
 			":c_failed":     &types.AttributeValueMemberS{Value: string(gameinstance.StateFailed)},

@@ -13,22 +13,25 @@ import (
 // numbers (lease in ms, TTL in seconds as DynamoDB's TTL requires); times
 // people read are RFC 3339.
 type item struct {
-	GameInstanceID       string        `dynamodbav:"gameInstanceId"`
-	State                string        `dynamodbav:"state"`
-	DesiredRegion        string        `dynamodbav:"desiredRegion"`
-	GameServerVersion    string        `dynamodbav:"gameServerVersion"`
-	ServerArgs           string        `dynamodbav:"serverArgs"`
-	RegionInputs         string        `dynamodbav:"regionInputs,omitempty"`
-	LatencyRelaxed       bool          `dynamodbav:"latencyRelaxed,omitempty"`
-	Environment          string        `dynamodbav:"environment"`
-	ArmadaSet            string        `dynamodbav:"armadaSet"`
-	Region               string        `dynamodbav:"region,omitempty"`
-	FallbackUsed         bool          `dynamodbav:"fallbackUsed"`
-	Server               *serverItem   `dynamodbav:"server,omitempty"`
-	Placement            string        `dynamodbav:"placement,omitempty"`
-	RoomServer           string        `dynamodbav:"roomServer,omitempty"`
-	Scheduling           string        `dynamodbav:"scheduling,omitempty"`
-	Dedicated            bool          `dynamodbav:"dedicated,omitempty"`
+	GameInstanceID    string      `dynamodbav:"gameInstanceId"`
+	State             string      `dynamodbav:"state"`
+	DesiredRegion     string      `dynamodbav:"desiredRegion"`
+	GameServerVersion string      `dynamodbav:"gameServerVersion"`
+	ServerArgs        string      `dynamodbav:"serverArgs"`
+	RegionInputs      string      `dynamodbav:"regionInputs,omitempty"`
+	LatencyRelaxed    bool        `dynamodbav:"latencyRelaxed,omitempty"`
+	Environment       string      `dynamodbav:"environment"`
+	ArmadaSet         string      `dynamodbav:"armadaSet"`
+	Region            string      `dynamodbav:"region,omitempty"`
+	FallbackUsed      bool        `dynamodbav:"fallbackUsed"`
+	Server            *serverItem `dynamodbav:"server,omitempty"`
+	Placement         string      `dynamodbav:"placement,omitempty"`
+	RoomServer        string      `dynamodbav:"roomServer,omitempty"`
+	Scheduling        string      `dynamodbav:"scheduling,omitempty"`
+	Dedicated         bool        `dynamodbav:"dedicated,omitempty"`
+	// FromMatch: a FlexMatch match's instance (MatchesTable keeps the
+	// rest); its Failed record is final.
+	FromMatch            bool          `dynamodbav:"fromMatch,omitempty"`
 	Attempts             []attemptItem `dynamodbav:"attempts,omitempty"`
 	FailureCode          string        `dynamodbav:"failureCode,omitempty"`
 	FailureMessage       string        `dynamodbav:"failureMessage,omitempty"`
@@ -63,7 +66,7 @@ type item struct {
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
-var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "placement", "roomServer", "scheduling", "dedicated",
+var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "placement", "roomServer", "scheduling", "dedicated", "fromMatch",
 	"attempts", "failureCode", "failureMessage", "expiresAt",
 	"linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
 	"healthShard", "healthDeadline", "queueStartedAt", "queuedUntil", "queueTicket", "queueNextAt"}
@@ -116,6 +119,7 @@ func toItem(r gameinstance.Record) item {
 		RegionInputs:         r.Fingerprint.RegionInputs,
 		Scheduling:           string(r.Fingerprint.Scheduling),
 		Dedicated:            r.Fingerprint.Dedicated,
+		FromMatch:            r.Fingerprint.Match,
 		Placement:            string(r.Placement),
 		RoomServer:           r.RoomServer,
 		LatencyRelaxed:       r.LatencyRelaxed,
@@ -175,6 +179,7 @@ func (it item) record() gameinstance.Record {
 			RegionInputs:      it.RegionInputs,
 			Scheduling:        gameinstance.Scheduling(it.Scheduling),
 			Dedicated:         it.Dedicated,
+			Match:             it.FromMatch,
 		},
 		Placement:            gameinstance.Placement(it.Placement),
 		RoomServer:           it.RoomServer,

@@ -26,24 +26,36 @@ import (
 // first record whose events could not all be put, so Lambda retries from
 // it -- in order, never skipping one -- and, once its retries are spent,
 // sends the batch's description to the on-failure destination.
-func Handler(cfg config.Events, bus eventbus.API, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
-	pub := eventbus.Publisher{API: bus, Bus: cfg.Bus, Attempts: defaults.EventPublishAttempts, Backoff: defaults.EventPublishBackoff}
-	m := metrics.Events{EMF: emf}
+//
+// matches is nil when the deployment keeps no FlexMatch matches.
+func Handler(cfg config.Events, bus eventbus.API, matches Matches, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+	p := publisher{bus: eventbus.Publisher{API: bus, Bus: cfg.Bus, Attempts: defaults.EventPublishAttempts, Backoff: defaults.EventPublishBackoff},
+		metrics: metrics.Events{EMF: emf}, matches: matches, matchEvent: cfg.MatchmakingEventName}
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		ctx = logging.WithLogger(ctx, log)
-		return publish(ctx, pub, m, ev.Records), nil
+		return p.publish(ctx, ev.Records), nil
 	}
+}
+
+type publisher struct {
+	bus        eventbus.Publisher
+	metrics    metrics.Events
+	matches    Matches
+	matchEvent string
 }
 
 // publish derives every record's events, puts them in order and reports
 // the first record not done.
-func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, records []events.DynamoDBEventRecord) events.DynamoDBEventResponse {
+func (p publisher) publish(ctx context.Context, records []events.DynamoDBEventRecord) events.DynamoDBEventResponse {
 	log := logging.FromContext(ctx)
 	var evs []eventcatalog.Event
 	var owner []int // owner[i] is the record event i came from
 	failedAt, unreadable := len(records), 0
 	for i, r := range records {
 		derived, err := derive(r)
+		if err == nil {
+			derived, err = matchEvents(ctx, p.matches, p.matchEvent, derived)
+		}
 		if err != nil {
 			// A record that cannot be read is not dropped: Lambda retries
 			// it, then sets it aside in the on-failure destination.
@@ -57,7 +69,7 @@ func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, reco
 			owner = append(owner, i)
 		}
 	}
-	n, err := pub.Publish(ctx, evs)
+	n, err := p.bus.Publish(ctx, evs)
 	if err != nil {
 		failedAt = min(failedAt, owner[n])
 		log.Error("events not put on the bus; handing their stream record back", "sequenceNumber", records[owner[n]].Change.SequenceNumber,
@@ -67,7 +79,7 @@ func publish(ctx context.Context, pub eventbus.Publisher, m metrics.Events, reco
 	for done < len(evs) && owner[done] < failedAt {
 		done++
 	}
-	m.Published(evs[:done], len(evs)-done+unreadable)
+	p.metrics.Published(evs[:done], len(evs)-done+unreadable)
 	log.Debug("stream records published", "records", failedAt, "of", len(records), "events", done)
 	if failedAt == len(records) {
 		return events.DynamoDBEventResponse{}

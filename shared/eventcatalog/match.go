@@ -1,0 +1,86 @@
+package eventcatalog
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+)
+
+// MatchDetail is a FlexMatch MatchmakingSucceeded event's detail published
+// again once its match is placed: what FlexMatch sent, with the game
+// server's ipAddress and port in gameSessionInfo, gameSessionArn empty
+// (there is no GameLift game session), type the configured event name and
+// an idempotencyKey, as GameFabric's FlexMatch guide and Nitrado's Lambda
+// publish it. A game service written against either changes only the
+// event it listens to.
+type MatchDetail struct {
+	MatchID        string
+	IdempotencyKey string
+	Body           json.RawMessage
+}
+
+// ErrNoMatchDetail: the match's event was not kept (it was too large).
+var ErrNoMatchDetail = errors.New("the match's event detail was not kept")
+
+// Matchmaking is the event name (MATCHMAKING_EVENT_NAME) of m published
+// again for placed, the GameServerAllocated event of m's instance.
+func Matchmaking(name string, m gameinstance.Match, placed Event) (Event, error) {
+	if len(m.Detail) == 0 {
+		return Event{}, ErrNoMatchDetail
+	}
+	var detail map[string]json.RawMessage
+	if err := json.Unmarshal(m.Detail, &detail); err != nil || detail == nil {
+		return Event{}, fmt.Errorf("kept detail of match %s is no JSON object: %v", m.ID, err)
+	}
+	info := map[string]json.RawMessage{}
+	if raw, ok := detail["gameSessionInfo"]; ok {
+		// A gameSessionInfo that is no object is replaced, not kept.
+		_ = json.Unmarshal(raw, &info)
+		if info == nil {
+			info = map[string]json.RawMessage{}
+		}
+	}
+	ip, port := endpoint(placed.Instance.Server)
+	set := func(into map[string]json.RawMessage, key string, v any) {
+		b, _ := json.Marshal(v) // strings and ints: cannot fail
+		into[key] = b
+	}
+	set(info, "ipAddress", ip)
+	if port > 0 {
+		set(info, "port", port)
+	}
+	set(info, "gameSessionArn", "")
+	key := fmt.Sprintf("%s:%d:%s", m.ID, placed.Instance.Version, name)
+	set(detail, "type", name)
+	set(detail, "idempotencyKey", key)
+	body, _ := json.Marshal(info)
+	detail["gameSessionInfo"] = body
+	body, err := json.Marshal(detail)
+	if err != nil {
+		return Event{}, fmt.Errorf("match %s: %w", m.ID, err)
+	}
+	return Event{Type: DetailType(name), Time: placed.Time, Match: &MatchDetail{MatchID: m.ID, IdempotencyKey: key, Body: body}}, nil
+}
+
+// endpoint is where players connect: the server's IP (its address when it
+// has none) and its "game" port (its only port when it names no "game").
+func endpoint(s *gameinstance.Server) (string, int) {
+	if s == nil {
+		return "", 0
+	}
+	ip := s.IP
+	if ip == "" {
+		ip = s.Address
+	}
+	if p, ok := s.Ports["game"]; ok {
+		return ip, p
+	}
+	if len(s.Ports) == 1 {
+		for _, p := range s.Ports {
+			return ip, p
+		}
+	}
+	return ip, 0
+}
