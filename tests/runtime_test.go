@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gamelift"
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
@@ -112,6 +114,11 @@ var eventExpectations = []struct {
 			t.Errorf("batch item failures %v", failures)
 		}
 	}},
+	// The players' latencies (the GameLift stand-in) put the match in
+	// us-west, not customEventData's eu-central-1; a second copy of the
+	// event allocates nothing (the Allocator count below).
+	{"matchmaking-succeeded.json", "MatchmakingFunction", 0, matchPlaced},
+	{"matchmaking-succeeded.json", "MatchmakingFunction", 0, matchPlaced},
 	{"stream-allocated.json", "EventsFunction", 0, streamCheck("GameServerAllocated gi-1:2:GameServerAllocated")},
 	// The heartbeat (Linked → Linked) in the same batch is no event.
 	{"stream-linked.json", "EventsFunction", 0, streamCheck("GameServerLinked gi-1:3:GameServerLinked")},
@@ -130,6 +137,18 @@ var eventExpectations = []struct {
 	}},
 }
 
+// matchPlaced checks matchmaking-succeeded.json's outcome, after each
+// copy of the event: one allocation, one DescribeMatchmaking call.
+func matchPlaced(t *testing.T, b map[string]any) {
+	rec, err := store.NewGameInstances(stack.ddb, matchRefs["GameInstancesTable"]).Get(context.Background(), "c0ec1a54-7fec-4b55-8583-76d67adb7754")
+	if b != nil || err != nil || rec.State != "Allocated" || rec.Region != "us-west" || !rec.Fingerprint.Match {
+		t.Errorf("payload %v; record %+v, %v", b, rec, err)
+	}
+	if calls := matchTickets.Calls(); len(calls) != 1 || len(calls[0]) != 2 {
+		t.Errorf("DescribeMatchmaking calls %v, want one for both tickets", calls)
+	}
+}
+
 // functionDirs maps template logical IDs to their functions/ folders.
 var functionDirs = map[string]string{
 	"AllocateFunction":    "allocate",
@@ -139,7 +158,15 @@ var functionDirs = map[string]string{
 	"HealthSweepFunction": "healthsweep",
 	"EventsFunction":      "events",
 	"PlacementFunction":   "placement",
+	"MatchmakingFunction": "matchmaking",
 }
+
+// matchRefs and matchTickets are what matchmaking-succeeded.json's check
+// reads: the tables, and the GameLift stand-in its bootstrap asked.
+var (
+	matchRefs    map[string]string
+	matchTickets *gamelift.StandIn
+)
 
 // placementQueue is the PlacementQueue the bootstraps send to.
 var placementQueue string
@@ -232,6 +259,12 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	allocators, _ := json.Marshal(map[string]map[string]string{"eu-central-1": {
 		"url": euStub.BaseURL() + "/" + euStub.AllocatePath(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
 	refs := newTables(t)
+	matchRefs = refs
+	matchTickets = gamelift.New()
+	matchTickets.Put(gamelift.Ticket{TicketID: "ticket-event-1", Players: []gamelift.Player{{PlayerID: "player-1", LatencyInMs: map[string]int{"custom-us-west": 40, "custom-eu-central-1": 120}}}},
+		gamelift.Ticket{TicketID: "ticket-event-2", Players: []gamelift.Player{{PlayerID: "player-2", LatencyInMs: map[string]int{"custom-us-west": 60, "custom-eu-central-1": 90}}}})
+	gameLift := httptest.NewServer(matchTickets)
+	defer gameLift.Close()
 	refs["GameServerEventBus"], eventsQueue = newEventBus(t)
 	refs["PlacementQueue"] = newPlacementQueue(t)
 	placementQueue = refs["PlacementQueue"]
@@ -253,7 +286,8 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	ctx := context.Background()
 	runtimes := map[string]*runtimeapi.Runtime{}
 	for function, dir := range functionDirs {
-		rt, err := runtimeapi.Start(ctx, bootstrap(t, dir), functionEnv(t, function, refs), runtimeapi.WithFunctionName(function))
+		env := append(functionEnv(t, function, refs), "AWS_ENDPOINT_URL_GAMELIFT="+gameLift.URL)
+		rt, err := runtimeapi.Start(ctx, bootstrap(t, dir), env, runtimeapi.WithFunctionName(function))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -297,8 +331,8 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 			x.check(t, body)
 		})
 	}
-	if n := stub.Allocations(); n != 1 {
-		t.Errorf("GameFabric allocated %d servers for the events, want 1", n)
+	if n := stub.Allocations(); n != 2 {
+		t.Errorf("GameFabric allocated %d servers for the events, want 2 (gi-event-1 and the match)", n)
 	}
 	// link-rooms.json gave the server a record holding gi-event-1's room;
 	// end.json gave the room back, through the bootstraps' transactions.
