@@ -152,6 +152,8 @@ type env struct {
 	// worker's (placementQueue, when the options ask for one).
 	svc            *allocation.Service
 	placementQueue string
+	// matchesTable is MatchesTable (FlexMatch matches kept).
+	matchesTable string
 }
 
 type envOptions struct {
@@ -183,7 +185,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	stub := gfstub.New(o.validTokens...)
 	t.Cleanup(stub.Close)
 	tables := newTables(t)
-	e := &env{stub: stub, table: tables["GameInstancesTable"], secret: newSecret(t, o.secretValue)}
+	e := &env{stub: stub, table: tables["GameInstancesTable"], secret: newSecret(t, o.secretValue), matchesTable: tables["MatchesTable"]}
 	ddb, sm := stack.ddb, stack.sm
 	if o.ddbEndpoint != "" {
 		ddb = harness.NewDynamoDB(harness.AWSConfig(), o.ddbEndpoint)
