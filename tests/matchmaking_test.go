@@ -121,7 +121,9 @@ func TestMatchmakingFrontDoor(t *testing.T) {
 					gamelift.Fault{Status: 500, Type: "InternalServiceException"})
 			}},
 		{name: "DescribeMatchmaking throttled once: retried, latencies used", players: 2, custom: custom, wantState: gameinstance.StateAllocated, wantRegion: near, wantCalls: 1,
-			script: func(f matchFront, _ *env, _ string) { f.gl.Fail(gamelift.Fault{Status: 400, Type: "ThrottlingException"}) }},
+			script: func(f matchFront, _ *env, _ string) {
+				f.gl.Fail(gamelift.Fault{Status: 400, Type: "ThrottlingException"})
+			}},
 		{name: "DescribeMatchmaking slow: customEventData.region within the bound", players: 2, custom: custom, wantState: gameinstance.StateAllocated, wantRegion: far, wantCalls: 1,
 			script: func(f matchFront, _ *env, _ string) { f.gl.Delay(10 * time.Second) }},
 		{name: "tickets gone, no customEventData: FALLBACK_REGION", players: 2, custom: "", wantState: gameinstance.StateAllocated, wantRegion: far, wantCalls: 1,
