@@ -40,6 +40,8 @@ type Components struct {
 	// AWS_ENDPOINT_URL_GAMELIFT.
 	GameLift    *gamelift.StandIn
 	GameLiftURL string
+	// Rules are the EventBridge rules StartRules created, as evaluated.
+	Rules []template.EventRule
 	// EventsTapURL is an SQS queue receiving every event published on
 	// GameServerEventBus with source gamefabric.allocation (read it with
 	// ReadTap); "" without that bus.

@@ -117,3 +117,16 @@ func TestBuildMatchOptions(t *testing.T) {
 		t.Error("regions without Allocators")
 	}
 }
+
+func TestEventLineOfAMatch(t *testing.T) {
+	p := Published{DetailType: "GameFabricMatchmakingSucceeded", Detail: json.RawMessage(
+		`{"type":"GameFabricMatchmakingSucceeded","matchId":"m-1","idempotencyKey":"m-1:2:GameFabricMatchmakingSucceeded",` +
+			`"gameSessionInfo":{"players":[],"ipAddress":"127.0.0.1","port":7001,"gameSessionArn":""}}`)}
+	if got, want := EventLine(p), "event GameFabricMatchmakingSucceeded match m-1 at 127.0.0.1:7001 (m-1:2:GameFabricMatchmakingSucceeded)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+	p = Published{DetailType: "AllocationFailed", Detail: json.RawMessage(`{"gameInstanceId":"m-2","matchId":"m-2","state":"Failed","previousState":"Allocating","idempotencyKey":"k"}`)}
+	if got, want := EventLine(p), "event AllocationFailed m-2 Allocating → Failed (k)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
+}

@@ -63,6 +63,7 @@ func (c *Components) StartRules(ctx context.Context, refs map[string]string, inv
 	if err != nil {
 		return nil, err
 	}
+	c.Rules = rules
 	logger := slog.New(slog.NewTextHandler(log, nil))
 	for _, rule := range rules {
 		started, err := c.startRule(ctx, rule, refs, invoker, tuning, logger)
