@@ -48,7 +48,7 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 		fmt.Fprintf(&b, "GameLift            %s   (stand-in for DescribeMatchmaking: the matches' tickets)\n", s.GameLiftURL)
 	}
 	for _, logical := range sortedKeys(s.Queues) {
-		fmt.Fprintf(&b, "queue               %-22s %s\n", logical, s.Queues[logical])
+		fmt.Fprintf(&b, "queue               %-26s %s\n", logical, s.Queues[logical])
 	}
 	for _, a := range s.Allocators {
 		fmt.Fprintf(&b, "  Allocator %-7s %s\n", a.Name, a.SecretARN)
