@@ -119,6 +119,14 @@ var eventExpectations = []struct {
 	// event allocates nothing (the Allocator count below).
 	{"matchmaking-succeeded.json", "MatchmakingFunction", 0, matchPlaced},
 	{"matchmaking-succeeded.json", "MatchmakingFunction", 0, matchPlaced},
+	// customEventData that is not JSON: the match is recorded Failed, so
+	// AllocationFailed tells its players; nothing is asked of anyone.
+	{"matchmaking-invalid.json", "MatchmakingFunction", 0, func(t *testing.T, b map[string]any) {
+		rec, err := store.NewGameInstances(stack.ddb, matchRefs["GameInstancesTable"]).Get(context.Background(), "5d3b9a2e-1c4f-4e8a-b0d7-2a9c6e4f8b13")
+		if b != nil || err != nil || rec.State != "Failed" || rec.Failure == nil || rec.Failure.Code != "INVALID_MATCH" {
+			t.Errorf("payload %v; record %+v, %v", b, rec, err)
+		}
+	}},
 	{"stream-allocated.json", "EventsFunction", 0, streamCheck("GameServerAllocated gi-1:2:GameServerAllocated")},
 	// The heartbeat (Linked → Linked) in the same batch is no event.
 	{"stream-linked.json", "EventsFunction", 0, streamCheck("GameServerLinked gi-1:3:GameServerLinked")},

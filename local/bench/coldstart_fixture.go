@@ -137,6 +137,12 @@ func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
 			first: &coldEvent{file: "placement-messages.json",
 				describe: "an SQS batch of a stale placement message (one DynamoDB read finds no record: dropped) and an unreadable one (handed back as a batch item failure)"},
 		},
+		// No realistic start: a real match asks GameLift (DescribeMatchmaking),
+		// which only the local stack's stand-in answers.
+		"MatchmakingFunction": {
+			first: &coldEvent{file: "matchmaking-invalid.json",
+				describe: "a FlexMatch event whose customEventData is not JSON: round 1 records the match Failed (DynamoDB read, match kept, Failed record); every later start finds that record and stops (one DynamoDB read), as a redelivered event does"},
+		},
 		// No realistic start: putting an event on moto's bus includes moto
 		// delivering it to the stack's SQS tap inside the call (~0.3 s per
 		// target), which EventBridge does after answering.
