@@ -101,6 +101,14 @@ func TestAMatchIsPlacedByMatchmakingFunctionsBootstrap(t *testing.T) {
 		t.Errorf("MatchmakingFunction's events: %+v, want the match handled at the first invocation", got)
 	}
 
+	setAside(t, ctx, s, seen)
+}
+
+// setAside puts a match the function can never take (its matchId is no
+// gameInstanceId): 1 + 2 invocations, then the on-failure record in
+// MatchmakingDeadLetterQueue.
+func setAside(t *testing.T, ctx context.Context, s *Stack, seen *outcomes) {
+	t.Helper()
 	if _, err := s.PutMatch(ctx, MatchOptions{Players: 2, MatchID: "not a game instance id"}); err != nil {
 		t.Fatal(err)
 	}

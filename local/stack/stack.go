@@ -127,15 +127,8 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	go func() { _ = srv.Serve(ln) }()
 	s.closers = append(s.closers, srv.Close)
 
-	if err := s.startStreams(s.Refs, o.Streams, o.Log); err != nil {
-		return s, fmt.Errorf("DynamoDB stream event sources: %w", err)
-	}
-	// As many batches in flight as the function has sandboxes.
-	if err := s.startQueueSources(s.Refs, o.Queues, cfg.API.Concurrency, o.Log); err != nil {
-		return s, fmt.Errorf("SQS event sources: %w", err)
-	}
-	if err := s.startRules(ctx, s.Refs, o.Rules, cfg.API.Concurrency, o.Log); err != nil {
-		return s, fmt.Errorf("EventBridge rules: %w", err)
+	if err := s.startEventSources(ctx, cfg, o); err != nil {
+		return s, err
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())
@@ -168,6 +161,23 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 		go s.runSchedule(runCtx, sch, firstRun, period)
 	}
 	return s, nil
+}
+
+// startEventSources feeds the functions what the template's event
+// sources and rules deliver: the tables' streams, the queues, and the
+// EventBridge rules' events.
+func (s *Stack) startEventSources(ctx context.Context, cfg Config, o Options) error {
+	if err := s.startStreams(s.Refs, o.Streams, o.Log); err != nil {
+		return fmt.Errorf("DynamoDB stream event sources: %w", err)
+	}
+	// As many batches (or events) in flight as the function has sandboxes.
+	if err := s.startQueueSources(s.Refs, o.Queues, cfg.API.Concurrency, o.Log); err != nil {
+		return fmt.Errorf("SQS event sources: %w", err)
+	}
+	if err := s.startRules(ctx, s.Refs, o.Rules, cfg.API.Concurrency, o.Log); err != nil {
+		return fmt.Errorf("EventBridge rules: %w", err)
+	}
+	return nil
 }
 
 // templateFunctions lists the serverless functions in template order.
