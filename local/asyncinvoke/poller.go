@@ -89,8 +89,10 @@ func (p *Poller) poll(ctx context.Context) {
 	}
 }
 
-// accept takes one event off the queue, as Lambda's accepting an
-// asynchronous invocation does, and delivers it once a slot is free.
+// accept takes one event off the queue at once, as Lambda accepts an
+// asynchronous invocation into its own queue (so none waits out the
+// queue's visibility timeout and comes back), and delivers it once one
+// of the function's Concurrency slots is free.
 func (p *Poller) accept(ctx context.Context, m types.Message) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	_, err := p.api.DeleteMessage(dctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(p.q.URL), ReceiptHandle: m.ReceiptHandle})
@@ -98,15 +100,16 @@ func (p *Poller) accept(ctx context.Context, m types.Message) {
 	if err != nil {
 		p.cfg.Log.Warn("asyncinvoke: deleting an accepted event failed; it may be delivered again", "error", err)
 	}
-	select {
-	case p.slots <- struct{}{}:
-	case <-ctx.Done():
-		return
-	}
 	received := sentAt(m)
 	p.wg.Add(1)
 	go func() {
-		defer func() { <-p.slots; p.wg.Done() }()
+		defer p.wg.Done()
+		select {
+		case p.slots <- struct{}{}:
+		case <-ctx.Done():
+			return
+		}
+		defer func() { <-p.slots }()
 		Deliver(ctx, p.cfg, p.fn, []byte(aws.ToString(m.Body)), received)
 	}()
 }

@@ -79,3 +79,45 @@ func TestStartRefusesABadConfig(t *testing.T) {
 		t.Error("started with MaximumRetryAttempts 3")
 	}
 }
+
+// busyFunction takes a while per invocation and counts how many run at once.
+type busyFunction struct {
+	mu             sync.Mutex
+	now, most, ran int
+}
+
+func (f *busyFunction) Invoke(context.Context, []byte) ([]byte, error) {
+	f.mu.Lock()
+	f.now++
+	f.most = max(f.most, f.now)
+	f.mu.Unlock()
+	time.Sleep(30 * time.Millisecond)
+	f.mu.Lock()
+	f.now--
+	f.ran++
+	f.mu.Unlock()
+	return nil, nil
+}
+
+// A burst is taken off the queue at once, and invokes the function with
+// no more than Concurrency events at a time.
+func TestPollerBoundsConcurrency(t *testing.T) {
+	api := &fakeSQS{}
+	for i := range 10 {
+		api.pending = append(api.pending, types.Message{Body: aws.String(event), ReceiptHandle: aws.String("rh-" + strconv.Itoa(i))})
+	}
+	fn := &busyFunction{}
+	p, err := Start(config(nil), Queue{URL: "http://q", Concurrency: 3}, api, fn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Stop()
+	testkit.WaitFor(t, 10*time.Second, "10 events delivered", func() bool {
+		fn.mu.Lock()
+		defer fn.mu.Unlock()
+		return fn.ran == 10
+	})
+	if api.deletes() != 10 || fn.most > 3 || fn.most < 2 {
+		t.Errorf("%d deleted, at most %d at once; want all 10, and 3 at a time", api.deletes(), fn.most)
+	}
+}
