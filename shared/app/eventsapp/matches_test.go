@@ -92,6 +92,10 @@ func TestMatchEvents(t *testing.T) {
 	orphan := func(r *gameinstance.Record) {
 		r.Attempts = []gameinstance.Attempt{{Region: "eu", SuspectedOrphan: true}, {Region: "us", Status: 200}}
 	}
+	recoveredByLink := func(r *gameinstance.Record) {
+		r.RecoveredByLink = true
+		r.Server = &gameinstance.Server{Address: "203.0.113.7:7777", IP: "203.0.113.7", Ports: map[string]int{"game": 7777}}
+	}
 	storeDown := errors.New("dial tcp 127.0.0.1:8000: connect: connection refused")
 	for _, tc := range []struct {
 		name    string
@@ -131,6 +135,12 @@ func TestMatchEvents(t *testing.T) {
 			}), transition("m-1", true, gameinstance.StateAllocated, gameinstance.StateLinked, nil)...),
 				transition("m-1", true, gameinstance.StateLinked, gameinstance.StateEnded, nil)...),
 			[]string{"AllocationQueued m-1", "GameServerLinked m-1", "GameInstanceEnded m-1"}, nil, nil},
+		{"recovered by its server's link: GameServerLinked stands in for GameServerAllocated", kept("m-1"),
+			transition("m-1", true, gameinstance.StateAllocating, gameinstance.StateLinked, recoveredByLink),
+			[]string{"GameServerLinked m-1 ticket-1,ticket-2", matchEventName + " m-1"}, []string{"m-1"}, nil},
+		{"a recovered match's later events are not completed", kept("m-1"),
+			transition("m-1", true, gameinstance.StateLinked, gameinstance.StateEnded, recoveredByLink),
+			[]string{"GameInstanceEnded m-1"}, nil, nil},
 		{"an API call's instance is untouched", kept("gi-1"),
 			append(transition("gi-1", false, gameinstance.StateAllocating, gameinstance.StateAllocated, nil),
 				transition("gi-2", false, gameinstance.StateAllocating, gameinstance.StateFailed, nil)...),
