@@ -51,6 +51,9 @@ func Matchmaking(name string, m gameinstance.Match, placed Event) (Event, error)
 	set(info, "ipAddress", ip)
 	if port > 0 {
 		set(info, "port", port)
+	} else {
+		// No port to name: none rather than one FlexMatch's event carried.
+		delete(info, "port")
 	}
 	set(info, "gameSessionArn", "")
 	key := fmt.Sprintf("%s:%d:%s", m.ID, placed.Instance.Version, name)

@@ -127,6 +127,8 @@ func TestMatchmakingGameSessionInfo(t *testing.T) {
 			map[string]string{"ipAddress": `"198.51.100.1"`, "port": "7600", "gameSessionArn": `""`}},
 		{"no port to choose: none", `{}`, &gameinstance.Server{IP: "198.51.100.1", Ports: map[string]int{"a": 1, "b": 2}},
 			map[string]string{"ipAddress": `"198.51.100.1"`, "gameSessionArn": `""`}},
+		{"no port to choose: a managed event's port dropped", `{"gameSessionInfo":{"port":10777}}`, &gameinstance.Server{IP: "198.51.100.1", Ports: map[string]int{"a": 1, "b": 2}},
+			map[string]string{"ipAddress": `"198.51.100.1"`, "gameSessionArn": `""`}},
 		{"no ip: the address", `{}`, &gameinstance.Server{Address: "gs-1.example.net", Ports: map[string]int{"game": 7777}},
 			map[string]string{"ipAddress": `"gs-1.example.net"`, "port": "7777", "gameSessionArn": `""`}},
 	} {

@@ -96,6 +96,10 @@ func (s *Service) settled(ctx context.Context, ev Event, res allocation.Result, 
 	log := logging.FromContext(ctx)
 	var e *gameinstance.Error
 	switch {
+	case err == nil && res.Record.State == gameinstance.StateFailed:
+		// A copy that met the match's final Failed record.
+		log.Info("match already failed; its players were told", "failure", res.Record.Failure)
+		return nil
 	case err == nil:
 		log.Info("match placed", "state", res.Record.State, "region", res.Record.Region, "created", res.Created)
 		return nil
