@@ -18,7 +18,7 @@ REDOCLY_STAMP := $(REDOCLY_DIR)/.installed-$(REDOCLY_VERSION)
 # No telemetry and no update check: lint runs offline once installed.
 REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true $(REDOCLY_DIR)/node_modules/.bin/redocly
 
-.PHONY: all build deps chromium dev play invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction build-PlacementFunction build-MatchmakingFunction
+.PHONY: all build deps chromium dev play match invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction build-PlacementFunction build-MatchmakingFunction
 
 all: lint test
 
@@ -87,6 +87,11 @@ dev: $(DDB_LOCAL_STAMP)
 play:
 	@test -n "$(ID)" || { echo "usage: make play ID=<gameInstanceId>"; exit 2; }
 	$(GO) run ./local/cmd/play -id "$(ID)"
+
+## match: play a FlexMatch match (needs make dev running): a MatchmakingSucceeded event of PLAYERS players (default 4) on the local default bus, followed until its server is published; NEAR=eu-central-1 puts the players near that region
+match:
+	@test -z "$(PLAYERS)" || [[ "$(PLAYERS)" =~ ^[0-9]+$$ ]] || { echo "usage: make match [PLAYERS=<1-200>] [NEAR=<region>]"; exit 2; }
+	$(GO) run ./local/cmd/match -players $(or $(PLAYERS),4) $(if $(NEAR),-near '$(NEAR)')
 
 ## invoke: run one function once with an event, e.g. make invoke FN=AllocateFunction EVENT=events/allocate-new.json
 invoke: $(DDB_LOCAL_STAMP)

@@ -13,7 +13,7 @@ const module = "github.com/gamefabric-alloc/allocsvc"
 // which only tests import), and nothing under local/ or functions/ depends
 // on a package from tests/.
 func TestToolsLinkNoTestCode(t *testing.T) {
-	binaries := []string{"./local/cmd/dev", "./local/cmd/invoke", "./local/cmd/bench", "./local/cmd/play", "./local/sampleserver", "./functions/..."}
+	binaries := []string{"./local/cmd/dev", "./local/cmd/invoke", "./local/cmd/bench", "./local/cmd/play", "./local/cmd/match", "./local/sampleserver", "./functions/..."}
 	for _, pkg := range deps(t, binaries...) {
 		if pkg == "testing" {
 			t.Errorf("%v link package testing", binaries)

@@ -5,7 +5,8 @@
 // lifecycle events as they are published; with a form to allocate (with a
 // queue timeout too), a button to end a game the way its player would, one
 // to cancel a queued placement, and one to drain a region's Allocator for
-// a while so a queued placement can be watched waiting.
+// a while so a queued placement can be watched waiting; and one to play a
+// FlexMatch match, whose instance and re-published event it then shows.
 //
 // The page is static HTML, JS and CSS embedded in the binary (no build
 // step, nothing fetched from elsewhere); it polls GET /api/state every
@@ -64,6 +65,9 @@ type Sources struct {
 	// DrainedUntil is when a drained Region refills; ok is false when it
 	// is not drained.
 	DrainedUntil func(region string) (until time.Time, ok bool)
+	// PlayMatch plays FlexMatch finding a match (stack.PutMatch) and
+	// returns its id; nil shows no Play a match button.
+	PlayMatch func(ctx context.Context, o stack.MatchOptions) (matchID string, err error)
 }
 
 // Dashboard serves the page and its JSON.
@@ -108,6 +112,7 @@ func New(src Sources) *Dashboard {
 	d.mux.HandleFunc("POST /api/end", d.handleEnd)
 	d.mux.HandleFunc("POST /api/cancel", d.handleCancel)
 	d.mux.HandleFunc("POST /api/drain", d.handleDrain)
+	d.mux.HandleFunc("POST /api/match", d.handleMatch)
 	return d
 }
 

@@ -67,26 +67,28 @@ func ScanInstances(ctx context.Context, db dynamodb.ScanAPIClient, table string)
 // instanceView is what the page shows of a record: what the API's GET
 // answers, plus the request it came from; never a token hash or claim.
 type instanceView struct {
-	GameInstanceID    string                `json:"gameInstanceId"`
-	State             string                `json:"state"`
-	DesiredRegion     string                `json:"desiredRegion,omitempty"`
-	GameServerVersion string                `json:"gameServerVersion,omitempty"`
-	Region            string                `json:"region,omitempty"`
-	FallbackUsed      bool                  `json:"fallbackUsed"`
-	LatencyRelaxed    bool                  `json:"latencyFilterRelaxed,omitempty"`
-	Server            *serverView           `json:"server,omitempty"`
-	Placement         string                `json:"placement,omitempty"` // room or allocator, once there is a server
-	ServerName        string                `json:"serverName,omitempty"`
-	Attempts          []httpapi.AttemptView `json:"attempts"`
-	Error             *failureView          `json:"error,omitempty"`
-	CreatedAt         time.Time             `json:"createdAt,omitzero"`
-	UpdatedAt         time.Time             `json:"updatedAt,omitzero"`
-	LinkedAt          time.Time             `json:"linkedAt,omitzero"`
-	LastHeartbeatAt   time.Time             `json:"lastHeartbeatAt,omitzero"`
-	EndedAt           time.Time             `json:"endedAt,omitzero"`
-	EndReason         string                `json:"endReason,omitempty"`
-	UnhealthyAt       time.Time             `json:"unhealthyAt,omitzero"`
-	UnhealthyReason   string                `json:"unhealthyReason,omitempty"`
+	GameInstanceID    string      `json:"gameInstanceId"`
+	State             string      `json:"state"`
+	DesiredRegion     string      `json:"desiredRegion,omitempty"`
+	GameServerVersion string      `json:"gameServerVersion,omitempty"`
+	Region            string      `json:"region,omitempty"`
+	FallbackUsed      bool        `json:"fallbackUsed"`
+	LatencyRelaxed    bool        `json:"latencyFilterRelaxed,omitempty"`
+	Server            *serverView `json:"server,omitempty"`
+	Placement         string      `json:"placement,omitempty"` // room or allocator, once there is a server
+	ServerName        string      `json:"serverName,omitempty"`
+	// Match: a FlexMatch match's instance (its id is the matchId).
+	Match           bool                  `json:"match,omitempty"`
+	Attempts        []httpapi.AttemptView `json:"attempts"`
+	Error           *failureView          `json:"error,omitempty"`
+	CreatedAt       time.Time             `json:"createdAt,omitzero"`
+	UpdatedAt       time.Time             `json:"updatedAt,omitzero"`
+	LinkedAt        time.Time             `json:"linkedAt,omitzero"`
+	LastHeartbeatAt time.Time             `json:"lastHeartbeatAt,omitzero"`
+	EndedAt         time.Time             `json:"endedAt,omitzero"`
+	EndReason       string                `json:"endReason,omitempty"`
+	UnhealthyAt     time.Time             `json:"unhealthyAt,omitzero"`
+	UnhealthyReason string                `json:"unhealthyReason,omitempty"`
 	// QueuedUntil is the deadline of a placement that was ever queued,
 	// kept once it is placed or failed, as the API answers it.
 	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
@@ -110,6 +112,7 @@ func viewOf(r gameinstance.Record) instanceView {
 		GameInstanceID: r.GameInstanceID, State: string(r.State),
 		DesiredRegion: r.Fingerprint.DesiredRegion, GameServerVersion: r.Fingerprint.GameServerVersion,
 		Region: r.Region, FallbackUsed: r.FallbackUsed, LatencyRelaxed: r.LatencyRelaxed, Placement: string(r.PlacedBy()),
+		Match:     r.Fingerprint.Match,
 		Attempts:  httpapi.AttemptsOf(r),
 		CreatedAt: r.CreatedAt, UpdatedAt: r.UpdatedAt, LinkedAt: r.LinkedAt, LastHeartbeatAt: r.LastHeartbeatAt,
 		EndedAt: r.EndedAt, EndReason: r.EndReason, UnhealthyAt: r.UnhealthyAt, UnhealthyReason: r.UnhealthyReason,

@@ -65,6 +65,8 @@ func StackSources(s *stack.Stack) (Sources, error) {
 		// The emulated Allocators run dry on a click (stack.Drain).
 		Drain:        s.Drain,
 		DrainedUntil: s.DrainedUntil,
+		// A MatchmakingSucceeded event on moto's default bus (make match).
+		PlayMatch: s.PutMatch,
 	}
 	if servers != "" {
 		src.GameServers = func(ctx context.Context) (ServerListing, error) { return ScanGameServers(ctx, db, servers) }

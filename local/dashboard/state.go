@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
@@ -45,6 +47,8 @@ type stateView struct {
 	// DrainFor is how long the Drain buttons drain, in seconds; 0 when
 	// the dashboard cannot drain (no emulated Allocators), with no buttons.
 	DrainFor int `json:"drainForSeconds"`
+	// PlayMatch: the page offers to play a FlexMatch match.
+	PlayMatch bool `json:"playMatch"`
 }
 
 type regionView struct {
@@ -83,7 +87,11 @@ type eventView struct {
 	Region         string    `json:"region,omitempty"`
 	PreviousState  string    `json:"previousState,omitempty"`
 	State          string    `json:"state,omitempty"`
-	Line           string    `json:"line"`
+	// MatchID is a FlexMatch match's (its game instance's id too), and
+	// Address where a match published again says its players connect.
+	MatchID string `json:"matchId,omitempty"`
+	Address string `json:"address,omitempty"`
+	Line    string `json:"line"`
 }
 
 // maxEvents is how many of the latest events the page lists.
@@ -95,6 +103,7 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 	if d.src.Drain != nil {
 		v.DrainFor = int(drainFor / time.Second)
 	}
+	v.PlayMatch = d.src.PlayMatch != nil
 	listing, err := d.src.Instances(ctx)
 	if err != nil {
 		v.Problems = append(v.Problems, "game instances: "+err.Error())
@@ -184,14 +193,26 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 
 func eventOf(e stack.SeenEvent) eventView {
 	var d struct {
-		GameInstanceID string `json:"gameInstanceId"`
-		Region         string `json:"region"`
-		State          string `json:"state"`
-		PreviousState  string `json:"previousState"`
+		GameInstanceID  string `json:"gameInstanceId"`
+		MatchID         string `json:"matchId"`
+		Region          string `json:"region"`
+		State           string `json:"state"`
+		PreviousState   string `json:"previousState"`
+		GameSessionInfo struct {
+			IPAddress string `json:"ipAddress"`
+			Port      int    `json:"port"`
+		} `json:"gameSessionInfo"`
 	}
 	_ = json.Unmarshal(e.Detail, &d) // a detail without these fields still shows its line
-	return eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, GameInstanceID: d.GameInstanceID,
+	v := eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, GameInstanceID: d.GameInstanceID, MatchID: d.MatchID,
 		Region: d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line}
+	if v.GameInstanceID == "" {
+		v.GameInstanceID = d.MatchID // a match's game instance is named by its matchId
+	}
+	if ip := d.GameSessionInfo.IPAddress; ip != "" {
+		v.Address = net.JoinHostPort(ip, strconv.Itoa(d.GameSessionInfo.Port))
+	}
+	return v
 }
 
 // roomServers adds the game servers that offered rooms to their regions

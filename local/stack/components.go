@@ -4,8 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
+	"net/http"
 	"path/filepath"
+	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gamelift"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
@@ -30,6 +34,14 @@ type Components struct {
 	EventBuses map[string]string
 	// Streams are the tables' stream ARNs, logical ID → ARN.
 	Streams map[string]string
+	// GameLift is the stand-in for GameLift's DescribeMatchmaking
+	// (local/gamelift): tests and PutMatch put tickets in it. It serves on
+	// its own loopback port, GameLiftURL, which every function gets as
+	// AWS_ENDPOINT_URL_GAMELIFT.
+	GameLift    *gamelift.StandIn
+	GameLiftURL string
+	// Rules are the EventBridge rules StartRules created, as evaluated.
+	Rules []template.EventRule
 	// EventsTapURL is an SQS queue receiving every event published on
 	// GameServerEventBus with source gamefabric.allocation (read it with
 	// ReadTap); "" without that bus.
@@ -43,7 +55,7 @@ type Components struct {
 // StartComponents starts DynamoDB Local and moto, creates the template's
 // tables (with their streams), SQS queues and EventBridge buses (and the
 // events tap on GameServerEventBus), and serves the emulated Allocators and Ping Service with their
-// token secrets.
+// token secrets, and the GameLift stand-in.
 func StartComponents(ctx context.Context, cfg Config, root string) (c *Components, err error) {
 	c = &Components{}
 	defer func() {
@@ -84,7 +96,20 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	if err := c.startGameFabric(ctx, cfg.GameFabric, harness.NewSecretsManager(awsCfg, c.SecretsManager)); err != nil {
 		return c, err
 	}
-	return c, nil
+	return c, c.startGameLift()
+}
+
+// startGameLift serves an empty GameLift stand-in on a free loopback port.
+func (c *Components) startGameLift() error {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return fmt.Errorf("GameLift stand-in: %w", err)
+	}
+	c.GameLift, c.GameLiftURL = gamelift.New(), "http://"+ln.Addr().String()
+	srv := &http.Server{Handler: c.GameLift, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	c.closers = append(c.closers, srv.Close)
+	return nil
 }
 
 // Refs are the deploy-time values of template.yaml's references, locally.
@@ -115,6 +140,9 @@ func (c *Components) FunctionEnv(logicalID string, refs map[string]string) ([]st
 		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + c.motoEndpoint(),
 		"AWS_ENDPOINT_URL_SQS=" + c.motoEndpoint(),
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_EC2_METADATA_DISABLED=true",
+	}
+	if c.GameLiftURL != "" {
+		env = append(env, "AWS_ENDPOINT_URL_GAMELIFT="+c.GameLiftURL)
 	}
 	for k, v := range vars {
 		env = append(env, k+"="+v)

@@ -145,6 +145,9 @@ func Defaults() Config {
 	c.Parameters = map[string]string{
 		"FallbackRegion": "us-west", "FallbackEnvironment": "prag", "FallbackArmadaSet": "sample-game-armada-set",
 		"ZonesByRegion": "us-west=US_WEST,eu-central-1=EU_CENTRAL", "LogLevel": "info",
+		// The FlexMatch front door is played locally: MatchmakingRule on the
+		// default bus (make match, the dashboard's Play a match).
+		"FlexMatchIntegration": "true",
 	}
 	c.Fleet.Stagger = 300 * time.Millisecond
 	server := func(rooms int) []FleetProcess {

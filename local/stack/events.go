@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -249,19 +251,34 @@ func (c *Components) WatchEvents(ctx context.Context, w io.Writer) {
 }
 
 // EventLine is the readable one-line form of a published event:
-// "event GameServerAllocated gi-1 Allocating → Allocated (gi-1:2:GameServerAllocated)".
+// "event GameServerAllocated gi-1 Allocating → Allocated (gi-1:2:GameServerAllocated)",
+// and for a FlexMatch match's event published again, where its players
+// connect: "event GameFabricMatchmakingSucceeded match m-1 at 127.0.0.1:7001 (m-1:2:…)".
 func EventLine(p Published) string {
 	var d struct {
-		IdempotencyKey string `json:"idempotencyKey"`
-		GameInstanceID string `json:"gameInstanceId"`
-		Region         string `json:"region"`
-		State          string `json:"state"`
-		PreviousState  string `json:"previousState"`
+		IdempotencyKey  string `json:"idempotencyKey"`
+		GameInstanceID  string `json:"gameInstanceId"`
+		MatchID         string `json:"matchId"`
+		Region          string `json:"region"`
+		State           string `json:"state"`
+		PreviousState   string `json:"previousState"`
+		GameSessionInfo struct {
+			IPAddress string `json:"ipAddress"`
+			Port      int    `json:"port"`
+		} `json:"gameSessionInfo"`
 	}
 	_ = json.Unmarshal(p.Detail, &d)
 	subject := d.GameInstanceID
-	if subject == "" {
+	switch {
+	case subject != "":
+	case d.MatchID != "":
+		subject = "match " + d.MatchID
+	default:
 		subject = "region " + d.Region
+	}
+	if d.State == "" && d.GameSessionInfo.IPAddress != "" {
+		at := net.JoinHostPort(d.GameSessionInfo.IPAddress, strconv.Itoa(d.GameSessionInfo.Port))
+		return fmt.Sprintf("event %s %s at %s (%s)", p.DetailType, subject, at, d.IdempotencyKey)
 	}
 	prev := d.PreviousState
 	if prev == "" {

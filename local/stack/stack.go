@@ -34,6 +34,8 @@ type Options struct {
 	Streams StreamTuning
 	// Queues tunes the SQS event sources.
 	Queues QueueTuning
+	// Rules tunes the EventBridge rules' function targets.
+	Rules RuleTuning
 	// SandboxStarted, when set, hears of every function sandbox's process
 	// as it starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
@@ -131,6 +133,9 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	// As many batches in flight as the function has sandboxes.
 	if err := s.startQueueSources(s.Refs, o.Queues, cfg.API.Concurrency, o.Log); err != nil {
 		return s, fmt.Errorf("SQS event sources: %w", err)
+	}
+	if err := s.startRules(ctx, s.Refs, o.Rules, cfg.API.Concurrency, o.Log); err != nil {
+		return s, fmt.Errorf("EventBridge rules: %w", err)
 	}
 
 	runCtx, cancel := context.WithCancel(context.Background())

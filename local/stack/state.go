@@ -25,6 +25,10 @@ type State struct {
 	EventBuses map[string]string `json:"eventBuses"`   // logical ID → name
 	Streams    map[string]string `json:"streamArns"`   // table logical ID → stream ARN
 	EventsTap  string            `json:"eventsTapUrl"` // every published event, for people and tests
+	// GameLift is the GameLift stand-in (DescribeMatchmaking).
+	GameLift string `json:"gameLiftEndpoint,omitempty"`
+	// Dashboard is make dev's dashboard, whose API make match calls.
+	Dashboard string `json:"dashboardUrl,omitempty"`
 }
 
 // StateFile is where the state lives under a work dir.
@@ -38,14 +42,14 @@ func (s *Stack) State() State {
 	}
 	return State{APIURL: s.APIURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
 		GameFabric: append(gf, s.Ping.URL), Refs: s.Refs, PID: os.Getpid(),
-		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL}
+		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL, GameLift: s.GameLiftURL}
 }
 
 // Components are the state's components, enough to run a function against
 // them (no emulated GameFabric handles, no Template).
 func (st State) Components() *Components {
 	return &Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager, Moto: st.Moto,
-		Queues: st.Queues, EventBuses: st.EventBuses, Streams: st.Streams, EventsTapURL: st.EventsTap}
+		Queues: st.Queues, EventBuses: st.EventBuses, Streams: st.Streams, EventsTapURL: st.EventsTap, GameLiftURL: st.GameLift}
 }
 
 // WriteState saves st to path.

@@ -170,7 +170,7 @@ func (r resolver) join(arg *yaml.Node, what string, at *yaml.Node) (string, erro
 	}
 	list := deref(arg.Content[1])
 	if list.Kind != yaml.SequenceNode {
-		return "", fmt.Errorf("%s (%s): !Join values must be a literal list", what, where(at))
+		return r.joinList(list, deref(arg.Content[0]).Value, what, at)
 	}
 	parts := make([]string, 0, len(list.Content))
 	for i, item := range list.Content {
@@ -181,6 +181,26 @@ func (r resolver) join(arg *yaml.Node, what string, at *yaml.Node) (string, erro
 		parts = append(parts, v)
 	}
 	return strings.Join(parts, deref(arg.Content[0]).Value), nil
+}
+
+// joinList joins the values of an intrinsic that is a list of strings,
+// such as a Ref to a CommaDelimitedList parameter.
+func (r resolver) joinList(list *yaml.Node, delim, what string, at *yaml.Node) (string, error) {
+	v, _, err := r.value(list, what+" !Join values", 0)
+	if err != nil {
+		return "", err
+	}
+	items, ok := v.([]any)
+	if !ok {
+		return "", fmt.Errorf("%s (%s): !Join values must be a list", what, where(at))
+	}
+	parts := make([]string, len(items))
+	for i, item := range items {
+		if parts[i], ok = item.(string); !ok {
+			return "", fmt.Errorf("%s (%s): !Join values must be strings", what, where(at))
+		}
+	}
+	return strings.Join(parts, delim), nil
 }
 
 // boolean accepts the spellings CloudFormation does for booleans.

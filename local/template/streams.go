@@ -108,21 +108,8 @@ func (r resolver) dynamoDBEventSource(fn, event string, props *yaml.Node) (Dynam
 	if err != nil {
 		return src, err
 	}
-	if dest != nil {
-		onFailure, err := r.object(lookup(dest, "OnFailure"), "DestinationConfig.OnFailure")
-		if err != nil {
-			return src, err
-		}
-		if onFailure != nil {
-			if n := lookup(onFailure, "Type"); n != nil {
-				if typ, err := r.str(n, "DestinationConfig.OnFailure.Type"); err != nil || typ != "SQS" {
-					return src, fmt.Errorf("DestinationConfig.OnFailure.Type %q: only SQS runs locally (%v)", typ, err)
-				}
-			}
-			if src.OnFailureQueue, err = r.getAttOf(lookup(onFailure, "Destination"), "DestinationConfig.OnFailure.Destination", "Arn", TypeSQSQueue); err != nil {
-				return src, err
-			}
-		}
+	if src.OnFailureQueue, err = r.onFailureQueue(dest); err != nil {
+		return src, err
 	}
 	criteria, err := r.object(lookup(p, "FilterCriteria"), "FilterCriteria")
 	if err != nil {

@@ -30,6 +30,10 @@ type Template struct {
 	byID      map[string]*resource
 	// paramDefaults holds each parameter's Default node (nil if none).
 	paramDefaults map[string]*yaml.Node
+	// paramTypes holds each parameter's Type (String, CommaDelimitedList, ...).
+	paramTypes map[string]string
+	// conditions are the Conditions section's entries, unevaluated.
+	conditions map[string]*yaml.Node
 	// functionGlobals is Globals.Function, or nil.
 	functionGlobals *yaml.Node
 	routes          []Route
@@ -39,6 +43,8 @@ type resource struct {
 	id    string
 	typ   string
 	props *yaml.Node // mapping node, or nil when Properties is absent
+	// condition is the resource's Condition, "" when it always exists.
+	condition string
 }
 
 // Load reads and parses the template at path.
@@ -71,9 +77,13 @@ func Parse(data []byte) (*Template, error) {
 		return nil, fmt.Errorf("line %d: template must be a mapping", root.Line)
 	}
 
-	t := &Template{byID: map[string]*resource{}, paramDefaults: map[string]*yaml.Node{}}
+	t := &Template{byID: map[string]*resource{}, paramDefaults: map[string]*yaml.Node{}, paramTypes: map[string]string{},
+		conditions: map[string]*yaml.Node{}}
 	if err := t.parseParameters(lookup(root, "Parameters")); err != nil {
 		return nil, err
+	}
+	for _, kv := range pairs(lookup(root, "Conditions")) {
+		t.conditions[kv.key] = kv.value
 	}
 	if err := t.parseResources(lookup(root, "Resources")); err != nil {
 		return nil, err
@@ -98,6 +108,9 @@ func (t *Template) parseParameters(params *yaml.Node) error {
 	}
 	for _, kv := range pairs(params) {
 		t.paramDefaults[kv.key] = lookup(kv.value, "Default")
+		if typ := lookup(kv.value, "Type"); isPlainScalar(typ) {
+			t.paramTypes[kv.key] = typ.Value
+		}
 	}
 	return nil
 }
@@ -121,7 +134,14 @@ func (t *Template) parseResources(res *yaml.Node) error {
 		if props != nil && props.Kind != yaml.MappingNode {
 			return fmt.Errorf("line %d: Properties of %s must be a mapping", props.Line, kv.key)
 		}
-		t.resources = append(t.resources, resource{id: kv.key, typ: typNode.Value, props: props})
+		res := resource{id: kv.key, typ: typNode.Value, props: props}
+		if c := lookup(kv.value, "Condition"); c != nil {
+			if !isPlainScalar(c) {
+				return fmt.Errorf("line %d: Condition of %s must be a condition's name", c.Line, kv.key)
+			}
+			res.condition = c.Value
+		}
+		t.resources = append(t.resources, res)
 	}
 	for i := range t.resources {
 		t.byID[t.resources[i].id] = &t.resources[i]

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
 // banner says what runs where, so the stack can be used without reading
@@ -40,8 +41,14 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	for _, m := range s.QueueSources {
 		fmt.Fprintf(&b, "sqs event source    %s\n", m)
 	}
+	for _, r := range s.Rules {
+		fmt.Fprintf(&b, "rule                %s\n", describeRule(s, r))
+	}
+	if s.GameLiftURL != "" {
+		fmt.Fprintf(&b, "GameLift            %s   (stand-in for DescribeMatchmaking: the matches' tickets)\n", s.GameLiftURL)
+	}
 	for _, logical := range sortedKeys(s.Queues) {
-		fmt.Fprintf(&b, "queue               %-22s %s\n", logical, s.Queues[logical])
+		fmt.Fprintf(&b, "queue               %-26s %s\n", logical, s.Queues[logical])
 	}
 	for _, a := range s.Allocators {
 		fmt.Fprintf(&b, "  Allocator %-7s %s\n", a.Name, a.SecretARN)
@@ -93,7 +100,29 @@ func try(b *strings.Builder, s *stack.Stack, cfg stack.Config) {
 	region := waitRegion(cfg)
 	fmt.Fprintf(b, "Watch a placement wait: Drain 20 s on the dashboard's %s row (or make dev DRAIN=%s:20s/1m), then allocate there\n", region, region)
 	fmt.Fprintf(b, "with \"queueTimeoutSeconds\":60,\"dedicated\":true: 202 Queued (\"queuedUntil\"), then Allocated when the region refills.\n")
+	if len(s.Rules) > 0 {
+		fmt.Fprintf(b, "Play FlexMatch: make match PLAYERS=4 (or Play a match on the dashboard) puts a MatchmakingSucceeded event on the default bus;\n")
+		fmt.Fprintf(b, "MatchmakingFunction places the match (its game instance is the matchId) and GameFabricMatchmakingSucceeded follows with its server.\n")
+	}
 	fmt.Fprintf(b, "Ctrl-C stops everything.\n")
+}
+
+// describeRule says where a rule listens and what it invokes:
+// "MatchmakingRule on the default bus -> MatchmakingFunction".
+func describeRule(s *stack.Stack, r template.EventRule) string {
+	bus := "the default bus"
+	if r.EventBusName != "" {
+		bus = r.EventBusName
+	}
+	var targets []string
+	for _, tg := range r.Targets {
+		targets = append(targets, tg.FunctionLogicalID)
+	}
+	line := fmt.Sprintf("%s on %s -> %s", r.LogicalID, bus, strings.Join(targets, ", "))
+	if !r.Enabled {
+		line += " (disabled)"
+	}
+	return line + " (asynchronous: retried, then the on-failure destination)"
 }
 
 // waitRegion is the Region the banner drains to show a placement wait: the

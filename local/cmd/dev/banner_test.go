@@ -41,6 +41,22 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)
 		}
 	}
+	if strings.Contains(out, "make match") {
+		t.Errorf("the banner offers make match without MatchmakingRule:\n%s", out)
+	}
+	// FlexMatch played locally: the rule, the GameLift stand-in, make match.
+	s.Rules, err = tpl.EventRules(cfg.Parameters)
+	if err != nil || len(s.Rules) != 1 {
+		t.Fatalf("the local parameters make %d rules (%v), want MatchmakingRule", len(s.Rules), err)
+	}
+	s.GameLiftURL = "http://127.0.0.1:7600"
+	out = banner(s, cfg, "http://127.0.0.1:8089/")
+	for _, want := range []string{"rule                MatchmakingRule on the default bus -> MatchmakingFunction",
+		"GameLift            http://127.0.0.1:7600", "make match PLAYERS=4"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the banner lacks %q:\n%s", want, out)
+		}
+	}
 	// How to watch a placement wait, and the drains make dev runs.
 	if err := cfg.AddDrains("eu-central-1:20s/1m"); err != nil {
 		t.Fatal(err)

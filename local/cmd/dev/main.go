@@ -58,8 +58,10 @@ func run(configPath, workDir, drain string) error {
 		return errors.Join(err, s.Close())
 	}
 	state := stack.StateFile(workDir)
-	if err := stack.WriteState(state, s.State()); err != nil {
-		fmt.Fprintln(os.Stderr, "dev: could not save state for `make invoke` and `make play`:", err)
+	st := s.State()
+	st.Dashboard = dash.URL
+	if err := stack.WriteState(state, st); err != nil {
+		fmt.Fprintln(os.Stderr, "dev: could not save state for `make invoke`, `make play` and `make match`:", err)
 	}
 	fmt.Print(banner(s, cfg, dash.URL))
 	<-ctx.Done()

@@ -227,13 +227,14 @@ function renderInstances(st) {
       type: 'button', class: 'link', 'aria-expanded': String(open), 'data-trace': i.gameInstanceId,
       onclick: () => { open ? expanded.delete(i.gameInstanceId) : expanded.add(i.gameInstanceId); renderInstances(last); },
     }, (open ? '▾ ' : '▸ ') + i.gameInstanceId);
+    const match = i.match ? el('span', { class: 'tag tag-match', title: 'a FlexMatch match\'s game instance: its id is the matchId' }, 'match') : null;
     const region = el('td', {}, i.region || el('span', { class: 'muted' }, i.desiredRegion || '—'),
       i.fallbackUsed ? el('span', { class: 'tag', title: 'desired ' + (i.desiredRegion || '?') }, 'fallback') : null);
     const server = el('td', {}, i.server ? i.server.address : '',
       i.placement ? el('span', { class: 'tag tag-' + i.placement, title: placementTitle[i.placement] }, i.placement) : null,
       i.server && i.server.ports ? el('div', { class: 'muted' }, ports(i.server.ports)) : null);
-    rows.push(el('tr', { 'data-instance': i.gameInstanceId, 'data-state': i.state, 'data-placement': i.placement || null },
-      el('td', {}, toggle), el('td', { class: 'state' }, badge(i.state), queueNote(i, st.now)), region, server,
+    rows.push(el('tr', { 'data-instance': i.gameInstanceId, 'data-state': i.state, 'data-placement': i.placement || null, 'data-match': i.match || null },
+      el('td', {}, toggle, match), el('td', { class: 'state' }, badge(i.state), queueNote(i, st.now)), region, server,
       el('td', { title: i.createdAt || '' }, time(i.createdAt)), el('td', { title: i.updatedAt || '' }, ago(i.updatedAt, st.now)),
       el('td', {}, i.state === 'Queued' ? cancelButton(i) : endButton(i))));
     if (open) rows.push(el('tr', { class: 'detail', 'data-trace-of': i.gameInstanceId }, el('td', { colspan: 7 }, trace(i))));
@@ -251,7 +252,9 @@ function renderEvents(st) {
     el('time', { datetime: e.received }, time(e.received)), ' ',
     el('strong', {}, e.detailType), ' ',
     e.gameInstanceId || (e.region ? 'region ' + e.region : ''), ' ',
-    el('span', { class: 'muted' }, (e.previousState || '–') + ' → ' + (e.state || '?'))));
+    e.address && !e.state
+      ? el('span', { class: 'muted', 'data-address': e.address }, 'players connect to ' + e.address)
+      : el('span', { class: 'muted' }, (e.previousState || '–') + ' → ' + (e.state || '?'))));
   if (!items.length) items.push(el('li', { class: 'muted' }, 'No events yet.'));
   document.getElementById('events').replaceChildren(...items);
 }
@@ -277,6 +280,26 @@ async function allocate(ev) {
     if (ok) document.getElementById('alloc-id').value = '';
   } catch (e) {
     flash('Allocation failed: ' + e, false);
+  } finally {
+    button.disabled = false;
+    poll.now();
+  }
+}
+
+async function playMatch(ev) {
+  ev.preventDefault();
+  const button = document.getElementById('match-submit');
+  const body = {
+    players: Number(document.getElementById('match-players').value || 0),
+    near: document.getElementById('match-near').value,
+  };
+  button.disabled = true;
+  flash('Matching ' + (body.players || 4) + ' players…', true);
+  try {
+    const { ok, ans } = await post('api/match', body);
+    flash((ok ? '' : 'Match failed: ') + (ans.message || ''), ok);
+  } catch (e) {
+    flash('Match failed: ' + e, false);
   } finally {
     button.disabled = false;
     poll.now();
@@ -335,6 +358,7 @@ function render(st) {
   renderRooms(st);
   renderInstances(st);
   renderEvents(st);
+  document.getElementById('match-form').hidden = !st.playMatch;
   const status = document.getElementById('status');
   status.replaceChildren('API ' + st.api + ' · updated ' + time(st.now),
     ...(st.problems || []).map((p) => el('span', { class: 'problem' }, ' · ' + p)));
@@ -366,6 +390,7 @@ const poll = (() => {
 
 document.addEventListener('DOMContentLoaded', () => {
   document.getElementById('allocate-form').addEventListener('submit', allocate);
+  document.getElementById('match-form').addEventListener('submit', playMatch);
   document.getElementById('alloc-version').addEventListener('input', (e) => { e.target.dataset.touched = '1'; });
   poll.start();
 });
