@@ -13,7 +13,7 @@ import (
 var benchDefaults = Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "sample-game-armada-set"}
 
 const benchDesiredBody = `{"gameInstanceId":"gi-5f1c2a9e-7b4d-4e0a-9c1f-2d3e4f5a6b7c","desiredRegion":"US-West",` +
-	`"gameServerVersion":"prag::sample-game-armada-set","serverArgs":"-map=arena -mode=ranked -MaxPlayers=10",` +
+	`"gameServerVersion":"prag::sample-game-armada-set","serverArgs":"-map=arena -mode=ranked -maxPlayers=10",` +
 	`"partnerSocialToken":"social-0123456789abcdef"}`
 
 // benchRegions are 8 regions as GameFabric names them.

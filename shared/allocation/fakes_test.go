@@ -25,8 +25,9 @@ func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBef
 	if m.claimErr != nil {
 		return m.claimErr
 	}
-	if old, ok := m.records[rec.GameInstanceID]; ok &&
-		old.State != gameinstance.StateFailed && !(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
+	// As the DynamoDB store's condition: a match's Failed record is final.
+	if old, ok := m.records[rec.GameInstanceID]; ok && !(old.State == gameinstance.StateFailed && !old.Fingerprint.Match) &&
+		!(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
 		return &gameinstance.ClaimConflictError{Existing: old}
 	}
 	m.records[rec.GameInstanceID] = rec

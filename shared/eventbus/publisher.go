@@ -52,9 +52,11 @@ func (p Publisher) Publish(ctx context.Context, evs []eventcatalog.Event) (int, 
 	entries := make([]types.PutEventsRequestEntry, len(evs))
 	sizes := make([]int, len(evs))
 	for i, e := range evs {
+		// Nothing is put before every entry is built: an event that cannot
+		// be one leaves none known to be on the bus.
 		detail, err := e.Detail()
 		if err != nil {
-			return i, fmt.Errorf("event %s %s: %w", e.Type, e.Key(), err)
+			return 0, fmt.Errorf("event %s %s: %w", e.Type, e.Key(), err)
 		}
 		entries[i] = types.PutEventsRequestEntry{EventBusName: aws.String(p.Bus), Source: aws.String(eventcatalog.Source),
 			DetailType: aws.String(string(e.Type)), Detail: aws.String(string(detail))}
@@ -62,7 +64,7 @@ func (p Publisher) Publish(ctx context.Context, evs []eventcatalog.Event) (int, 
 			entries[i].Time = aws.Time(e.Time)
 		}
 		if sizes[i] = entrySize(entries[i]); sizes[i] > maxBatchBytes {
-			return i, fmt.Errorf("event %s %s: %w", e.Type, e.Key(), ErrTooLarge)
+			return 0, fmt.Errorf("event %s %s: %w", e.Type, e.Key(), ErrTooLarge)
 		}
 	}
 	for start := 0; start < len(entries); {

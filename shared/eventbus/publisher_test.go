@@ -70,6 +70,9 @@ func TestPublish(t *testing.T) {
 			func(_ int, key string) bool { return key == "k2" }, nil, 2, "refused 1 events: ThrottlingException", []int{10, 1, 1}},
 		{"a failed call stops the batch", events(3, 10), nil, errors.New("connection reset"), 0, "connection reset", []int{3}},
 		{"too large alone", events(1, 300<<10), nil, nil, 0, "256 KB", nil},
+		// Nothing is put before every entry is built: the events before a
+		// too large one are not on the bus either.
+		{"too large after others", append(events(3, 10), events(1, 300<<10)...), nil, nil, 0, "256 KB", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -53,8 +53,9 @@ type InstanceDetail struct {
 	// QueuedUntil: the placement was queued, to be placed by then.
 	QueuedUntil string `json:"queuedUntil,omitempty"`
 	// MatchID is set on a FlexMatch match's instance (its id); on
-	// GameServerAllocated and AllocationFailed, TicketIDs are the match's
-	// tickets, so a game service can tell their players.
+	// GameServerAllocated and AllocationFailed (and the GameServerLinked of
+	// an allocation recovered by its server's link), TicketIDs are the
+	// match's tickets, so a game service can tell their players.
 	MatchID   string   `json:"matchId,omitempty"`
 	TicketIDs []string `json:"ticketIds,omitempty"`
 }

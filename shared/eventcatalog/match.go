@@ -1,6 +1,7 @@
 package eventcatalog
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -44,24 +45,42 @@ func Matchmaking(name string, m gameinstance.Match, placed Event) (Event, error)
 	}
 	ip, port := endpoint(placed.Instance.Server)
 	set := func(into map[string]json.RawMessage, key string, v any) {
-		b, _ := json.Marshal(v) // strings and ints: cannot fail
+		b, _ := marshal(v) // strings and ints: cannot fail
 		into[key] = b
 	}
 	set(info, "ipAddress", ip)
 	if port > 0 {
 		set(info, "port", port)
+	} else {
+		// No port to name: none rather than one FlexMatch's event carried.
+		delete(info, "port")
 	}
 	set(info, "gameSessionArn", "")
 	key := fmt.Sprintf("%s:%d:%s", m.ID, placed.Instance.Version, name)
 	set(detail, "type", name)
 	set(detail, "idempotencyKey", key)
-	body, _ := json.Marshal(info)
+	body, _ := marshal(info)
 	detail["gameSessionInfo"] = body
-	body, err := json.Marshal(detail)
+	body, err := marshal(detail)
 	if err != nil {
 		return Event{}, fmt.Errorf("match %s: %w", m.ID, err)
 	}
 	return Event{Type: DetailType(name), Time: placed.Time, Match: &MatchDetail{MatchID: m.ID, IdempotencyKey: key, Body: body}}, nil
+}
+
+// marshal is json.Marshal without its HTML escaping, which would rewrite
+// every < > & of what FlexMatch sent as \u003c... (6 bytes each): the kept
+// detail is published as it came, and the event outgrows it only by the
+// server's address, so a kept detail (at most MaxMatchDetailBytes) always
+// fits EventBridge's 256 KB entry.
+func marshal(v any) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
 // endpoint is where players connect: the server's IP (its address when it

@@ -96,11 +96,15 @@ func (s *Service) settled(ctx context.Context, ev Event, res allocation.Result, 
 	log := logging.FromContext(ctx)
 	var e *gameinstance.Error
 	switch {
+	case err == nil && res.Record.State == gameinstance.StateFailed:
+		// A copy that met the match's final Failed record.
+		log.Info("match already failed; its players were told", "failure", res.Record.Failure)
+		return nil
 	case err == nil:
 		log.Info("match placed", "state", res.Record.State, "region", res.Record.Region, "created", res.Created)
 		return nil
 	case !errors.As(err, &e):
-		return err
+		return fmt.Errorf("allocate match %s: %w", ev.Match.ID, err)
 	}
 	switch e.Code {
 	case gameinstance.CodeInvalidRequest:
@@ -110,7 +114,8 @@ func (s *Service) settled(ctx context.Context, ev Event, res allocation.Result, 
 		log.Info("match handled by another copy of its event", "code", e.Code)
 		return nil
 	case gameinstance.CodeUnavailable, gameinstance.CodeInternal:
-		return err
+		// The function logs the error: it names the match.
+		return fmt.Errorf("allocate match %s: %w", ev.Match.ID, err)
 	}
 	// A failure the match's Failed record holds: AllocationFailed tells
 	// its players.
@@ -121,7 +126,7 @@ func (s *Service) settled(ctx context.Context, ev Event, res allocation.Result, 
 func (s *Service) reject(ctx context.Context, id string, f gameinstance.Failure) error {
 	rec, created, err := s.Allocations.Reject(ctx, id, f)
 	if err != nil {
-		return err
+		return fmt.Errorf("record match %s as Failed (%s): %w", id, f.Code, err)
 	}
 	logging.FromContext(ctx).Warn("match cannot be placed as it is; recorded as Failed", "code", f.Code, "message", f.Message,
 		"created", created, "state", rec.State)

@@ -20,9 +20,12 @@ type Matches interface {
 // matchEvents completes the events of a FlexMatch match's instance: its
 // GameServerAllocated and AllocationFailed name the match's tickets, and
 // GameServerAllocated is followed by the match's own event published
-// again (name) with the server's address. A match that was not kept is
-// published without them (logged); a store that cannot say is an error,
-// so the stream record is handed back.
+// again (name) with the server's address. An instance whose allocation's
+// outcome was lost but whose server linked (Allocating → Linked,
+// recoveredByLink) never has a GameServerAllocated: its GameServerLinked
+// stands in for it. A match that was not kept is published without them
+// (logged); a store that cannot say is an error, so the stream record is
+// handed back.
 func matchEvents(ctx context.Context, matches Matches, name string, evs []eventcatalog.Event) ([]eventcatalog.Event, error) {
 	if matches == nil {
 		return evs, nil
@@ -30,7 +33,8 @@ func matchEvents(ctx context.Context, matches Matches, name string, evs []eventc
 	out := make([]eventcatalog.Event, 0, len(evs)+1)
 	for _, e := range evs {
 		out = append(out, e)
-		if e.Instance == nil || e.Instance.MatchID == "" || (e.Type != eventcatalog.GameServerAllocated && e.Type != eventcatalog.AllocationFailed) {
+		placed := e.Instance != nil && (e.Type == eventcatalog.GameServerAllocated || recovered(e))
+		if e.Instance == nil || e.Instance.MatchID == "" || (!placed && e.Type != eventcatalog.AllocationFailed) {
 			continue
 		}
 		m, err := matches.Get(ctx, e.Instance.MatchID)
@@ -42,7 +46,7 @@ func matchEvents(ctx context.Context, matches Matches, name string, evs []eventc
 			return nil, fmt.Errorf("match %s: %w", e.Instance.MatchID, err)
 		}
 		e.Instance.TicketIDs = m.TicketIDs
-		if e.Type != eventcatalog.GameServerAllocated {
+		if !placed {
 			continue
 		}
 		again, err := eventcatalog.Matchmaking(name, m, e)
@@ -53,6 +57,12 @@ func matchEvents(ctx context.Context, matches Matches, name string, evs []eventc
 		out = append(out, again)
 	}
 	return out, nil
+}
+
+// recovered: e is the link that recorded an allocation whose outcome was
+// lost (the record went from Allocating straight to Linked).
+func recovered(e eventcatalog.Event) bool {
+	return e.Type == eventcatalog.GameServerLinked && e.Instance.RecoveredByLink && e.Instance.PreviousState == gameinstance.StateAllocating
 }
 
 // KeptMatches is MatchesTable through db, or nil when the deployment
