@@ -2,11 +2,8 @@ package dashboard
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
-	"net"
 	"sort"
-	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
@@ -192,25 +189,11 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 }
 
 func eventOf(e stack.SeenEvent) eventView {
-	var d struct {
-		GameInstanceID  string `json:"gameInstanceId"`
-		MatchID         string `json:"matchId"`
-		Region          string `json:"region"`
-		State           string `json:"state"`
-		PreviousState   string `json:"previousState"`
-		GameSessionInfo struct {
-			IPAddress string `json:"ipAddress"`
-			Port      int    `json:"port"`
-		} `json:"gameSessionInfo"`
-	}
-	_ = json.Unmarshal(e.Detail, &d) // a detail without these fields still shows its line
+	d := stack.Fields(e.Detail)
 	v := eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, GameInstanceID: d.GameInstanceID, MatchID: d.MatchID,
-		Region: d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line}
+		Region: d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line, Address: d.ConnectTo()}
 	if v.GameInstanceID == "" {
 		v.GameInstanceID = d.MatchID // a match's game instance is named by its matchId
-	}
-	if ip := d.GameSessionInfo.IPAddress; ip != "" {
-		v.Address = net.JoinHostPort(ip, strconv.Itoa(d.GameSessionInfo.Port))
 	}
 	return v
 }

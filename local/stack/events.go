@@ -255,19 +255,7 @@ func (c *Components) WatchEvents(ctx context.Context, w io.Writer) {
 // and for a FlexMatch match's event published again, where its players
 // connect: "event GameFabricMatchmakingSucceeded match m-1 at 127.0.0.1:7001 (m-1:2:…)".
 func EventLine(p Published) string {
-	var d struct {
-		IdempotencyKey  string `json:"idempotencyKey"`
-		GameInstanceID  string `json:"gameInstanceId"`
-		MatchID         string `json:"matchId"`
-		Region          string `json:"region"`
-		State           string `json:"state"`
-		PreviousState   string `json:"previousState"`
-		GameSessionInfo struct {
-			IPAddress string `json:"ipAddress"`
-			Port      int    `json:"port"`
-		} `json:"gameSessionInfo"`
-	}
-	_ = json.Unmarshal(p.Detail, &d)
+	d := Fields(p.Detail)
 	subject := d.GameInstanceID
 	switch {
 	case subject != "":
@@ -276,8 +264,7 @@ func EventLine(p Published) string {
 	default:
 		subject = "region " + d.Region
 	}
-	if d.State == "" && d.GameSessionInfo.IPAddress != "" {
-		at := net.JoinHostPort(d.GameSessionInfo.IPAddress, strconv.Itoa(d.GameSessionInfo.Port))
+	if at := d.ConnectTo(); d.State == "" && at != "" {
 		return fmt.Sprintf("event %s %s at %s (%s)", p.DetailType, subject, at, d.IdempotencyKey)
 	}
 	prev := d.PreviousState
@@ -285,6 +272,38 @@ func EventLine(p Published) string {
 		prev = "-"
 	}
 	return fmt.Sprintf("event %s %s %s → %s (%s)", p.DetailType, subject, prev, d.State, d.IdempotencyKey)
+}
+
+// EventFields are what the local tools show of an event's detail: every
+// field is empty when the detail does not have it.
+type EventFields struct {
+	IdempotencyKey  string `json:"idempotencyKey"`
+	GameInstanceID  string `json:"gameInstanceId"`
+	MatchID         string `json:"matchId"`
+	Region          string `json:"region"`
+	State           string `json:"state"`
+	PreviousState   string `json:"previousState"`
+	GameSessionInfo struct {
+		IPAddress string `json:"ipAddress"`
+		Port      int    `json:"port"`
+	} `json:"gameSessionInfo"`
+}
+
+// Fields reads an event's detail; a detail without them (or no JSON
+// object) leaves them empty, and still shows its line.
+func Fields(detail json.RawMessage) EventFields {
+	var d EventFields
+	_ = json.Unmarshal(detail, &d)
+	return d
+}
+
+// ConnectTo is where a re-published match's players connect (ip:port),
+// or "".
+func (d EventFields) ConnectTo() string {
+	if d.GameSessionInfo.IPAddress == "" {
+		return ""
+	}
+	return net.JoinHostPort(d.GameSessionInfo.IPAddress, strconv.Itoa(d.GameSessionInfo.Port))
 }
 
 // SeenEvent is one event WatchEvents received, numbered in arrival order.

@@ -8,6 +8,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
 // State is what `make dev` leaves in its work dir so that `make invoke` can
@@ -33,6 +35,18 @@ type State struct {
 
 // StateFile is where the state lives under a work dir.
 func StateFile(workDir string) string { return filepath.Join(workDir, "stack.json") }
+
+// StateFileOf is make dev's state file for the tools that find a running
+// stack (make play, make match): a relative work dir is under the
+// repository, as make dev resolves it.
+func StateFileOf(workDir string) string {
+	if !filepath.IsAbs(workDir) {
+		if root, err := harness.RepoRoot(); err == nil {
+			workDir = filepath.Join(root, workDir)
+		}
+	}
+	return StateFile(workDir)
+}
 
 // State describes the running stack.
 func (s *Stack) State() State {

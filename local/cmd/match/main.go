@@ -16,11 +16,9 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
@@ -45,21 +43,10 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	if err := run(ctx, os.Stdout, statePath(*workDir), m); err != nil {
+	if err := run(ctx, os.Stdout, stack.StateFileOf(*workDir), m); err != nil {
 		fmt.Fprintln(os.Stderr, "match:", err)
 		os.Exit(1)
 	}
-}
-
-// statePath is make dev's state file; a relative work dir is under the
-// repository, as make dev resolves it.
-func statePath(workDir string) string {
-	if !filepath.IsAbs(workDir) {
-		if root, err := harness.RepoRoot(); err == nil {
-			workDir = filepath.Join(root, workDir)
-		}
-	}
-	return stack.StateFile(workDir)
 }
 
 func run(ctx context.Context, w io.Writer, state string, m request) error {

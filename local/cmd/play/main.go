@@ -14,11 +14,9 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
@@ -40,21 +38,10 @@ func main() {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	if err := run(ctx, os.Stdout, statePath(*workDir), *id); err != nil {
+	if err := run(ctx, os.Stdout, stack.StateFileOf(*workDir), *id); err != nil {
 		fmt.Fprintln(os.Stderr, "play:", err)
 		os.Exit(1)
 	}
-}
-
-// statePath is make dev's state file; a relative work dir is under the
-// repository, as make dev resolves it.
-func statePath(workDir string) string {
-	if !filepath.IsAbs(workDir) {
-		if root, err := harness.RepoRoot(); err == nil {
-			workDir = filepath.Join(root, workDir)
-		}
-	}
-	return stack.StateFile(workDir)
 }
 
 // endedWithin bounds the wait for the record to say Ended once the server

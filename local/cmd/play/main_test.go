@@ -221,13 +221,3 @@ func TestPlayEndsOneSessionOfMany(t *testing.T) {
 		t.Fatalf("gi-gone: %v", err)
 	}
 }
-
-func TestStatePathIsUnderTheRepository(t *testing.T) {
-	got := statePath(".cache/dev")
-	if !filepath.IsAbs(got) || !strings.HasSuffix(got, filepath.Join(".cache", "dev", "stack.json")) {
-		t.Fatalf("statePath = %s", got)
-	}
-	if got := statePath("/x"); got != filepath.Join("/x", "stack.json") {
-		t.Fatalf("statePath(/x) = %s", got)
-	}
-}
