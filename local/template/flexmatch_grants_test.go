@@ -13,7 +13,7 @@ import (
 func TestRepoTemplateFlexMatchGrants(t *testing.T) {
 	tpl := loadRepoTemplate(t)
 	allocate, matchmaking := grantsOf(t, tpl, "AllocateFunction"), grantsOf(t, tpl, "MatchmakingFunction")
-	extra := []string{"dynamodb:UpdateItem on !GetAtt MatchesTable.Arn", `gamelift:DescribeMatchmaking on "*"`}
+	extra := []string{"dynamodb:PutItem on !GetAtt MatchesTable.Arn", `gamelift:DescribeMatchmaking on "*"`}
 	want := slices.Sorted(slices.Values(append(slices.Clone(allocate), extra...)))
 	if !slices.Equal(matchmaking, want) {
 		t.Errorf("MatchmakingFunction's grants:\n got  %v\n want %v", matchmaking, want)

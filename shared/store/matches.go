@@ -17,10 +17,19 @@ import (
 // MatchKey is MatchesTable's key attribute.
 const MatchKey = "matchId"
 
+// MatchesDB is the part of the DynamoDB client Matches uses: a match is
+// written once, whole, and read.
+type MatchesDB interface {
+	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
+}
+
+var _ MatchesDB = (*dynamodb.Client)(nil)
+
 // Matches keeps what the service needs of FlexMatch matches' events, one
 // item per matchId (MatchesTable).
 type Matches struct {
-	db    DynamoDB
+	db    MatchesDB
 	table string
 	// retention is how long an item is kept (expiresAt, the TTL).
 	retention time.Duration
@@ -28,7 +37,7 @@ type Matches struct {
 }
 
 // NewMatches uses table through db; items expire after retention.
-func NewMatches(db DynamoDB, table string, retention time.Duration) *Matches {
+func NewMatches(db MatchesDB, table string, retention time.Duration) *Matches {
 	return &Matches{db: db, table: table, retention: retention, now: time.Now}
 }
 
@@ -52,11 +61,7 @@ func (s *Matches) Keep(ctx context.Context, m gameinstance.Match) error {
 	if err != nil {
 		return fmt.Errorf("encode match %s: %w", m.ID, err)
 	}
-	key := map[string]types.AttributeValue{MatchKey: av[MatchKey]}
-	delete(av, MatchKey)
-	expr, names, values := setAll(av)
-	_, err = s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(s.table), Key: key,
-		UpdateExpression: aws.String(expr), ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av,
 		ConditionExpression: aws.String("attribute_not_exists(matchId)")})
 	var ccf *types.ConditionalCheckFailedException
 	if err != nil && !errors.As(err, &ccf) {
@@ -84,21 +89,4 @@ func (s *Matches) Get(ctx context.Context, matchID string) (gameinstance.Match, 
 		m.Detail = []byte(it.Detail)
 	}
 	return m, nil
-}
-
-// setAll is "SET #a0 = :a0, ..." over every attribute of av.
-func setAll(av map[string]types.AttributeValue) (string, map[string]string, map[string]types.AttributeValue) {
-	names, values := map[string]string{}, map[string]types.AttributeValue{}
-	expr := "SET "
-	i := 0
-	for k, v := range av {
-		if i > 0 {
-			expr += ", "
-		}
-		n, val := fmt.Sprintf("#a%d", i), fmt.Sprintf(":a%d", i)
-		names[n], values[val] = k, v
-		expr += n + " = " + val
-		i++
-	}
-	return expr, names, values
 }

@@ -67,7 +67,7 @@ func recovered(e eventcatalog.Event) bool {
 
 // KeptMatches is MatchesTable through db, or nil when the deployment
 // names none (MATCHES_TABLE unset).
-func KeptMatches(db store.DynamoDB, cfg config.Events) Matches {
+func KeptMatches(db store.MatchesDB, cfg config.Events) Matches {
 	if cfg.MatchesTable == "" {
 		return nil
 	}
