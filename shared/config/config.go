@@ -135,14 +135,20 @@ func (c Allocate) check(r *reader) {
 		r.problem("ROOM_CALLBACK_TIMEOUT (%s) must be at most %s: a session callback has to fit in ALLOCATION_BUDGET (%s) with time to record the outcome",
 			c.RoomCallbackTimeout, most, c.AllocationBudget)
 	}
-	if c.QueueTimeout > MaxQueueTimeout {
-		r.problem("QUEUE_TIMEOUT (%s) must be at most %s", c.QueueTimeout, MaxQueueTimeout)
-	}
-	if c.QueueTimeout > 0 && c.PlacementQueueURL == "" {
-		r.problem("QUEUE_TIMEOUT (%s) needs PLACEMENT_QUEUE_URL: without the placement queue nothing would retry a queued placement", c.QueueTimeout)
-	}
+	r.queueTimeout("QUEUE_TIMEOUT", c.QueueTimeout, c.PlacementQueueURL, "a queued placement")
 	if c.MaxAllocationAttempts > MaxAllocationAttempts {
 		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.MaxAllocationAttempts)
+	}
+}
+
+// queueTimeout checks a queue timeout named name: at most MaxQueueTimeout,
+// and only with a placement queue to wait in (what retries what).
+func (r *reader) queueTimeout(name string, d time.Duration, queueURL, what string) {
+	if d > MaxQueueTimeout {
+		r.problem("%s (%s) must be at most %s", name, d, MaxQueueTimeout)
+	}
+	if d > 0 && queueURL == "" {
+		r.problem("%s (%s) needs PLACEMENT_QUEUE_URL: without the placement queue nothing would retry %s", name, d, what)
 	}
 }
 

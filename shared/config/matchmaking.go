@@ -14,8 +14,9 @@ type Matchmaking struct {
 	Allocate
 	// MatchesTable keeps each match's event (MATCHES_TABLE).
 	MatchesTable string
-	// QueueTimeout is FLEXMATCH_QUEUE_TIMEOUT (0 = fail at once).
-	QueueTimeout time.Duration
+	// MatchQueueTimeout is FLEXMATCH_QUEUE_TIMEOUT (0 = fail at once); the
+	// embedded QueueTimeout (QUEUE_TIMEOUT) is the API's.
+	MatchQueueTimeout time.Duration
 }
 
 // LoadMatchmaking reads MatchmakingFunction's configuration.
@@ -26,13 +27,9 @@ func LoadMatchmaking(getenv func(string) string) (Matchmaking, error) {
 		r.problem("%s", err.Error())
 	}
 	c := Matchmaking{Allocate: base, MatchesTable: r.required("MATCHES_TABLE"),
-		QueueTimeout: r.nonNegativeDuration("FLEXMATCH_QUEUE_TIMEOUT", defaults.FlexMatchQueueTimeout)}
-	if c.QueueTimeout > MaxQueueTimeout {
-		r.problem("FLEXMATCH_QUEUE_TIMEOUT (%s) must be at most %s", c.QueueTimeout, MaxQueueTimeout)
-	}
-	if c.QueueTimeout > 0 && base.PlacementQueueURL == "" && err == nil {
-		r.problem("FLEXMATCH_QUEUE_TIMEOUT (%s) needs PLACEMENT_QUEUE_URL: without the placement queue nothing would retry a waiting match", c.QueueTimeout)
-	}
+		MatchQueueTimeout: r.nonNegativeDuration("FLEXMATCH_QUEUE_TIMEOUT", defaults.FlexMatchQueueTimeout)}
+	// Read here, not from base: base is empty when it has problems of its own.
+	r.queueTimeout("FLEXMATCH_QUEUE_TIMEOUT", c.MatchQueueTimeout, r.optional("PLACEMENT_QUEUE_URL"), "a waiting match")
 	if err := r.err(); err != nil {
 		return Matchmaking{}, err
 	}

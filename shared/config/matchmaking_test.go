@@ -35,7 +35,7 @@ func TestLoadMatchmaking(t *testing.T) {
 					t.Errorf("err = %v, want it to name %s", err, w)
 				}
 			}
-			if tt.wantErr == nil && (err != nil || c.QueueTimeout != tt.timeout || c.MatchesTable != "Matches" || c.GameInstancesTable != "GameInstances") {
+			if tt.wantErr == nil && (err != nil || c.MatchQueueTimeout != tt.timeout || c.MatchesTable != "Matches" || c.GameInstancesTable != "GameInstances") {
 				t.Errorf("LoadMatchmaking = %+v, %v", c, err)
 			}
 		})

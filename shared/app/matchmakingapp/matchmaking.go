@@ -42,7 +42,7 @@ func Service(cfg config.Matchmaking, c Clients) *matchmaking.Service {
 		Matches:        store.NewMatches(c.DynamoDB, cfg.MatchesTable, cfg.RecordRetention),
 		Tickets:        gamelifttickets.Tickets{API: c.GameLift},
 		TicketsTimeout: defaults.DescribeMatchmakingTimeout,
-		QueueTimeout:   cfg.QueueTimeout,
+		QueueTimeout:   cfg.MatchQueueTimeout,
 	}
 }
 
