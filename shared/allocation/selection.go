@@ -59,7 +59,7 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 		}
 		bad := false
 		for region, ms := range p.LatencyMs {
-			if r := normalizeRegion(region); r == "" || !validRegion(r) || math.IsNaN(ms) || ms < 0 || ms > MaxLatencyMs {
+			if !ValidLatency(region, ms) {
 				bad = true
 			}
 		}
@@ -152,4 +152,12 @@ func regionInputsDigest(req Request, preferred []string, desired string) string 
 	}{preferred, players, req.MaxPlayerLatencyMs, req.QueueTimeoutSeconds, req.LatencyPolicies})
 	sum := sha256.Sum256(b)
 	return base64.RawURLEncoding.EncodeToString(sum[:])
+}
+
+// ValidLatency reports whether a player's measurement is one a request
+// may carry: a region name (a "custom-" prefix is the ranking's to strip)
+// and 0 to MaxLatencyMs milliseconds.
+func ValidLatency(region string, ms float64) bool {
+	r := normalizeRegion(region)
+	return r != "" && validRegion(r) && !math.IsNaN(ms) && ms >= 0 && ms <= MaxLatencyMs
 }

@@ -3,12 +3,9 @@ package matchmaking
 import (
 	"context"
 	"fmt"
-	"math"
 	"sort"
-	"strings"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Tickets reads matchmaking tickets: GameLift's DescribeMatchmaking,
@@ -52,8 +49,7 @@ func usable(players []allocation.PlayerLatency) []allocation.PlayerLatency {
 		}
 		var rs []reading
 		for r, ms := range p.LatencyMs {
-			name := strings.TrimPrefix(region.Normalize(r), "custom-")
-			if region.Valid(name) && !math.IsNaN(ms) && ms >= 0 && ms <= allocation.MaxLatencyMs {
+			if allocation.ValidLatency(r, ms) {
 				rs = append(rs, reading{r, ms})
 			}
 		}
