@@ -3,7 +3,6 @@
 package tests
 
 import (
-	"context"
 	"strings"
 	"testing"
 	"time"
@@ -41,25 +40,7 @@ func TestDashboardPlaysAMatch(t *testing.T) {
 
 	ctx := headless(t, browser)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
-	step := func(what string, within time.Duration, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, within)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			shot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		got, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", sel, err)
-		}
-		return got
-	}
+	step, text := pageActions(t, ctx)
 
 	match := `#instances tr[data-match]`
 	step("play a match of 3 players near eu-central-1", 60*time.Second,

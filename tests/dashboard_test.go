@@ -52,25 +52,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	})
 
 	ctx := headless(t, browser)
-	step := func(what string, within time.Duration, actions ...chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, within)
-		defer cancel()
-		if err := chromedp.Do(sctx, actions...); err != nil {
-			shot(t, ctx, "failed")
-			t.Fatalf("%s: %v", what, err)
-		}
-	}
-	text := func(sel string) string {
-		t.Helper()
-		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-		defer cancel()
-		got, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
-		if err != nil {
-			t.Fatalf("the text of %s: %v", sel, err)
-		}
-		return got
-	}
+	step, text := pageActions(t, ctx)
 	css := func(sel string) chromedp.CSS { return chromedp.CSS(sel) }
 
 	// The page lists both regions, their Allocators and registered servers.
@@ -211,6 +193,32 @@ func chromium(t *testing.T) string {
 // in containers), on a pipe rather than a debugging port, and with every
 // host name unresolvable: the page under test is on 127.0.0.1 and must
 // need nothing else.
+// pageActions are a browser test's two moves on the page in ctx: step
+// runs actions within a time (a screenshot, then the test fails, if they
+// do not complete) and text reads an element's text.
+func pageActions(t *testing.T, ctx context.Context) (step func(what string, within time.Duration, actions ...chromedp.Action[chromedp.Void]), text func(sel string) string) {
+	step = func(what string, within time.Duration, actions ...chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, within)
+		defer cancel()
+		if err := chromedp.Do(sctx, actions...); err != nil {
+			shot(t, ctx, "failed")
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	text = func(sel string) string {
+		t.Helper()
+		sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		defer cancel()
+		got, err := chromedp.Run(sctx, chromedp.Text(chromedp.CSS(sel)))
+		if err != nil {
+			t.Fatalf("the text of %s: %v", sel, err)
+		}
+		return got
+	}
+	return step, text
+}
+
 func headless(t *testing.T, path string) context.Context {
 	t.Helper()
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
