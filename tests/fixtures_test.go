@@ -241,7 +241,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	e.svc = svc
 	routes := httpapi.AllocateRoutes(svc, e.lifecycle)
-	maps.Copy(routes, httpapi.LinkBackRoutes(e.lifecycle))
+	maps.Copy(routes, httpapi.LinkBackRoutes(e.lifecycle, e.lifecycle.Policy.Period))
 	maps.Copy(routes, httpapi.RegionsRoutes(e.pings, health, time.Minute, now))
 	e.api = httptest.NewServer(validated(t, httpapi.NewHandler(routes, logging.New(o.logs, slog.LevelDebug))))
 	t.Cleanup(e.api.Close)

@@ -45,8 +45,13 @@ func TestLifecycleStateMachine(t *testing.T) {
 	// One game instance in each state, reached through the real calls.
 	setups := map[string]func(id string){
 		"Allocated": func(id string) { e.allocated(t, id) },
-		"Linked":    func(id string) { e.allocated(t, id); e.server(t, "link", id, "").expect(t, 200, "") },
-		"Ended":     func(id string) { e.allocated(t, id); e.server(t, "end", id, "").expect(t, 200, "") },
+		"Linked": func(id string) {
+			e.allocated(t, id)
+			e.server(t, "link", id, "").expect(t, 200, "")
+			// Past the initial delay and a period: a heartbeat is due.
+			clk.Set(clk.Now().Add(e.lifecycle.Policy.InitialDelay + e.lifecycle.Policy.Period))
+		},
+		"Ended": func(id string) { e.allocated(t, id); e.server(t, "end", id, "").expect(t, 200, "") },
 		"Unhealthy": func(id string) {
 			e.allocated(t, id)
 			rec, err := e.store.Get(context.Background(), id)
@@ -278,5 +283,63 @@ func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 	clk.Set(t0.Add(10 * time.Minute))
 	if sum, err := e.lifecycle.Sweep(context.Background()); err != nil || sum.Marked != 16 {
 		t.Fatalf("later sweep = %+v, %v; want the heartbeating and fresh ones marked", sum, err)
+	}
+}
+
+// A heartbeat is written at most once per HEALTH_PERIOD when servers beat
+// faster (read first), and at once when they beat once a period (write
+// first); either way the recorded deadline is never more than a period
+// earlier than the last heartbeat's own.
+func TestHeartbeatWrites(t *testing.T) {
+	tests := []struct {
+		name       string
+		readFirst  bool
+		every      time.Duration
+		wantWrites int // over the 3 minutes after the initial delay
+	}{
+		{"read first, every 10 s", true, 10 * time.Second, 6},
+		{"read first, every 30 s", true, 30 * time.Second, 6},
+		{"write first, every 30 s", false, 30 * time.Second, 6},
+		{"write first, every 10 s (faster than advised)", false, 10 * time.Second, 18},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			clk := harness.NewClock(time.Now().UTC())
+			e := newEnv(t, envOptions{now: clk.Now})
+			e.stub.Always("us-west", gfstub.Response{})
+			e.lifecycle.ReadBeforeHeartbeat = tc.readFirst
+			p := e.lifecycle.Policy
+			id := unique("gi-beat")
+			e.allocated(t, id)
+			e.server(t, "link", id, "").expect(t, 200, "")
+			clk.Set(clk.Now().Add(p.InitialDelay))
+			writes := 0
+			for at := tc.every; at <= 3*time.Minute; at += tc.every {
+				clk.Set(clk.Now().Add(tc.every))
+				before := num(e.rawItem(t, id), "version")
+				r := e.server(t, "heartbeat", id, "")
+				r.expect(t, 200, "")
+				if r.Body["state"] != "Linked" {
+					t.Fatalf("answer %s", r.Raw)
+				}
+				if num(e.rawItem(t, id), "version") != before {
+					writes++
+				}
+				rec, err := e.store.Get(context.Background(), id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				deadline := rec.LastHeartbeatAt
+				if deadline.IsZero() || deadline.Before(rec.LinkedAt.Add(p.InitialDelay)) {
+					deadline = rec.LinkedAt.Add(p.InitialDelay)
+				}
+				if lag := clk.Now().Sub(deadline); lag >= p.Period {
+					t.Fatalf("at %v the recorded heartbeat lags %v (a period at most)", at, lag)
+				}
+			}
+			if writes != tc.wantWrites {
+				t.Fatalf("%d writes, want %d", writes, tc.wantWrites)
+			}
+		})
 	}
 }

@@ -55,7 +55,7 @@ func newLinkBackRig(s *Stack, rooms bool) *linkBackRig {
 		r.counted[servers] = true
 	}
 	svc := &lifecycle.Service{Store: r.records, Policy: lifecycle.DefaultPolicy, Now: r.clock.Now, Rooms: rooms}
-	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, logging.New(io.Discard, 0)))
+	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, svc.Policy.Period, logging.New(io.Discard, 0)))
 	return r
 }
 

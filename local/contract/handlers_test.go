@@ -167,7 +167,7 @@ func TestServiceHandlers(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			routes := httpapi.AllocateRoutes(tc.dom, tc.dom)
-			maps.Copy(routes, httpapi.LinkBackRoutes(tc.dom))
+			maps.Copy(routes, httpapi.LinkBackRoutes(tc.dom, 30*time.Second))
 			maps.Copy(routes, httpapi.RegionsRoutes(entries, health, time.Minute, time.Now))
 			h := d.Middleware(httpapi.NewHandler(routes, logging.New(io.Discard, 0)), func(err error) { t.Error(err) })
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))

@@ -38,8 +38,9 @@ func Lifecycle(cfg config.Lifecycle, db *dynamodb.Client) *lifecycle.Service {
 		Store: records,
 		Policy: lifecycle.Policy{LinkTimeout: cfg.LinkTimeout, Period: cfg.HealthPeriod, FailureThreshold: cfg.HealthFailureThreshold,
 			InitialDelay: cfg.HealthInitialDelay, Retention: cfg.RecordRetention},
-		Regions: regions,
-		Rooms:   rooms != nil,
+		Regions:             regions,
+		Rooms:               rooms != nil,
+		ReadBeforeHeartbeat: cfg.HeartbeatInterval < cfg.HealthPeriod,
 	}
 }
 

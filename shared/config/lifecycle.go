@@ -21,6 +21,11 @@ type Lifecycle struct {
 	RecordRetention        time.Duration
 	RegionHealth           RegionHealth
 	LogLevel               slog.Level
+	// GameServerEndpoint is where game servers call (FunctionUrl or
+	// HttpApi); HeartbeatInterval, how often the link-back answers tell
+	// them to heartbeat, follows from it.
+	GameServerEndpoint string
+	HeartbeatInterval  time.Duration
 }
 
 // LoadLifecycle reads the lifecycle configuration.
@@ -37,10 +42,27 @@ func LoadLifecycle(getenv func(string) string) (Lifecycle, error) {
 		RegionHealth:           r.regionHealth(),
 		LogLevel:               r.level("LOG_LEVEL"),
 	}
+	c.GameServerEndpoint = r.gameServerEndpoint()
+	c.HeartbeatInterval = c.HealthPeriod
+	if c.GameServerEndpoint == defaults.GameServerEndpointHTTPAPI {
+		c.HeartbeatInterval = c.HealthPeriod / defaults.HeartbeatsPerPeriodHTTPAPI
+	}
 	if err := r.err(); err != nil {
 		return Lifecycle{}, err
 	}
 	return c, nil
+}
+
+func (r *reader) gameServerEndpoint() string {
+	switch v := r.optional("GAME_SERVER_ENDPOINT"); v {
+	case "":
+		return defaults.GameServerEndpoint
+	case defaults.GameServerEndpointFunctionURL, defaults.GameServerEndpointHTTPAPI:
+		return v
+	default:
+		r.problem("GAME_SERVER_ENDPOINT must be %s or %s, got %q", defaults.GameServerEndpointFunctionURL, defaults.GameServerEndpointHTTPAPI, v)
+		return defaults.GameServerEndpoint
+	}
 }
 
 func (r *reader) positiveInt(name string, def int) int {

@@ -48,6 +48,17 @@ const (
 	HealthInitialDelay     = 30 * time.Second // HEALTH_INITIAL_DELAY / HealthInitialDelay
 )
 
+// Where game servers call (GAME_SERVER_ENDPOINT / GameServerEndpoint), and
+// so how often they are told to heartbeat: every HEALTH_PERIOD behind the
+// function URL, where a call costs a Lambda request only; every
+// HeartbeatsPerPeriodHttpApi-th of it behind the HTTP API, as before.
+const (
+	GameServerEndpointFunctionURL = "FunctionUrl"
+	GameServerEndpointHTTPAPI     = "HttpApi"
+	GameServerEndpoint            = GameServerEndpointFunctionURL
+	HeartbeatsPerPeriodHTTPAPI    = 3
+)
+
 // Region health (the breaker).
 const (
 	RegionFailureThreshold     = 3                // REGION_FAILURE_THRESHOLD / RegionFailureThreshold

@@ -2,7 +2,7 @@
 // against the allocation service's game-server routes: it reads the
 // allocation payload GameFabric's sidecar writes (WaitForPayload), links
 // the server to its game instance (Link, retried while the allocation is
-// still being recorded), heartbeats at a fraction of HEALTH_PERIOD until
+// still being recorded), heartbeats at the interval the backend names until
 // the backend says the instance is over (RunHeartbeats, StartHeartbeats),
 // and ends it with a reason (End).
 //
@@ -38,6 +38,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
@@ -54,7 +55,8 @@ type Options struct {
 	// Logger hears of retries and transient failures; slog.Default() when nil.
 	Logger *slog.Logger
 	// HealthPeriod is the deployment's HEALTH_PERIOD (default 30 s):
-	// heartbeats default to every third of it.
+	// heartbeats default to every third of it until an answer names the
+	// interval the deployment wants (heartbeatIntervalSeconds).
 	HealthPeriod time.Duration
 	// LinkPatience is how long Link retries (default ALLOCATION_LEASE +
 	// LINK_TIMEOUT, 3 min): if the backend could not record the
@@ -89,6 +91,7 @@ type Client struct {
 	linkPatience time.Duration
 	endPatience  time.Duration
 	maxWait      time.Duration
+	advised      atomic.Int64 // the last answer's heartbeat interval (time.Duration); 0 before one
 }
 
 // New checks the payload and fills in the defaults.
@@ -166,6 +169,9 @@ type Instance struct {
 	EndReason       string       `json:"endReason,omitempty"`
 	UnhealthyAt     time.Time    `json:"unhealthyAt,omitzero"`
 	UnhealthyReason string       `json:"unhealthyReason,omitempty"`
+	// HeartbeatIntervalSeconds is how often the deployment wants
+	// heartbeats (RunHeartbeats' default once an answer has said it).
+	HeartbeatIntervalSeconds int `json:"heartbeatIntervalSeconds,omitempty"`
 }
 
 // maxAnswer bounds what is read of an answer: ours are well under 2 KiB.
@@ -217,7 +223,21 @@ func (c *Client) call(ctx context.Context, op string, body any, secrets ...strin
 	if inst.State == "" {
 		return nil, &badAnswerError{op: op, err: fmt.Errorf("no state in HTTP %d answer", resp.StatusCode)}
 	}
+	if inst.HeartbeatIntervalSeconds > 0 {
+		c.advised.Store(int64(advisedInterval(inst.HeartbeatIntervalSeconds)))
+	}
 	return &inst, nil
+}
+
+// Bounds of an advised heartbeat interval: whatever an answer says, a
+// server neither floods the backend nor falls silent.
+const (
+	minAdvisedInterval = time.Second
+	maxAdvisedInterval = 10 * time.Minute
+)
+
+func advisedInterval(seconds int) time.Duration {
+	return min(max(time.Duration(seconds)*time.Second, minAdvisedInterval), maxAdvisedInterval)
 }
 
 // apiError reads {"error": {"code", "message", "state"}}, or API

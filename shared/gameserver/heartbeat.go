@@ -9,15 +9,16 @@ import (
 
 // HeartbeatOptions tune the heartbeat loop.
 type HeartbeatOptions struct {
-	// Interval between heartbeats; default a third of HealthPeriod (10 s
-	// by default). The backend marks an instance Unhealthy after
-	// HEALTH_PERIOD × HEALTH_FAILURE_THRESHOLD (90 s by default) without
-	// one, so at a third of the period one or two lost heartbeats never
-	// cost the game. Each heartbeat is an HTTP API request and a Lambda
-	// invocation, though: every 10 s costs about 2.5 times what every
-	// 30 s does (docs/benchmarks.md: $255 against $104 per 1M 20-minute
-	// games). Heartbeat every HealthPeriod when losing one in
-	// HEALTH_FAILURE_THRESHOLD is slack enough for you.
+	// Interval between heartbeats. By default, the interval the backend's
+	// last answer named (heartbeatIntervalSeconds, between 1 s and 10
+	// min): HEALTH_PERIOD behind the function URL, a third of it behind
+	// the HTTP API; before any answer, a third of HealthPeriod. The
+	// backend marks an instance Unhealthy when no heartbeat was recorded
+	// for HEALTH_PERIOD × HEALTH_FAILURE_THRESHOLD (90 s by default) and
+	// records one at most once per HEALTH_PERIOD, so one lost heartbeat
+	// never costs the game. Behind the function URL a heartbeat costs a
+	// Lambda request and at most a write; docs/benchmarks.md prices a
+	// 20-minute game at each interval.
 	Interval time.Duration
 	// OnHeartbeat, when set, hears every answered heartbeat, on the
 	// loop's goroutine; it must not block.
@@ -42,10 +43,7 @@ const minCallTimeout = 5 * time.Second
 // next try. It runs on the caller's goroutine and starts none that
 // outlive it.
 func (c *Client) RunHeartbeats(ctx context.Context, o HeartbeatOptions) error {
-	interval := o.Interval
-	if interval <= 0 {
-		interval = c.healthPeriod / 3
-	}
+	interval := c.heartbeatInterval(o)
 	t := time.NewTimer(interval)
 	defer t.Stop()
 	failures := 0
@@ -58,6 +56,7 @@ func (c *Client) RunHeartbeats(ctx context.Context, o HeartbeatOptions) error {
 		callCtx, cancel := context.WithTimeout(ctx, max(interval, minCallTimeout))
 		inst, err := c.Heartbeat(callCtx)
 		cancel()
+		interval = c.heartbeatInterval(o)
 		next := interval
 		switch {
 		case ctx.Err() != nil:
@@ -85,6 +84,18 @@ func (c *Client) RunHeartbeats(ctx context.Context, o HeartbeatOptions) error {
 		}
 		t.Reset(next)
 	}
+}
+
+// heartbeatInterval is o.Interval, else the backend's advice, else a
+// third of HealthPeriod.
+func (c *Client) heartbeatInterval(o HeartbeatOptions) time.Duration {
+	switch advised := time.Duration(c.advised.Load()); {
+	case o.Interval > 0:
+		return o.Interval
+	case advised > 0:
+		return advised
+	}
+	return c.healthPeriod / 3
 }
 
 // over is the error for an instance that is over, nil for one that is not.

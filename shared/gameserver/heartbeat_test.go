@@ -155,3 +155,42 @@ func TestHeartbeaterEnds(t *testing.T) {
 		})
 	}
 }
+
+// The interval the backend names in its answers becomes the default, within
+// bounds; an explicit Interval wins over it.
+func TestHeartbeatIntervalFollowsTheBackend(t *testing.T) {
+	for seconds, want := range map[int]time.Duration{1: time.Second, 30: 30 * time.Second, 1 << 30: maxAdvisedInterval} {
+		if got := advisedInterval(seconds); got != want {
+			t.Errorf("advisedInterval(%d) = %v, want %v", seconds, got, want)
+		}
+	}
+	advise := answer{200, `{"gameInstanceId":"gi-1","state":"Linked","heartbeatIntervalSeconds":1}`, nil}
+	ended := answer{200, `{"gameInstanceId":"gi-1","state":"Ended","heartbeatIntervalSeconds":1}`, nil}
+	tests := []struct {
+		name     string
+		interval time.Duration
+		minGap   time.Duration
+		maxGap   time.Duration
+	}{
+		{"the advice, after the first answer", 0, time.Second, 5 * time.Second},
+		{"an explicit interval", 50 * time.Millisecond, 50 * time.Millisecond, 900 * time.Millisecond},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeBackend(t, "")
+			f.queue("heartbeat", advise)
+			f.always("heartbeat", ended)
+			c, _ := newTestClient(t, f, func(o *Options) { o.HealthPeriod = 300 * time.Millisecond })
+			if err := c.RunHeartbeats(context.Background(), HeartbeatOptions{Interval: tc.interval}); !errors.Is(err, ErrEnded) {
+				t.Fatal(err)
+			}
+			got := f.requests("heartbeat")
+			if len(got) != 2 {
+				t.Fatalf("%d heartbeats", len(got))
+			}
+			if gap := got[1].at.Sub(got[0].at); gap < tc.minGap-5*time.Millisecond || gap > tc.maxGap {
+				t.Fatalf("gap %v, want %v to %v", gap, tc.minGap, tc.maxGap)
+			}
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
@@ -23,9 +24,11 @@ type LinkBack interface {
 	End(ctx context.Context, id, token, reason string) (gameinstance.Record, error)
 }
 
-// LinkBackRoutes are the routes game servers call with their PartnerGameToken.
-func LinkBackRoutes(svc LinkBack) map[string]http.HandlerFunc {
-	h := linkBackHandlers{svc: svc}
+// LinkBackRoutes are the routes game servers call with their
+// PartnerGameToken. Every answer advises heartbeatInterval (whole seconds,
+// at least 1) as how often to heartbeat.
+func LinkBackRoutes(svc LinkBack, heartbeatInterval time.Duration) map[string]http.HandlerFunc {
+	h := linkBackHandlers{svc: svc, interval: max(1, int(heartbeatInterval/time.Second))}
 	return map[string]http.HandlerFunc{
 		"POST /v1/game-instances/{gameInstanceId}/link":      h.link,
 		"POST /v1/game-instances/{gameInstanceId}/heartbeat": h.heartbeat,
@@ -34,16 +37,21 @@ func LinkBackRoutes(svc LinkBack) map[string]http.HandlerFunc {
 }
 
 // NewLinkBackHandler serves the link-back function's routes.
-func NewLinkBackHandler(svc LinkBack, log *slog.Logger) http.Handler {
-	return NewHandler(LinkBackRoutes(svc), log)
+func NewLinkBackHandler(svc LinkBack, heartbeatInterval time.Duration, log *slog.Logger) http.Handler {
+	return NewHandler(LinkBackRoutes(svc, heartbeatInterval), log)
 }
 
-type linkBackHandlers struct{ svc LinkBack }
+type linkBackHandlers struct {
+	svc      LinkBack
+	interval int // seconds
+}
 
-// serverView is the answer a game server gets: its instance's state.
+// serverView is the answer a game server gets: its instance's state, and
+// how often the deployment wants heartbeats (the SDK's default interval).
 type serverView struct {
-	GameInstanceID string             `json:"gameInstanceId"`
-	State          gameinstance.State `json:"state"`
+	GameInstanceID           string             `json:"gameInstanceId"`
+	State                    gameinstance.State `json:"state"`
+	HeartbeatIntervalSeconds int                `json:"heartbeatIntervalSeconds"`
 	lifecycleView
 }
 
@@ -167,7 +175,8 @@ func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(i
 		writeError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, lifecycleView: lifecycleOf(rec)})
+	writeJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, HeartbeatIntervalSeconds: h.interval,
+		lifecycleView: lifecycleOf(rec)})
 }
 
 func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -92,7 +93,7 @@ func TestLinkBackRequests(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			f := &recordingLinkBack{}
-			h := NewLinkBackHandler(f, logging.New(io.Discard, 0))
+			h := NewLinkBackHandler(f, 30*time.Second, logging.New(io.Discard, 0))
 			req := httptest.NewRequest(http.MethodPost, tc.path, strings.NewReader(tc.body))
 			if tc.auth != "" {
 				req.Header.Set("Authorization", tc.auth)

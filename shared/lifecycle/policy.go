@@ -131,9 +131,17 @@ func serverOf(info *gameinstance.LinkInfo) *gameinstance.Server {
 // Heartbeat records a Linked instance's heartbeat. On an Ended or Unhealthy
 // instance it changes nothing (Unhealthy is not revived, as in Agones) and
 // is not an error: the answer tells the server its state.
+//
+// A heartbeat that would move the instance's deadline by less than one
+// Period is not written (WriteDue): the sweep then marks the instance at
+// most one Period earlier than the last heartbeat's own deadline, and an
+// instance is written at most once per Period however often it beats.
 func (p Policy) Heartbeat(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
 	switch rec.State {
 	case gameinstance.StateLinked:
+		if !p.WriteDue(rec, now) {
+			return rec, false, nil
+		}
 		rec.LastHeartbeatAt, rec.UpdatedAt = now, now
 		rec.HealthDeadline = p.heartbeatDeadline(rec)
 		return rec, true, nil
@@ -141,6 +149,15 @@ func (p Policy) Heartbeat(rec gameinstance.Record, now time.Time) (gameinstance.
 		return rec, false, nil
 	}
 	return rec, false, wrongState(rec, "heartbeat (link first)")
+}
+
+// WriteDue: a heartbeat at now would move a Linked instance's deadline
+// by at least one Period, so it is worth a write. Within the initial
+// delay no heartbeat moves it at all.
+func (p Policy) WriteDue(rec gameinstance.Record, now time.Time) bool {
+	beat := rec
+	beat.LastHeartbeatAt = now
+	return !p.heartbeatDeadline(beat).Before(p.heartbeatDeadline(rec).Add(p.Period))
 }
 
 // End: Allocated, Linked or Unhealthy → Ended. Ending twice changes nothing.

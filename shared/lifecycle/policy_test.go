@@ -199,3 +199,57 @@ func TestQueuedPlacementsEndCancelledOrTimedOut(t *testing.T) {
 		}
 	}
 }
+
+func TestHeartbeatWritesAtMostOncePerPeriod(t *testing.T) {
+	p := DefaultPolicy // Period 30 s, threshold 3, initial delay 30 s
+	linked := gameinstance.Record{State: gameinstance.StateLinked, LinkedAt: t0}
+	beaten := linked
+	beaten.LastHeartbeatAt = t0.Add(time.Minute)
+	tests := []struct {
+		name string
+		rec  gameinstance.Record
+		at   time.Duration // after t0
+		due  bool
+	}{
+		{"within the initial delay nothing moves", linked, 10 * time.Second, false},
+		{"the delay's end plus less than a period", linked, 59 * time.Second, false},
+		{"the delay's end plus a period", linked, time.Minute, true},
+		{"less than a period after the last recorded beat", beaten, time.Minute + 29*time.Second, false},
+		{"a period after it", beaten, time.Minute + 30*time.Second, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := p.WriteDue(tc.rec, t0.Add(tc.at)); got != tc.due {
+				t.Fatalf("WriteDue = %v, want %v", got, tc.due)
+			}
+			_, changed, err := p.Heartbeat(tc.rec, t0.Add(tc.at))
+			if err != nil || changed != tc.due {
+				t.Fatalf("Heartbeat changed = %v (%v), want %v", changed, err, tc.due)
+			}
+		})
+	}
+
+	// Beats every 10 s, jittered, for 20 minutes: at most one write per
+	// period, and the recorded deadline is never more than one period
+	// before the last beat's own (last beat + Period × threshold).
+	for _, every := range []time.Duration{10 * time.Second, 29 * time.Second, 30 * time.Second, 31 * time.Second} {
+		rec, writes, lastWrite := linked, 0, time.Time{}
+		for at := p.InitialDelay; at < 20*time.Minute; at += every {
+			now := t0.Add(at + time.Duration(at.Seconds())%7*time.Millisecond)
+			next, changed, _ := p.Heartbeat(rec, now)
+			if changed {
+				if !lastWrite.IsZero() && now.Sub(lastWrite) < p.Period {
+					t.Fatalf("every %v: writes %v apart", every, now.Sub(lastWrite))
+				}
+				writes, lastWrite, rec = writes+1, now, next
+			}
+			own := now.Add(p.Period * time.Duration(p.FailureThreshold))
+			if early := own.Sub(p.heartbeatDeadline(rec)); early > p.Period {
+				t.Fatalf("every %v at %v: the recorded deadline is %v early", every, at, early)
+			}
+		}
+		if max := int((20*time.Minute - p.InitialDelay) / p.Period); writes > max+1 {
+			t.Fatalf("every %v: %d writes in 20 min, want at most %d", every, writes, max+1)
+		}
+	}
+}

@@ -14,5 +14,5 @@ import (
 
 // Handler is LinkBackFunction: the game server's link, heartbeat and end.
 func Handler(cfg config.Lifecycle, db *dynamodb.Client, log *slog.Logger) http.Handler {
-	return httpapi.NewLinkBackHandler(app.Lifecycle(cfg, db), log)
+	return httpapi.NewLinkBackHandler(app.Lifecycle(cfg, db), cfg.HeartbeatInterval, log)
 }
