@@ -23,3 +23,26 @@ func TestLoadLifecycle(t *testing.T) {
 		}
 	}
 }
+
+func TestGameServerEndpointSetsTheHeartbeatInterval(t *testing.T) {
+	tests := []struct {
+		endpoint, period string
+		want             time.Duration
+		problem          string
+	}{
+		{"", "", 30 * time.Second, ""},
+		{"FunctionUrl", "1m", time.Minute, ""},
+		{"HttpApi", "", 10 * time.Second, ""},
+		{"HttpApi", "45s", 15 * time.Second, ""},
+		{"httpapi", "", 0, `GAME_SERVER_ENDPOINT must be FunctionUrl or HttpApi, got "httpapi"`},
+	}
+	for _, tc := range tests {
+		c, err := LoadLifecycle(env(map[string]string{"GAME_INSTANCES_TABLE": "T", "GAME_SERVER_ENDPOINT": tc.endpoint, "HEALTH_PERIOD": tc.period}))
+		switch {
+		case tc.problem != "" && (err == nil || !strings.Contains(err.Error(), tc.problem)):
+			t.Errorf("%q: err = %v, want %q", tc.endpoint, err, tc.problem)
+		case tc.problem == "" && (err != nil || c.HeartbeatInterval != tc.want):
+			t.Errorf("%q %q: interval %v (%v), want %v", tc.endpoint, tc.period, c.HeartbeatInterval, err, tc.want)
+		}
+	}
+}
