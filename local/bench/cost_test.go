@@ -3,7 +3,6 @@ package bench
 import (
 	"math"
 	"testing"
-	"time"
 )
 
 // The model's arithmetic, checked by hand: 30 ms at 128 MB, 3 write units
@@ -53,31 +52,5 @@ func TestCostModelPricesTheInputs(t *testing.T) {
 	// 2 ms of CPU at 128/1769 of a vCPU: 2 × (1769/128 − 1) ≈ 25.6 ms more.
 	if m.CPUScaledMs != 56 {
 		t.Errorf("CPU-scaled billed duration %v ms, want 56", m.CPUScaledMs)
-	}
-}
-
-// A game's heartbeats pay their index moves once per period at most.
-func TestPerGame(t *testing.T) {
-	l := LifecycleResult{Link: LifecycleCall{USDPerMillion: 3}, End: LifecycleCall{USDPerMillion: 2},
-		Heartbeat: LifecycleCall{USDPerMillion: 2 + 0.5*prices.DynamoWRU, IndexWrites: 0.5}}
-	tests := []struct {
-		every time.Duration
-		want  float64
-	}{
-		// 120 heartbeats at $2, 20 moves (one a minute) of 2 write units.
-		{10 * time.Second, 5 + 120*2 + 20*2*prices.DynamoWRU},
-		// 40 heartbeats, a move every other one.
-		{30 * time.Second, 5 + 40*2 + 20*2*prices.DynamoWRU},
-		// 10 heartbeats, each a move.
-		{2 * time.Minute, 5 + 10*2 + 10*2*prices.DynamoWRU},
-	}
-	for _, tt := range tests {
-		if got := perGame(l, tt.every, time.Minute); math.Abs(got-tt.want) > 1e-9 {
-			t.Errorf("every %v: $%.4f, want $%.4f", tt.every, got, tt.want)
-		}
-	}
-	// A game-hour at 10 s: 360 heartbeats, 60 moves, no link or end.
-	if got, want := heartbeatsFor(l.Heartbeat, 10*time.Second, time.Minute, time.Hour), 360*2+60*2*prices.DynamoWRU; math.Abs(got-want) > 1e-9 {
-		t.Errorf("a game-hour: $%.4f, want $%.4f", got, want)
 	}
 }

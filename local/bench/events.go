@@ -72,7 +72,7 @@ func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writ
 	out := &countingWriter{}
 	handler := eventsapp.Handler(config.Events{Bus: busName}, bus, nil, metrics.NewEMF(out), logging.New(out, slog.LevelInfo))
 	games := map[string]bool{}
-	res := EventsResult{Heartbeats: heartbeatsPerServer}
+	res := EventsResult{Heartbeats: l.Heartbeats}
 	var took []time.Duration
 	for _, r := range records {
 		games[fmt.Sprint(r.DynamoDB.Keys["gameInstanceId"])] = true

@@ -13,89 +13,126 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// The game server's side of an allocation is billed too: one link, a
-// heartbeat every HeartbeatEvery (README: a third of HEALTH_PERIOD), one end.
+// A game's server links a few seconds after its allocation, heartbeats
+// and ends typicalGame after it; heartbeatsPerServer is how often the room
+// games' sessions heartbeat (their per-call figures only).
 const (
-	HeartbeatEvery      = 10 * time.Second
 	heartbeatsPerServer = 5
 	typicalGame         = 20 * time.Minute
+	linkAfter           = 5 * time.Second
+	// LifeGoal and RoomsGoal are issue 25's goals for a game's whole life,
+	// USD per 1M typicalGame games at the default endpoint.
+	LifeGoal, RoomsGoal = 40.0, 15.0
 )
+
+// Endpoint is where game servers call (the template's GameServerEndpoint).
+type Endpoint string
+
+const (
+	FunctionURL Endpoint = "FunctionUrl"
+	HTTPAPI     Endpoint = "HttpApi"
+)
+
+// gateway is what the endpoint adds per call: a function URL is free.
+func (e Endpoint) gateway() float64 {
+	if e == HTTPAPI {
+		return prices.HTTPAPI
+	}
+	return 0
+}
+
+// defaultEvery is the heartbeat interval the deployment advises at e
+// (config: HEALTH_PERIOD behind a function URL, a third of it otherwise).
+func (e Endpoint) defaultEvery() time.Duration {
+	if e == HTTPAPI {
+		return lifecycle.DefaultPolicy.Period / 3
+	}
+	return lifecycle.DefaultPolicy.Period
+}
 
 // LifecycleCall is what one kind of link-back call costs, measured.
 type LifecycleCall struct {
-	Name          string
-	N             int
-	Took          Summary // handler time in process, DynamoDB Local round trips included
-	Requests      float64 // DynamoDB requests per call
-	ReadUnits     float64 // per call
-	WriteUnits    float64 // per call, index writes included
-	IndexWrites   float64 // the HealthDeadlineIndex share of WriteUnits
-	USDPerMillion float64 // HTTP API + Lambda request + billed duration + DynamoDB
+	Name       string
+	N          int
+	Took       Summary // handler time in process, DynamoDB Local round trips included
+	Requests   float64 // DynamoDB requests per call
+	ReadUnits  float64 // per call
+	WriteUnits float64 // per call, index writes and failed conditional writes included
+	// IndexWrites is the HealthDeadlineIndex share of WriteUnits, and
+	// FailedWrites the conditional writes refused (DynamoDB bills each
+	// at least 1 WRU; DynamoDB Local reports none), in WriteUnits.
+	IndexWrites, FailedWrites float64
+	// USDPerMillion: Lambda request + billed duration + DynamoDB, as
+	// behind a function URL; At adds the endpoint's own charge.
+	USDPerMillion float64
 }
 
-// LifecycleResult prices a game server's calls.
+// At is the call's price per 1M at endpoint e.
+func (c LifecycleCall) At(e Endpoint) float64 { return c.USDPerMillion + e.gateway() }
+
+// LifecycleResult is a whole typicalGame played per scenario (endpoint ×
+// heartbeat interval), priced per 1M games.
 type LifecycleResult struct {
-	Link, Heartbeat, End LifecycleCall
-	HeartbeatEvery, Game time.Duration
-	// PerGameHour is the heartbeats of one game-hour; PerGame a typical game
-	// (link, heartbeats, end). Both in USD per 1M.
-	PerGameHour, PerGame float64
-	// PerGameAt30s is PerGame with a heartbeat every HEALTH_PERIOD (30 s).
-	PerGameAt30s float64
-	// Allocation is what allocating the game's server costs per 1M (the
-	// first cost scenario), and TimesAllocation PerGame over it.
-	Allocation, TimesAllocation float64
-	// IDPrefix starts the ids of the games played (MeasureEvents reads
-	// their stream records).
-	IDPrefix string
+	Game      time.Duration
+	Games     int // per scenario
+	Scenarios []LifecycleScenario
+	// IDPrefix starts the ids of the default FunctionUrl scenario's games
+	// (MeasureEvents reads their stream records), and Heartbeats is how
+	// many each of them made.
+	IDPrefix   string
+	Heartbeats int
+	// Goal is LifeGoal; Default the FunctionUrl default's scenario and
+	// HTTPDefault the HttpApi one's, once priced (price).
+	Goal                 float64
+	Default, HTTPDefault *LifecycleScenario
 }
 
-// MeasureLifecycle links, heartbeats and ends n Allocated instances through
-// the link-back handler in process (linkBackRig).
-func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
-	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	rig := newLinkBackRig(s, false)
-	defer rig.Close()
-
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
-	games := make([]game, n)
-	for i := range games {
-		id := fmt.Sprintf("lc-%s-%d", run, i)
-		games[i] = game{id: id, token: "bench-partner-token-" + id}
-		if err := allocated(ctx, rig.records, games[i]); err != nil {
-			return LifecycleResult{}, err
+// lifecycleScenarios: both endpoints at both intervals, defaults marked.
+func lifecycleScenarios() []LifecycleScenario {
+	var out []LifecycleScenario
+	for _, e := range []Endpoint{FunctionURL, HTTPAPI} {
+		for _, every := range []time.Duration{lifecycle.DefaultPolicy.Period, lifecycle.DefaultPolicy.Period / 3} {
+			out = append(out, LifecycleScenario{Endpoint: e, Every: every, Default: every == e.defaultEvery()})
 		}
 	}
-	// A server links a few seconds after its allocation.
-	linkedAt := rig.clock.Now().Add(5 * time.Second)
-	rig.clock.Set(linkedAt)
-	res := LifecycleResult{HeartbeatEvery: HeartbeatEvery, Game: typicalGame, IDPrefix: "lc-" + run + "-"}
-	var err error
-	if res.Link, err = rig.measure(ctx, "link", games, 1, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`), linkedAt); err != nil {
-		return res, err
+	return out
+}
+
+// MeasureLifecycle plays n whole games per scenario through the link-back
+// handler in process, configured as the deployment is for the scenario's
+// endpoint (linkBackRig), on the rig's clock.
+func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	res := LifecycleResult{Game: typicalGame, Games: n, Goal: LifeGoal, Scenarios: lifecycleScenarios()}
+	// The first calls of a run are slower (DynamoDB Local's JIT, new
+	// connections): a game not counted, so the first scenario is not
+	// billed for them.
+	warm := res.Scenarios[0]
+	if err := warm.play(ctx, s, 2, fmt.Sprintf("lc-%s-w-", run)); err != nil {
+		return res, fmt.Errorf("lifecycle warm-up: %w", err)
 	}
-	if res.Heartbeat, err = rig.measure(ctx, "heartbeat", games, heartbeatsPerServer, fixed(""), linkedAt); err != nil {
-		return res, err
+	for i := range res.Scenarios {
+		sc := &res.Scenarios[i]
+		prefix := fmt.Sprintf("lc-%s-%d-", run, i)
+		if err := sc.play(ctx, s, n, prefix); err != nil {
+			return res, fmt.Errorf("%s every %s: %w", sc.Endpoint, sc.Every, err)
+		}
+		if sc.Default && sc.Endpoint == FunctionURL {
+			res.IDPrefix, res.Heartbeats = prefix, int(sc.Heartbeats)
+		}
+		progress(log, "lifecycle %s every %s: %.1f calls, %.1f DynamoDB requests, %.2f RRU, %.2f WRU (%.2f index) per game; calls $%.2f per 1M games",
+			sc.Endpoint, sc.Every, sc.Calls, sc.Requests, sc.ReadUnits, sc.WriteUnits, sc.IndexWrites,
+			sc.Link.At(sc.Endpoint)+sc.Heartbeats*sc.Heartbeat.At(sc.Endpoint)+sc.End.At(sc.Endpoint))
 	}
-	if res.End, err = rig.measure(ctx, "end", games, 1, fixed(`{"reason":"bench"}`), linkedAt); err != nil {
-		return res, err
-	}
-	// Five heartbeats per server cannot show how often a long game moves
-	// its index key, so every figure prices the moves by the step.
-	step := lifecycle.DefaultPolicy.IndexStep()
-	res.PerGameHour = heartbeatsFor(res.Heartbeat, HeartbeatEvery, step, time.Hour)
-	res.PerGame = perGame(res, HeartbeatEvery, step)
-	res.PerGameAt30s = perGame(res, lifecycle.DefaultPolicy.Period, step)
-	progress(log, "lifecycle: heartbeat = %.2f requests, %.2f RRU, %.2f WRU (%.2f on the index) = $%.2f per 1M; a %s game $%.0f per 1M games",
-		res.Heartbeat.Requests, res.Heartbeat.ReadUnits, res.Heartbeat.WriteUnits, res.Heartbeat.IndexWrites, res.Heartbeat.USDPerMillion, typicalGame, res.PerGame)
 	return res, nil
 }
 
 // allocated writes an Allocated record the way an allocation leaves it,
 // with a known link-back token: the claim, then the outcome.
-func allocated(ctx context.Context, records *store.GameInstances, g game) error {
-	id, now := g.id, time.Now()
+func allocated(ctx context.Context, records *store.GameInstances, g game, now time.Time) error {
+	id := g.id
 	rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "bench-" + id,
 		PartnerGameTokenHash: gameinstance.HashToken(g.token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
 		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
@@ -119,21 +156,4 @@ func linkBackCall(ctx context.Context, base, id, call, token, body string) (time
 		return took, fmt.Errorf("%s %s: %w", call, id, err)
 	}
 	return took, nil
-}
-
-// perGame prices a typical game heartbeating every every: its link, its
-// heartbeats (heartbeatsFor) and its end.
-func perGame(l LifecycleResult, every, step time.Duration) float64 {
-	return l.Link.USDPerMillion + l.End.USDPerMillion + heartbeatsFor(l.Heartbeat, every, step, typicalGame)
-}
-
-// heartbeatsFor prices d of heartbeats every every: the measured heartbeat
-// without its index writes, plus the index key's moves, one per step at
-// most (a heartbeat moves it only when its rounded deadline changes), at
-// most one per heartbeat.
-func heartbeatsFor(hb LifecycleCall, every, step, d time.Duration) float64 {
-	beats := float64(d / every)
-	moves := float64(d / max(every, step))
-	base := hb.USDPerMillion - hb.IndexWrites*prices.DynamoWRU
-	return beats*base + moves*2*prices.DynamoWRU
 }

@@ -34,28 +34,34 @@ type linkBackRig struct {
 	// transaction names its tables per item, not at the top, and is
 	// always charged: only the room writes use one.
 	counted map[string]bool
+	// every is the heartbeat interval the handler advises.
+	every time.Duration
 }
 
 // newLinkBackRig serves the handler on loopback; with rooms, game servers
-// may offer rooms (GAME_SERVERS_TABLE set), as in the stack. The clock
+// may offer rooms (GAME_SERVERS_TABLE set), as in the stack. Its service is
+// configured as LinkBackFunction's is when it advises heartbeats every
+// every: reading before writing when that is more often than a period
+// (the HttpApi deployment), a conditional write at once otherwise. The clock
 // starts on a whole health-index step, so which heartbeats cross a step
 // (and move the index key) is the same in every run.
-func newLinkBackRig(s *Stack, rooms bool) *linkBackRig {
+func newLinkBackRig(s *Stack, rooms bool, every time.Duration) *linkBackRig {
 	counter := NewSDKCounter()
 	db := dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(s.DynamoDB)
 		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
 	})
 	instances := s.Tables["GameInstancesTable"]
-	r := &linkBackRig{counter: counter, records: store.NewGameInstances(db, instances), counted: map[string]bool{instances: true},
+	r := &linkBackRig{counter: counter, records: store.NewGameInstances(db, instances), counted: map[string]bool{instances: true}, every: every,
 		clock: harness.NewClock(time.Now().Truncate(lifecycle.DefaultPolicy.IndexStep()))}
 	if rooms {
 		servers := s.Tables["GameServersTable"]
 		r.records = r.records.WithRooms(store.NewGameServers(db, servers, instances, lifecycle.DefaultPolicy.Retention))
 		r.counted[servers] = true
 	}
-	svc := &lifecycle.Service{Store: r.records, Policy: lifecycle.DefaultPolicy, Now: r.clock.Now, Rooms: rooms}
-	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, svc.Policy.Period, logging.New(io.Discard, 0)))
+	svc := &lifecycle.Service{Store: r.records, Policy: lifecycle.DefaultPolicy, Now: r.clock.Now, Rooms: rooms,
+		ReadBeforeHeartbeat: every < lifecycle.DefaultPolicy.Period}
+	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, every, logging.New(io.Discard, 0)))
 	return r
 }
 
@@ -63,7 +69,7 @@ func (r *linkBackRig) Close() { r.api.Close() }
 
 // measure makes call (link, heartbeat or end) reps times for each game,
 // the i-th game's with body(i), and prices it from what the counting
-// client saw. Heartbeats are timed HeartbeatEvery apart after the initial
+// client saw. Heartbeats are timed r.every apart after the initial
 // delay from linkedAt, as in a running game, where each one moves the
 // instance's health deadline (before it, the deadline does not move).
 func (r *linkBackRig) measure(ctx context.Context, call string, games []game, reps int, body func(i int) string, linkedAt time.Time) (LifecycleCall, error) {
@@ -72,7 +78,7 @@ func (r *linkBackRig) measure(ctx context.Context, call string, games []game, re
 	for i, g := range games {
 		for rep := range reps {
 			if call == "heartbeat" {
-				r.clock.Set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(rep+1)*HeartbeatEvery))
+				r.clock.Set(linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(rep+1)*r.every))
 			}
 			d, err := linkBackCall(ctx, r.api.URL, g.id, call, g.token, body(i))
 			if err != nil {
@@ -81,13 +87,40 @@ func (r *linkBackRig) measure(ctx context.Context, call string, games []game, re
 			took = append(took, d)
 		}
 	}
-	c := LifecycleCall{Name: call, N: len(games) * reps, Took: Summarize(took)}
-	c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites, _ = dynamoPerCall(r.counter.Take(), c.N, func(k OpKey) bool {
-		return r.counted[k.Table] || k.Operation == "TransactWriteItems"
-	})
-	c.USDPerMillion = prices.HTTPAPI + prices.LambdaRequests + math.Ceil(toMs(c.Took.Mean))*lambdaUSDPerMs +
+	return r.priced(call, took), nil
+}
+
+// priced is what the counting client saw since its last Take, per call of
+// the calls timed by took.
+func (r *linkBackRig) priced(call string, took []time.Duration) LifecycleCall {
+	c := LifecycleCall{Name: call, N: len(took), Took: Summarize(took)}
+	ops := r.counter.Take()
+	include := func(k OpKey) bool { return r.counted[k.Table] || k.Operation == "TransactWriteItems" }
+	c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites, _ = dynamoPerCall(ops, c.N, include)
+	c.FailedWrites = failedWrites(ops, include) / float64(max(c.N, 1))
+	c.WriteUnits += c.FailedWrites
+	c.USDPerMillion = callUSD(c)
+	return c
+}
+
+// callUSD prices a call per 1M behind a function URL: the Lambda request,
+// its billed duration (the mean handler time rounded up to Lambda's 1 ms)
+// and its DynamoDB units.
+func callUSD(c LifecycleCall) float64 {
+	return prices.LambdaRequests + math.Ceil(toMs(c.Took.Mean))*lambdaUSDPerMs +
 		c.ReadUnits*prices.DynamoRRU + c.WriteUnits*prices.DynamoWRU
-	return c, nil
+}
+
+// failedWrites counts the conditional writes DynamoDB refused: billed a
+// write unit each (an item under 1 KB), though no capacity comes back.
+func failedWrites(ops map[OpKey]OpCount, include func(OpKey) bool) float64 {
+	var n float64
+	for k, op := range ops {
+		if k.Service == "DynamoDB" && include(k) && k.Operation != "TransactWriteItems" {
+			n += float64(op.Errors["ConditionalCheckFailedException"])
+		}
+	}
+	return n
 }
 
 // fixed is the same body for every game.

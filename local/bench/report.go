@@ -31,6 +31,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"s2":      fmtSec, // 1.23 s
 	"quarter": func(d time.Duration) time.Duration { return d / 4 },
 	"sub":     func(a, b int) int { return a - b },
+	"calls":   func(sc LifecycleScenario) []LifecycleCall { return []LifecycleCall{sc.Link, sc.Heartbeat, sc.End} },
 }).Parse(reportTemplate))
 
 // Markdown is docs/benchmarks.md.

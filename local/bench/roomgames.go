@@ -61,7 +61,9 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 	if err != nil {
 		return res, err
 	}
-	rig := newLinkBackRig(s, true)
+	// The sessions' per-call figures, at the default endpoint's interval;
+	// a game's heartbeats are priced from the dedicated games' whole games.
+	rig := newLinkBackRig(s, true, FunctionURL.defaultEvery())
 	defer rig.Close()
 	client := newAPIClient(s.APIURL, 4)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)

@@ -20,11 +20,11 @@ type RoomsResult struct {
 	Games   RoomGames
 	Events  EventsResult // of the games placed in rooms
 	// PlacementUSD is a room placement per 1M, priced like an allocation
-	// in the first cost scenario; Dedicated and Shared a game's bill per
-	// 1M games on a server of its own and on one holding RoomCapacity.
-	PlacementUSD      float64
-	Dedicated, Shared GameCost
-	SharedRatio       float64 // Shared.Total ÷ Dedicated.Total
+	// in the first cost scenario; ByEndpoint a game's bill per 1M games at
+	// each endpoint's default (FunctionUrl first), against Goal.
+	PlacementUSD float64
+	ByEndpoint   []RoomsAtEndpoint
+	Goal         float64
 }
 
 // RoomLatency compares POST /v1/allocations placed in a free room, through

@@ -1,34 +1,53 @@
 package bench
 
 import (
+	"cmp"
+	"math"
+	"slices"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 )
 
 // GameCost is one typicalGame's bill per 1M games, item by item: its
 // allocation, its game server's link-back calls and its lifecycle events,
 // logs apart as in the cost scenarios.
 type GameCost struct {
-	Allocation, Link, End, Events float64
-	// Heartbeats every HeartbeatEvery, and every HEALTH_PERIOD.
-	Heartbeats, HeartbeatsAt30s float64
-	Total, TotalAt30s           float64
+	Allocation, Link, Heartbeats, End, Events float64
+	Total                                     float64
 }
 
 func (g GameCost) summed() GameCost {
-	rest := g.Allocation + g.Link + g.End + g.Events
-	g.Total, g.TotalAt30s = rest+g.Heartbeats, rest+g.HeartbeatsAt30s
+	g.Total = g.Allocation + g.Link + g.Heartbeats + g.End + g.Events
 	return g
 }
 
-// DedicatedGame is a game on a server of its own: the Allocator's
-// allocation (allocation per 1M), the measured link, heartbeats and end
-// (lifecycle.go), and events per game.
-func DedicatedGame(allocation float64, l LifecycleResult, events float64, step time.Duration) GameCost {
-	return GameCost{Allocation: allocation, Link: l.Link.USDPerMillion, End: l.End.USDPerMillion, Events: events,
-		Heartbeats:      heartbeatsFor(l.Heartbeat, HeartbeatEvery, step, typicalGame),
-		HeartbeatsAt30s: heartbeatsFor(l.Heartbeat, lifecycle.DefaultPolicy.Period, step, typicalGame)}.summed()
+// lines names the items, for finding the largest.
+func (g GameCost) lines() []CostLine {
+	return []CostLine{{Item: "allocation", USD: g.Allocation}, {Item: "link", USD: g.Link}, {Item: "heartbeats", USD: g.Heartbeats},
+		{Item: "end", USD: g.End}, {Item: "events", USD: g.Events}}
+}
+
+// RoomsAtEndpoint is a game's bill at one endpoint's default heartbeat
+// interval, on a server of its own and on one holding RoomCapacity rooms.
+type RoomsAtEndpoint struct {
+	Endpoint          Endpoint
+	Every             time.Duration
+	Dedicated, Shared GameCost
+	SharedRatio       float64 // Shared.Total ÷ Dedicated.Total
+	// Met is Shared.Total ≤ RoomsGoal; else MissedBy and Top, the
+	// largest item of Shared.
+	Met      bool
+	MissedBy float64
+	Top      CostLine
+	// Game is the dedicated game's scenario, for what dominates it.
+	Game *LifecycleScenario
+}
+
+// DedicatedGame is a game on a server of its own, from the scenario's
+// measured whole game: its allocation, link, heartbeats, end and events
+// as sc priced them.
+func DedicatedGame(sc LifecycleScenario) GameCost {
+	return GameCost{Allocation: sc.Allocation, Link: sc.Link.At(sc.Endpoint), End: sc.End.At(sc.Endpoint), Events: sc.Events,
+		Heartbeats: sc.Heartbeats * sc.Heartbeat.At(sc.Endpoint)}.summed()
 }
 
 // SharedGame is one of the capacity games a server holds over its life,
@@ -37,18 +56,18 @@ func DedicatedGame(allocation float64, l LifecycleResult, events float64, step t
 // the rooms offer, with a dedicated game's events (dedicatedEvents); the
 // other capacity−1 were placed in its rooms (placement each), link as
 // sessions and have roomEvents each; the server closes its rooms once
-// before it stops. Every game heartbeats as a dedicated one does and ends
-// giving its room back.
-func SharedGame(capacity int, allocation, placement float64, g RoomGames, dedicatedEvents, roomEvents float64, step time.Duration) GameCost {
+// before it stops. Every game heartbeats as a dedicated one does at e
+// (heartbeats per 1M games, measured over whole games) and ends giving its
+// room back; the link-back calls pay e's charge.
+func SharedGame(capacity int, e Endpoint, allocation, placement, heartbeats float64, g RoomGames, dedicatedEvents, roomEvents float64) GameCost {
 	c := float64(max(capacity, 1))
 	others := c - 1
 	return GameCost{
-		Allocation:      (allocation + others*placement) / c,
-		Link:            (g.Offer.USDPerMillion + others*g.SessionLink.USDPerMillion + g.Close.USDPerMillion) / c,
-		End:             g.End.USDPerMillion,
-		Events:          (dedicatedEvents + others*roomEvents) / c,
-		Heartbeats:      heartbeatsFor(g.Heartbeat, HeartbeatEvery, step, typicalGame),
-		HeartbeatsAt30s: heartbeatsFor(g.Heartbeat, lifecycle.DefaultPolicy.Period, step, typicalGame),
+		Allocation: (allocation + others*placement) / c,
+		Link:       (g.Offer.At(e) + others*g.SessionLink.At(e) + g.Close.At(e)) / c,
+		End:        g.End.At(e),
+		Events:     (dedicatedEvents + others*roomEvents) / c,
+		Heartbeats: heartbeats,
 	}.summed()
 }
 
@@ -64,16 +83,28 @@ func RoomPlacementUSD(sc Scenario, in CostInputs, p RoomPlacement) float64 {
 		sc.HealthReads*in.HealthReadRRU*prices.DynamoRRU + sc.SecretsCalls*prices.SecretsPer10k/1e4*1e6
 }
 
-// price fills in the per-game bills from the other phases' figures: the
-// first cost scenario's allocation, the dedicated games' calls and events.
-func (r *RoomsResult) price(m CostModel, l LifecycleResult, dedicatedEvents float64) {
-	if r.Games.Placement.N == 0 || len(m.Scenarios) == 0 || l.Heartbeat.N == 0 {
+// price fills in the per-game bills at each endpoint's default from the
+// other phases' figures: the first cost scenario's allocation, and the
+// dedicated games measured whole and priced (l.price first).
+func (r *RoomsResult) price(m CostModel, l *LifecycleResult, dedicatedEvents float64) {
+	r.ByEndpoint = nil
+	if r.Games.Placement.N == 0 || len(m.Scenarios) == 0 {
 		return
 	}
-	step := lifecycle.DefaultPolicy.IndexStep()
 	sc := m.Scenarios[0]
 	r.PlacementUSD = RoomPlacementUSD(sc, m.Inputs, r.Games.Placement)
-	r.Dedicated = DedicatedGame(sc.Total, l, dedicatedEvents, step)
-	r.Shared = SharedGame(RoomCapacity, sc.Total, r.PlacementUSD, r.Games, dedicatedEvents, r.Events.PerGame, step)
-	r.SharedRatio = r.Shared.Total / r.Dedicated.Total
+	for _, e := range []Endpoint{FunctionURL, HTTPAPI} {
+		d := l.at(e)
+		if d == nil {
+			continue
+		}
+		a := RoomsAtEndpoint{Endpoint: e, Every: d.Every, Dedicated: DedicatedGame(*d), Game: d}
+		a.Shared = SharedGame(RoomCapacity, e, sc.Total, r.PlacementUSD, a.Dedicated.Heartbeats, r.Games, dedicatedEvents, r.Events.PerGame)
+		a.SharedRatio = a.Shared.Total / a.Dedicated.Total
+		a.Met, a.MissedBy = a.Shared.Total <= RoomsGoal, math.Max(0, a.Shared.Total-RoomsGoal)
+		a.Top = slices.MaxFunc(a.Shared.lines(), func(x, y CostLine) int { return cmp.Compare(x.USD, y.USD) })
+		a.Top.Share = a.Top.USD / a.Shared.Total
+		r.ByEndpoint = append(r.ByEndpoint, a)
+	}
+	r.Goal = RoomsGoal
 }

@@ -153,11 +153,10 @@ func (r *Report) derive() {
 		LogBytes: bl.LogBytes, LogLines: bl.LogLines,
 		PlatformLogBytes: float64(PlatformLogBytes(toMs(bl.Duration.Mean), bl.BilledMeanMs)),
 	})
-	if l := &r.Lifecycle; len(r.Cost.Scenarios) > 0 {
-		l.Allocation = r.Cost.Scenarios[0].Total
-		l.TimesAllocation = l.PerGame / l.Allocation
+	if len(r.Cost.Scenarios) > 0 {
+		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame)
 	}
-	r.Rooms.price(r.Cost, r.Lifecycle, r.Events.PerGame)
+	r.Rooms.price(r.Cost, &r.Lifecycle, r.Events.PerGame)
 	r.Queued.price(r.Cost)
 }
 
@@ -269,7 +268,7 @@ func (r *Report) measureRooms(ctx context.Context, s *Stack, fail func(string, e
 	}
 	if r.Rooms.Games, err = MeasureRoomGames(ctx, s, max(o.N/10, 8), o.Log); err != nil {
 		fail("room games", err)
-	} else if r.Rooms.Events, err = MeasureEvents(ctx, s, LifecycleResult{IDPrefix: r.Rooms.Games.IDPrefix}, o.Log); err != nil {
+	} else if r.Rooms.Events, err = MeasureEvents(ctx, s, LifecycleResult{IDPrefix: r.Rooms.Games.IDPrefix, Heartbeats: heartbeatsPerServer}, o.Log); err != nil {
 		fail("room games' events", err)
 	}
 }
