@@ -47,8 +47,10 @@ type Options struct {
 // Stack is the running local product.
 type Stack struct {
 	*Components
-	APIURL    string
-	Refs      map[string]string
+	APIURL string
+	Refs   map[string]string
+	// Routes are the HTTP API's, with the stack's parameters.
+	Routes    []template.Route
 	Fleet     *fleet.Fleet
 	Schedules []template.Schedule
 	// Mappings are the running DynamoDB stream event source mappings, one
@@ -115,7 +117,11 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 		s.pools[fn], invokers[fn] = pool, pool
 		s.closers = append(s.closers, pool.Close)
 	}
-	handler, err := gateway.New(s.Template.HTTPRoutes(), invokers, gateway.Timeouts{Function: cfg.API.Timeout}, s.log)
+	if s.Routes, err = s.Template.HTTPRoutes(s.Refs); err != nil {
+		_ = ln.Close()
+		return s, err
+	}
+	handler, err := gateway.New(s.Routes, invokers, gateway.Timeouts{Function: cfg.API.Timeout}, s.log)
 	if err != nil {
 		_ = ln.Close()
 		return s, err

@@ -16,7 +16,7 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	fmt.Fprintf(&b, "\n=== GameFabric allocation service, running locally ===\n\n")
 	fmt.Fprintf(&b, "Dashboard           %s   (regions, game servers, game instances, events; allocate and end games)\n", dashboardURL)
 	fmt.Fprintf(&b, "HTTP API            %s   (NO IAM auth locally; deployed, the allocation routes need SigV4)\n", s.APIURL)
-	for _, r := range s.Template.HTTPRoutes() {
+	for _, r := range s.Routes {
 		fmt.Fprintf(&b, "  %-7s %-45s -> %s\n", r.Method, r.Path, r.FunctionLogicalID)
 	}
 	for _, sch := range s.Schedules {
