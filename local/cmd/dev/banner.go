@@ -19,6 +19,10 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	for _, r := range s.Routes {
 		fmt.Fprintf(&b, "  %-7s %-45s -> %s\n", r.Method, r.Path, r.FunctionLogicalID)
 	}
+	for _, u := range s.FunctionURLs {
+		fmt.Fprintf(&b, "function URL        %s   (%s: every path and method -> %s; AuthType %s)\n", u.URL, u.LogicalID, u.FunctionLogicalID, u.AuthType)
+	}
+	fmt.Fprintf(&b, "game servers        link back to %s   (their pragmaBackendAddress: link, heartbeat, end)\n", s.GameServerURL)
 	for _, sch := range s.Schedules {
 		fmt.Fprintf(&b, "schedule            %-18s -> %s\n", sch.Expression, sch.FunctionLogicalID)
 	}
