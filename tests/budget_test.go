@@ -51,7 +51,11 @@ func TestAllocationFitsTheGateway(t *testing.T) {
 	})
 	t.Cleanup(func() { _ = pool.Close() })
 	var routes []template.Route
-	for _, rt := range stack.template.HTTPRoutes() {
+	all, err := stack.template.HTTPRoutes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rt := range all {
 		if rt.FunctionLogicalID == "AllocateFunction" {
 			routes = append(routes, rt)
 		}

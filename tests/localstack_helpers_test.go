@@ -19,17 +19,25 @@ import (
 // startLocalStack starts the whole local product for a test, its output
 // collected in the returned buffer, and stops it when the test ends (Close
 // may also be called earlier), printing that output if the test failed.
-// Every exchange with its HTTP API -- the test's calls and the game
-// servers' -- is validated against the API contract.
+// Every exchange with its HTTP API and its function URLs -- the test's
+// calls and the game servers' -- is validated against the API contract.
 func startLocalStack(t *testing.T, cfg localstack.Config, workDir string) (*localstack.Stack, *testkit.SyncBuffer) {
 	t.Helper()
-	logs := &testkit.SyncBuffer{}
+	s, logs, _ := startLocalStackSeen(t, cfg, workDir)
+	return s, logs
+}
+
+// startLocalStackSeen is startLocalStack that also records which listener
+// (the HTTP API or a function URL) answered each exchange.
+func startLocalStackSeen(t *testing.T, cfg localstack.Config, workDir string) (*localstack.Stack, *testkit.SyncBuffer, *exchanges) {
+	t.Helper()
+	logs, seen := &testkit.SyncBuffer{}, &exchanges{}
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // start-up only
 	defer cancel()
 	// Registered before the stack's Close, the reporter's cleanup runs after
 	// it: violations while the stack stops are still the test's.
 	doc, report := contractDocument(t), contractReporter(t)
-	wrap := func(h http.Handler) http.Handler { return doc.Middleware(h, report) }
+	wrap := func(h http.Handler) http.Handler { return seen.wrap(notDeployedOr(doc.Middleware(h, report), h)) }
 	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: workDir, Log: logs, WrapAPI: wrap})
 	if err != nil {
 		t.Fatalf("start the local stack: %v\n%s", err, logs.String())
@@ -40,7 +48,7 @@ func startLocalStack(t *testing.T, cfg localstack.Config, workDir string) (*loca
 			t.Logf("stack log:\n%s", logs.String())
 		}
 	})
-	return s, logs
+	return s, logs, seen
 }
 
 func httpJSON(t *testing.T, method, url, token, body string) (int, map[string]any) {

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -95,7 +96,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": servers, "eu-central-1": servers}
 
 	workDir := t.TempDir()
-	s, logs := startLocalStack(t, cfg, workDir)
+	s, logs, seen := startLocalStackSeen(t, cfg, workDir)
 	api := s.APIURL
 	backend := backendClient(t, s)
 	ctx := context.Background()
@@ -177,14 +178,9 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	}
 
 	// The callback wrote payload.json in the server's working directory.
-	payloadFile := filepath.Join(workDir, "fleet", "us-west", "0", "payload.json")
-	var payload map[string]string
-	testkit.WaitFor(t, 10*time.Second, "payload.json", func() bool {
-		b, err := os.ReadFile(payloadFile)
-		return err == nil && json.Unmarshal(b, &payload) == nil
-	})
+	payloadFile, payload := payloadOf(t, workDir, "us-west")
 	if info, _ := os.Stat(payloadFile); payload["GameInstanceId"] != "gi-e2e-1" || payload["ServerArgs"] != "-map=arena" ||
-		payload["pragmaBackendAddress"] != api || info.Mode().Perm() != 0o600 {
+		payload["pragmaBackendAddress"] != functionURL(t, s) || info.Mode().Perm() != 0o600 {
 		t.Fatalf("payload.json = %v (mode %v)", payload, info.Mode())
 	}
 
@@ -222,6 +218,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 		a := get("gi-e2e-1")
 		return a.State == allocclient.StateEnded && a.EndReason == "IWON"
 	})
+	linkedThroughFunctionURL(t, s, seen, "gi-e2e-1", payload["PartnerGameToken"])
 
 	// The fleet replaces the exited process, and the new one registers.
 	testkit.WaitFor(t, 30*time.Second, "a replacement us-west server", func() bool {
@@ -271,4 +268,62 @@ func TestLocalStackEndToEnd(t *testing.T) {
 			t.Errorf("the stack's logs contain a credential")
 		}
 	}
+}
+
+// functionURL is LinkBackFunction's function URL, where game servers link
+// back by default (GameServerEndpoint FunctionUrl): its own port, apart
+// from the API, and the base URL as Lambda gives it, a trailing slash and
+// all, which is what the game servers get as pragmaBackendAddress.
+func functionURL(t *testing.T, s *localstack.Stack) string {
+	t.Helper()
+	if len(s.FunctionURLs) != 1 || s.FunctionURLs[0].LogicalID != "LinkBackFunctionUrl" || s.FunctionURLs[0].FunctionLogicalID != "LinkBackFunction" {
+		t.Fatalf("function URLs %+v, want LinkBackFunctionUrl alone", s.FunctionURLs)
+	}
+	u := s.FunctionURLs[0].URL
+	if !strings.HasSuffix(u, "/") || s.GameServerURL+"/" != u || strings.HasPrefix(u, s.APIURL+"/") {
+		t.Fatalf("function URL %q, game-server URL %q, API %q", u, s.GameServerURL, s.APIURL)
+	}
+	return u
+}
+
+// linkedThroughFunctionURL checks that the game server of id linked,
+// heartbeated and ended through the function URL's listener and never
+// reached the API's, where the game-server routes do not exist: the API
+// answers 404, as API Gateway does for a route it lacks.
+func linkedThroughFunctionURL(t *testing.T, s *localstack.Stack, seen *exchanges, id, token string) {
+	t.Helper()
+	base := "/v1/game-instances/" + id + "/"
+	for _, call := range []string{"link", "heartbeat", "end"} {
+		if n := seen.answered(s.GameServerURL, base+call, http.StatusOK); n < 1 {
+			t.Errorf("%s through the function URL: %d calls answered 200", call, n)
+		}
+	}
+	if n := seen.reached(s.APIURL, "/v1/game-instances/"); n != 0 {
+		t.Errorf("the API got %d game-server calls", n)
+	}
+	req, _ := http.NewRequest(http.MethodPost, s.APIURL+base+"heartbeat", nil)
+	req.Header.Set(notDeployed, "the API has no game-server routes with GameServerEndpoint FunctionUrl")
+	req.Header.Set("Authorization", "Bearer "+token)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNotFound || string(body) != `{"message":"Not Found"}`+"\n" {
+		t.Errorf("the API answered a heartbeat %d %s, want API Gateway's 404 for a route it lacks", resp.StatusCode, body)
+	}
+}
+
+// payloadOf waits for the payload.json the allocation callback writes in
+// the working directory of region's first game server, and reads it.
+func payloadOf(t *testing.T, workDir, region string) (string, map[string]string) {
+	t.Helper()
+	file := filepath.Join(workDir, "fleet", region, "0", "payload.json")
+	var payload map[string]string
+	testkit.WaitFor(t, 10*time.Second, "payload.json", func() bool {
+		b, err := os.ReadFile(file)
+		return err == nil && json.Unmarshal(b, &payload) == nil
+	})
+	return file, payload
 }

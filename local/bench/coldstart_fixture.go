@@ -38,6 +38,10 @@ func startColdFixture(ctx context.Context, root string, servers int) (*coldFixtu
 	if err != nil {
 		return nil, fmt.Errorf("coldstart: starting local components: %w", err)
 	}
+	// Given as a parameter, it is BACKEND_ADDRESS whichever the
+	// GameServerEndpoint (the default, FunctionUrl, would name a function
+	// URL that is not served here).
+	cfg.Parameters["BackendAddress"] = coldBackendAddress
 	fx := &coldFixture{c: c, refs: c.Refs(cfg, coldBackendAddress)}
 	if err := fx.registerServers(ctx, servers); err != nil {
 		_ = c.Close()

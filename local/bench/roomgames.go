@@ -87,7 +87,7 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 		for _, g := range sessions {
 			ids = append(ids, g.id)
 		}
-		err = errors.Join(err, shutRooms(ctx, client, s.APIURL, hosts, &ids))
+		err = errors.Join(err, shutRooms(ctx, client, s.GameServerURL, hosts, &ids))
 	}()
 	if err != nil {
 		return res, err

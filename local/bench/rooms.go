@@ -73,13 +73,13 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	var live []string // sessions in rooms, oldest first
 	hosts, err := openRooms(ctx, client, roomServers, "rmh-"+run)
 	defer func() {
-		err = errors.Join(err, shutRooms(ctx, client, s.APIURL, hosts, &live))
+		err = errors.Join(err, shutRooms(ctx, client, s.GameServerURL, hosts, &live))
 	}()
 	if err != nil {
 		return res, err
 	}
 	for _, h := range hosts {
-		if err := linkVia(ctx, s.APIURL, h, h.offer(RoomCapacity)); err != nil {
+		if err := linkVia(ctx, s.GameServerURL, h, h.offer(RoomCapacity)); err != nil {
 			return res, fmt.Errorf("room latency: game server %s offering rooms: %w", h.id, err)
 		}
 		h.linked = true
@@ -161,14 +161,14 @@ func openRooms(ctx context.Context, client *allocclient.Client, n int, prefix st
 // games not ended yet (DELETE), and stops their session callbacks. It runs
 // after a failure too, on its own time: a server left open would take
 // the later phases' allocations.
-func shutRooms(ctx context.Context, client *allocclient.Client, apiURL string, hosts []*roomHost, sessions *[]string) error {
+func shutRooms(ctx context.Context, client *allocclient.Client, gameServerURL string, hosts []*roomHost, sessions *[]string) error {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 	defer cancel()
 	var errs []error
 	ids := *sessions
 	for _, h := range hosts {
 		if h.linked && !h.closed {
-			if err := linkVia(ctx, apiURL, h, h.offer(0)); err != nil {
+			if err := linkVia(ctx, gameServerURL, h, h.offer(0)); err != nil {
 				errs = append(errs, fmt.Errorf("closing the rooms of %s: %w", h.id, err))
 			}
 		}

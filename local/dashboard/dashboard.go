@@ -43,6 +43,9 @@ type Sources struct {
 	// APIURL is the local HTTP API: regions, allocate, and a game
 	// instance's server for End.
 	APIURL string
+	// GameServerURL is where game servers link back (their
+	// pragmaBackendAddress): a function URL, or APIURL. Shown, not called.
+	GameServerURL string
 	// Instances lists the game instances, newest first.
 	Instances func(context.Context) (Listing, error)
 	// GameServers lists the game servers that offered rooms; nil shows none.

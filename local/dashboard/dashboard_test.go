@@ -376,3 +376,20 @@ func TestServeIsLoopbackOnly(t *testing.T) {
 		t.Fatalf("%d %s", resp.StatusCode, page)
 	}
 }
+
+// The state says where game servers link back when that is not the API
+// (a function URL), so the page can show it beside the API.
+func TestStateNamesWhereGameServersLinkBack(t *testing.T) {
+	api := (&fakeAPI{regions: `{"regions":[]}`}).start(t)
+	for _, tc := range []struct{ gameServers, want string }{
+		{"http://127.0.0.1:3001", "http://127.0.0.1:3001"}, // GameServerEndpoint FunctionUrl
+		{api, ""}, // HttpApi: the API itself, not repeated
+	} {
+		src := Sources{APIURL: api, GameServerURL: tc.gameServers,
+			Instances: func(context.Context) (Listing, error) { return Listing{}, nil }}
+		_, doc := do(t, New(src), http.MethodGet, "/api/state", "")
+		if got, _ := doc["gameServers"].(string); got != tc.want {
+			t.Errorf("game servers at %s: gameServers = %q, want %q", tc.gameServers, got, tc.want)
+		}
+	}
+}

@@ -58,10 +58,11 @@ func StackSources(s *stack.Stack) (Sources, error) {
 	}
 	db := harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB)
 	src := Sources{
-		APIURL:    s.APIURL,
-		Instances: func(ctx context.Context) (Listing, error) { return ScanInstances(ctx, db, instances) },
-		Servers:   func() []Registered { return registeredIn(s.Allocators) },
-		Events:    func() []stack.SeenEvent { return s.RecentEvents(0) },
+		APIURL:        s.APIURL,
+		GameServerURL: s.GameServerURL,
+		Instances:     func(ctx context.Context) (Listing, error) { return ScanInstances(ctx, db, instances) },
+		Servers:       func() []Registered { return registeredIn(s.Allocators) },
+		Events:        func() []stack.SeenEvent { return s.RecentEvents(0) },
 		// The emulated Allocators run dry on a click (stack.Drain).
 		Drain:        s.Drain,
 		DrainedUntil: s.DrainedUntil,

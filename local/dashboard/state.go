@@ -30,17 +30,19 @@ type Registered struct {
 // stateView is GET /api/state: everything the page shows. A source that
 // could not be read leaves its part empty and says why in Problems.
 type stateView struct {
-	Now        time.Time      `json:"now"`
-	API        string         `json:"api"`
-	Regions    []regionView   `json:"regions"`
-	Instances  []instanceView `json:"instances"`
-	MoreExist  bool           `json:"moreInstances,omitempty"`
-	Events     []eventView    `json:"events"`
-	Problems   []string       `json:"problems,omitempty"`
-	MaxShown   int            `json:"maxInstancesShown"`
-	MaxEvents  int            `json:"maxEventsShown"`
-	Versions   []string       `json:"versions,omitempty"` // suggestions for the allocate form
-	Refreshing string         `json:"refreshEvery"`
+	Now time.Time `json:"now"`
+	API string    `json:"api"`
+	// GameServers is where the game servers link back, when not API.
+	GameServers string         `json:"gameServers,omitempty"`
+	Regions     []regionView   `json:"regions"`
+	Instances   []instanceView `json:"instances"`
+	MoreExist   bool           `json:"moreInstances,omitempty"`
+	Events      []eventView    `json:"events"`
+	Problems    []string       `json:"problems,omitempty"`
+	MaxShown    int            `json:"maxInstancesShown"`
+	MaxEvents   int            `json:"maxEventsShown"`
+	Versions    []string       `json:"versions,omitempty"` // suggestions for the allocate form
+	Refreshing  string         `json:"refreshEvery"`
 	// DrainFor is how long the Drain buttons drain, in seconds; 0 when
 	// the dashboard cannot drain (no emulated Allocators), with no buttons.
 	DrainFor int `json:"drainForSeconds"`
@@ -97,6 +99,9 @@ const maxEvents = 100
 func (d *Dashboard) state(ctx context.Context) stateView {
 	v := stateView{Now: time.Now().UTC(), API: d.src.APIURL, Regions: []regionView{}, Instances: []instanceView{},
 		Events: []eventView{}, MaxShown: maxShown, MaxEvents: maxEvents, Versions: d.src.Versions, Refreshing: "1s"}
+	if d.src.GameServerURL != d.src.APIURL {
+		v.GameServers = d.src.GameServerURL
+	}
 	if d.src.Drain != nil {
 		v.DrainFor = int(drainFor / time.Second)
 	}

@@ -22,7 +22,13 @@ type Pool struct {
 	idle   []*runtimeapi.Runtime
 	all    map[*runtimeapi.Runtime]bool
 	closed bool
+	// inFlight counts the invocations running or waiting for a sandbox.
+	inFlight int
 }
+
+// ErrThrottled is Lambda's TooManyRequestsException: the function's
+// reserved concurrency is all in use, so the invocation never ran.
+var ErrThrottled = errors.New("throttled: the function's reserved concurrency is in use")
 
 // NewPool allows up to size concurrent invocations of a function started by start.
 func NewPool(name string, size int, start func(ctx context.Context) (*runtimeapi.Runtime, error)) *Pool {
@@ -32,6 +38,23 @@ func NewPool(name string, size int, start func(ctx context.Context) (*runtimeapi
 
 // Invoke runs one invocation, waiting for a free sandbox if all are busy.
 func (p *Pool) Invoke(ctx context.Context, event []byte, timeout time.Duration) (runtimeapi.Result, error) {
+	return p.InvokeReserved(ctx, event, timeout, 0)
+}
+
+// InvokeReserved is Invoke for a caller Lambda throttles at the function's
+// reserved concurrency (a function URL answers it 429): with reserved > 0,
+// an invocation that finds that many in flight fails at once with
+// ErrThrottled. In flight are the invocations running and those waiting
+// for one of the pool's sandboxes (Lambda would have started one for
+// each), whoever made them, as every invocation counts against a
+// reservation in Lambda. What the pool cannot know it does not emulate:
+// the account's unreserved concurrency, and throttling the callers that
+// use Invoke (they wait for a sandbox instead).
+func (p *Pool) InvokeReserved(ctx context.Context, event []byte, timeout time.Duration, reserved int) (runtimeapi.Result, error) {
+	if !p.admit(reserved) {
+		return runtimeapi.Result{}, ErrThrottled
+	}
+	defer p.leave()
 	select {
 	case p.slots <- struct{}{}:
 	case <-ctx.Done():
@@ -51,6 +74,23 @@ func (p *Pool) Invoke(ctx context.Context, event []byte, timeout time.Duration) 
 	}
 	p.put(rt)
 	return res, err
+}
+
+// admit counts an invocation in, unless reserved (> 0) are in flight.
+func (p *Pool) admit(reserved int) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if reserved > 0 && p.inFlight >= reserved {
+		return false
+	}
+	p.inFlight++
+	return true
+}
+
+func (p *Pool) leave() {
+	p.mu.Lock()
+	p.inFlight--
+	p.mu.Unlock()
 }
 
 func (p *Pool) take(ctx context.Context) (*runtimeapi.Runtime, error) {

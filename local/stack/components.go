@@ -114,9 +114,17 @@ func (c *Components) startGameLift() error {
 
 // Refs are the deploy-time values of template.yaml's references, locally.
 // Values for parameters template.yaml does not declare are ignored by it.
+// With GameServerEndpoint HttpApi, BackendAddress is apiURL, as an operator
+// passes the API's URL (a Rule of the template requires it: the functions
+// cannot refer to the API that invokes them); otherwise it is left to the
+// template, whose default is the function URL. A function URL's
+// FunctionUrl is the address make dev serves it on (functionUrls.port);
+// Start puts the address it really listens on in its place.
 func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
 	refs := c.gameFabricRefs()
-	refs["BackendAddress"] = apiURL
+	if cfg.Parameters[GameServerEndpoint] == GameServerHTTPAPI {
+		refs["BackendAddress"] = apiURL
+	}
 	for k, v := range cfg.Parameters {
 		refs[k] = v
 	}
@@ -124,6 +132,7 @@ func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
 		refs[logical] = name
 	}
 	c.eventRefs(refs)
+	c.functionURLRefs(cfg.FunctionURLs.Port, refs)
 	return refs
 }
 

@@ -21,6 +21,11 @@ type Config struct {
 		Concurrency int           `yaml:"concurrency"`
 		Timeout     time.Duration `yaml:"timeout"`
 	} `yaml:"api"`
+	// FunctionURLs are the template's Lambda function URLs (LinkBackFunction's
+	// with GameServerEndpoint FunctionUrl), each on its own loopback port.
+	FunctionURLs struct {
+		Port int `yaml:"port"` // the first URL's; the next one the next port; 0 = any free port
+	} `yaml:"functionUrls"`
 	// Dashboard is make dev's web page (local/dashboard), on 127.0.0.1.
 	Dashboard struct {
 		Port int `yaml:"port"` // 0 = any free port
@@ -129,6 +134,7 @@ func LoadConfig(path string) (Config, error) {
 func Defaults() Config {
 	var c Config
 	c.API.Port, c.API.Concurrency, c.API.Timeout = 3000, 4, 30*time.Second
+	c.FunctionURLs.Port = 3001
 	c.Dashboard.Port = 8089
 	c.GameFabric.CallbackTimeout = 2 * time.Second
 	c.GameFabric.Allocators = []AllocatorConfig{
@@ -162,7 +168,7 @@ func Defaults() Config {
 // AnyFreePorts puts every listener on a free port, so tests and benches
 // never collide with a running `make dev` or each other.
 func (c *Config) AnyFreePorts() {
-	c.API.Port, c.Dashboard.Port, c.GameFabric.Ping.Port = 0, 0, 0
+	c.API.Port, c.FunctionURLs.Port, c.Dashboard.Port, c.GameFabric.Ping.Port = 0, 0, 0, 0
 	for i := range c.GameFabric.Allocators {
 		c.GameFabric.Allocators[i].Port = 0
 	}

@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"encoding/json"
 	"reflect"
 	"slices"
@@ -142,6 +143,38 @@ func TestRefsResolveTheRepoTemplate(t *testing.T) {
 	}
 	if ping := envOf(t, c, "PingRefreshFunction", refs); ping["PING_TOKEN_SECRET_ID"] != "arn:ping" {
 		t.Errorf("PingRefreshFunction: PING_TOKEN_SECRET_ID %q, want the Ping Service's own secret", ping["PING_TOKEN_SECRET_ID"])
+	}
+	testGameServerEndpoints(t, c)
+}
+
+// Game servers link back through LinkBackFunction's function URL by
+// default (the template's BACKEND_ADDRESS, on functionUrls.port), through
+// the API with GameServerEndpoint HttpApi (the stack passes its URL as
+// BackendAddress, as an operator must), and to an address dev.yaml gives.
+func testGameServerEndpoints(t *testing.T, c *Components) {
+	t.Helper()
+	for _, tc := range []struct {
+		params        map[string]string
+		backend, mode string
+	}{
+		{nil, "http://127.0.0.1:3001/", ""},
+		{map[string]string{"GameServerEndpoint": "FunctionUrl"}, "http://127.0.0.1:3001/", "FunctionUrl"},
+		{map[string]string{"GameServerEndpoint": "HttpApi"}, "http://127.0.0.1:3000", "HttpApi"},
+		{map[string]string{"GameServerEndpoint": "HttpApi", "BackendAddress": "https://games.example"}, "https://games.example", "HttpApi"},
+	} {
+		cfg := Defaults()
+		for k, v := range tc.params {
+			cfg.Parameters[k] = v
+		}
+		refs := c.Refs(cfg, "http://127.0.0.1:3000")
+		for _, fn := range []string{"AllocateFunction", "PlacementFunction", "MatchmakingFunction"} {
+			if got := envOf(t, c, fn, refs)["BACKEND_ADDRESS"]; got != tc.backend {
+				t.Errorf("%v: %s's BACKEND_ADDRESS %q, want %q", tc.params, fn, got, tc.backend)
+			}
+		}
+		if got, want := envOf(t, c, "LinkBackFunction", refs)["GAME_SERVER_ENDPOINT"], cmp.Or(tc.mode, "FunctionUrl"); got != want {
+			t.Errorf("%v: LinkBackFunction's GAME_SERVER_ENDPOINT %q, want %q", tc.params, got, want)
+		}
 	}
 }
 

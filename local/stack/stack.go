@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
 	"net/http"
 	"path/filepath"
 	"slices"
@@ -18,7 +17,6 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/fleet"
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
-	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/sqssource"
 	"github.com/gamefabric-alloc/allocsvc/local/streams"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
@@ -39,16 +37,25 @@ type Options struct {
 	// SandboxStarted, when set, hears of every function sandbox's process
 	// as it starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
-	// WrapAPI, when set, wraps the local HTTP API's handler: the tests
-	// validate every exchange against docs/openapi.yaml with it.
+	// WrapAPI, when set, wraps the local HTTP API's handler and each
+	// function URL's: the tests validate every exchange against
+	// docs/openapi.yaml, which describes both, with it.
 	WrapAPI func(http.Handler) http.Handler
 }
 
 // Stack is the running local product.
 type Stack struct {
 	*Components
-	APIURL    string
-	Refs      map[string]string
+	APIURL string
+	// GameServerURL is where the game servers link, heartbeat and end
+	// (pragmaBackendAddress): the function URL with GameServerEndpoint
+	// FunctionUrl, APIURL with HttpApi. Like APIURL it has no trailing slash.
+	GameServerURL string
+	// FunctionURLs are the function URLs served, each on its own port.
+	FunctionURLs []FunctionURL
+	Refs         map[string]string
+	// Routes are the HTTP API's, with the stack's parameters.
+	Routes    []template.Route
 	Fleet     *fleet.Fleet
 	Schedules []template.Schedule
 	// Mappings are the running DynamoDB stream event source mappings, one
@@ -90,43 +97,9 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	}
 	s.closers = append(s.closers, s.Components.Close)
 
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(cfg.API.Port)))
-	if err != nil {
-		return s, fmt.Errorf("local HTTP API: %w", err)
-	}
-	s.APIURL = "http://" + ln.Addr().String()
-	s.Refs = s.Components.Refs(cfg, s.APIURL)
-
-	invokers := map[string]gateway.Invoker{}
-	for _, fn := range fns {
-		env, err := s.FunctionEnv(fn, s.Refs)
-		if err != nil {
-			_ = ln.Close()
-			return s, err
-		}
-		bin, name, out := bins[FunctionDir(fn)], fn, prefixed(o.Log, fn)
-		opts := []runtimeapi.Option{runtimeapi.WithFunctionName(name), runtimeapi.WithLogOutput(out)}
-		if o.SandboxStarted != nil {
-			opts = append(opts, runtimeapi.WithStarted(func(pid int) error { return o.SandboxStarted(name, pid) }))
-		}
-		pool := gateway.NewPool(fn, cfg.API.Concurrency, func(ctx context.Context) (*runtimeapi.Runtime, error) {
-			return runtimeapi.Start(ctx, bin, env, opts...)
-		})
-		s.pools[fn], invokers[fn] = pool, pool
-		s.closers = append(s.closers, pool.Close)
-	}
-	handler, err := gateway.New(s.Template.HTTPRoutes(), invokers, gateway.Timeouts{Function: cfg.API.Timeout}, s.log)
-	if err != nil {
-		_ = ln.Close()
+	if err := s.serveFunctions(cfg, o, fns, bins); err != nil {
 		return s, err
 	}
-	if o.WrapAPI != nil {
-		handler = o.WrapAPI(handler)
-	}
-	srv := &http.Server{Handler: handler}
-	go func() { _ = srv.Serve(ln) }()
-	s.closers = append(s.closers, srv.Close)
-
 	if err := s.startEventSources(ctx, cfg, o); err != nil {
 		return s, err
 	}

@@ -15,7 +15,9 @@ import (
 // State is what `make dev` leaves in its work dir so that `make invoke` can
 // run a function against the same components.
 type State struct {
-	APIURL         string            `json:"apiUrl"`
+	APIURL string `json:"apiUrl"`
+	// GameServerURL is where game servers link back (Stack.GameServerURL).
+	GameServerURL  string            `json:"gameServerUrl,omitempty"`
 	DynamoDB       string            `json:"dynamoDbEndpoint"`
 	SecretsManager string            `json:"secretsManagerEndpoint"`
 	GameFabric     []string          `json:"gamefabricUrls"` // every Allocator's, then the Ping Service's
@@ -54,7 +56,7 @@ func (s *Stack) State() State {
 	for _, a := range s.Allocators {
 		gf = append(gf, a.URL)
 	}
-	return State{APIURL: s.APIURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
+	return State{APIURL: s.APIURL, GameServerURL: s.GameServerURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
 		GameFabric: append(gf, s.Ping.URL), Refs: s.Refs, PID: os.Getpid(),
 		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL, GameLift: s.GameLiftURL}
 }

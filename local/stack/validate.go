@@ -37,6 +37,8 @@ func (c Config) validate() error {
 		}
 	}
 	port(c.API.Port, "api.port")
+	port(c.FunctionURLs.Port, "functionUrls.port")
+	c.validateGameServerEndpoint(bad)
 	port(c.Dashboard.Port, "dashboard.port")
 
 	if len(c.GameFabric.Allocators) == 0 {
@@ -141,4 +143,12 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+// validateGameServerEndpoint: the template allows two values only; another
+// would leave the game servers neither routes nor a function URL.
+func (c Config) validateGameServerEndpoint(bad func(string, ...any)) {
+	if e := c.Parameters[GameServerEndpoint]; e != "" && e != GameServerFunctionURL && e != GameServerHTTPAPI {
+		bad("parameters.%s must be %s or %s, got %q", GameServerEndpoint, GameServerFunctionURL, GameServerHTTPAPI, e)
+	}
 }

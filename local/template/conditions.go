@@ -147,17 +147,11 @@ func (r resolver) intrinsicValue(name string, arg, at *yaml.Node, what string, d
 		}
 		return list, true, nil
 	case name == "Fn::If":
-		if arg.Kind != yaml.SequenceNode || len(arg.Content) != 3 || !isPlainScalar(arg.Content[0]) {
-			return nil, false, fmt.Errorf("%s (%s): Fn::If needs [condition, value if true, value if false]", what, where(at))
+		chosen, ok, err := r.branch(at, what)
+		if err != nil || !ok {
+			return nil, false, err
 		}
-		yes, err := r.condition(deref(arg.Content[0]).Value, depth+1)
-		if err != nil {
-			return nil, false, fmt.Errorf("%s (%s): %w", what, where(at), err)
-		}
-		if yes {
-			return r.value(arg.Content[1], what, depth+1)
-		}
-		return r.value(arg.Content[2], what, depth+1)
+		return r.value(chosen, what, depth+1)
 	}
 	s, err := r.str(at, what)
 	return s, err == nil, err
@@ -183,4 +177,44 @@ func scalarValue(n *yaml.Node) any {
 		}
 	}
 	return n.Value
+}
+
+// branch follows Fn::If, nested ones included, to the value CloudFormation
+// would use. ok is false for AWS::NoValue (and for an absent n): the
+// property, variable or operation is left out.
+func (r resolver) branch(n *yaml.Node, what string) (chosen *yaml.Node, ok bool, err error) {
+	for depth := 0; ; depth++ {
+		n = deref(n)
+		name, arg, isFn := intrinsic(n)
+		switch {
+		case n == nil:
+			return nil, false, nil
+		case isFn && name == "Ref" && isPlainScalar(arg) && arg.Value == "AWS::NoValue":
+			return nil, false, nil
+		case !isFn || name != "Fn::If":
+			return n, true, nil
+		case depth > maxConditionDepth:
+			return nil, false, fmt.Errorf("%s (%s): Fn::If nested more than %d deep", what, where(n), maxConditionDepth)
+		}
+		arg = deref(arg)
+		if arg.Kind != yaml.SequenceNode || len(arg.Content) != 3 || !isPlainScalar(arg.Content[0]) {
+			return nil, false, fmt.Errorf("%s (%s): Fn::If needs [condition, value if true, value if false]", what, where(n))
+		}
+		yes, err := r.condition(deref(arg.Content[0]).Value, 0)
+		if err != nil {
+			return nil, false, fmt.Errorf("%s (%s): %w", what, where(n), err)
+		}
+		if n = arg.Content[2]; yes {
+			n = arg.Content[1]
+		}
+	}
+}
+
+// exists reports whether CloudFormation creates res with r's refs: it has
+// no Condition, or its Condition holds.
+func (r resolver) exists(res *resource) (bool, error) {
+	if res.condition == "" {
+		return true, nil
+	}
+	return r.condition(res.condition, 0)
 }

@@ -13,7 +13,8 @@ import (
 // such as a table, or a parameter, overriding its Default) or a GetAtt
 // "LogicalID.Attribute" to its local value. A value that cannot be
 // evaluated is an error naming the variable, so a new template variable
-// cannot silently go missing locally.
+// cannot silently go missing locally. Fn::If takes its branch, and a
+// variable whose value is AWS::NoValue is not set, as CloudFormation does.
 func (t *Template) FunctionEnv(logicalID string, refs map[string]string) (map[string]string, error) {
 	res, ok := t.byID[logicalID]
 	if !ok {
@@ -35,7 +36,16 @@ func (t *Template) FunctionEnv(logicalID string, refs map[string]string) (map[st
 			return nil, fmt.Errorf("environment of %s: %w", logicalID, err)
 		}
 		for _, kv := range pairs(vars) {
-			v, err := r.str(kv.value, "variable "+kv.key)
+			// Fn::If picks the value; AWS::NoValue leaves the variable unset.
+			chosen, set, err := r.branch(kv.value, "variable "+kv.key)
+			if err != nil {
+				return nil, fmt.Errorf("environment of %s: %w", logicalID, err)
+			}
+			if !set {
+				delete(env, kv.key)
+				continue
+			}
+			v, err := r.str(chosen, "variable "+kv.key)
 			if err != nil {
 				return nil, fmt.Errorf("environment of %s: %w", logicalID, err)
 			}

@@ -78,17 +78,48 @@ func TestRepoTemplate(t *testing.T) {
 		}
 	}
 
-	wantRoutes := []Route{
+	testRepoTemplateRoutes(t, tpl)
+}
+
+// The game servers' three routes are LinkBackFunction's function URL by
+// default, and HTTP API routes (from HttpApi's DefinitionBody) only with
+// GameServerEndpoint HttpApi, exactly as they were as the function's
+// events.
+func testRepoTemplateRoutes(t *testing.T, tpl *Template) {
+	t.Helper()
+	backend := []Route{
 		{FunctionLogicalID: "AllocateFunction", EventName: "Allocate", Method: "POST", Path: "/v1/allocations", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "AllocateFunction", EventName: "GetAllocation", Method: "GET", Path: "/v1/allocations/{gameInstanceId}", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "AllocateFunction", EventName: "EndAllocation", Method: "DELETE", Path: "/v1/allocations/{gameInstanceId}", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "RegionsFunction", EventName: "Regions", Method: "GET", Path: "/v1/regions", PayloadFormatVersion: "2.0"},
+	}
+	gameServers := []Route{
 		{FunctionLogicalID: "LinkBackFunction", EventName: "Link", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/link", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "LinkBackFunction", EventName: "Heartbeat", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/heartbeat", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "LinkBackFunction", EventName: "End", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/end", PayloadFormatVersion: "2.0"},
 	}
-	if got := tpl.HTTPRoutes(); !reflect.DeepEqual(got, wantRoutes) {
-		t.Errorf("routes:\n got %+v\nwant %+v", got, wantRoutes)
+	url := FunctionURL{LogicalID: "LinkBackFunctionUrl", FunctionLogicalID: "LinkBackFunction", AuthType: "NONE", InvokeMode: "BUFFERED"}
+	for _, tc := range []struct {
+		endpoint string
+		routes   []Route
+		urls     []FunctionURL
+	}{
+		{"", backend, []FunctionURL{url}}, // the default: FunctionUrl
+		{"FunctionUrl", backend, []FunctionURL{url}},
+		{"HttpApi", append(append([]Route(nil), backend...), gameServers...), nil},
+	} {
+		refs := map[string]string{}
+		if tc.endpoint != "" {
+			refs["GameServerEndpoint"] = tc.endpoint
+		}
+		routes, err := tpl.HTTPRoutes(refs)
+		if err != nil || !reflect.DeepEqual(routes, tc.routes) {
+			t.Errorf("GameServerEndpoint %q: routes %v\n got %+v\nwant %+v", tc.endpoint, err, routes, tc.routes)
+		}
+		urls, err := tpl.FunctionURLs(refs)
+		if err != nil || !reflect.DeepEqual(urls, tc.urls) {
+			t.Errorf("GameServerEndpoint %q: function URLs %v\n got %+v\nwant %+v", tc.endpoint, err, urls, tc.urls)
+		}
 	}
 }
 
@@ -109,18 +140,15 @@ func TestRepoTemplateSchedules(t *testing.T) {
 
 // TestRepoTemplateThrottlesUnauthenticatedRoutes pins the HTTP API guard
 // rails: a default throttle for every route, and the tighter game-server
-// throttle on every route that opts out of IAM auth, so a route added
-// without auth cannot silently escape it.
+// throttle on every route that opts out of IAM auth (a function's event
+// with Authorizer NONE, or a DefinitionBody operation with security NONE),
+// so a route added without auth cannot silently escape it. Behind the
+// function URL (GameServerEndpoint FunctionUrl) LinkBackFunction's reserved
+// concurrency is the throttle.
 func TestRepoTemplateThrottlesUnauthenticatedRoutes(t *testing.T) {
 	tpl, err := Load("../../template.yaml")
 	if err != nil {
 		t.Fatal(err)
-	}
-	refTo := func(n *yaml.Node) string {
-		if name, arg, ok := intrinsic(n); ok && name == "Ref" && isPlainScalar(arg) {
-			return arg.Value
-		}
-		return ""
 	}
 	api := tpl.byID["HttpApi"]
 	if api == nil {
@@ -134,28 +162,69 @@ func TestRepoTemplateThrottlesUnauthenticatedRoutes(t *testing.T) {
 		t.Errorf("HttpApi DefaultRouteSettings.ThrottlingRateLimit refers to %q", got)
 	}
 
-	var open []string
-	err = resolver{t: tpl}.eachEvent("HttpApi", func(fn, event string, props *yaml.Node) error {
-		authorizer := lookup(lookup(props, "Auth"), "Authorizer")
-		if authorizer == nil || authorizer.Value != "NONE" {
-			return nil
-		}
-		open = append(open, fn+"."+event)
-		rs := lookup(props, "RouteSettings")
+	r := resolver{t: tpl, refs: map[string]string{"GameServerEndpoint": "HttpApi"}}
+	open := unauthenticatedRoutes(t, r)
+	settings, set, err := r.branch(lookup(api.props, "RouteSettings"), "RouteSettings")
+	if err != nil || !set {
+		t.Fatalf("HttpApi RouteSettings with GameServerEndpoint HttpApi: %v, set %v", err, set)
+	}
+	for _, route := range open {
+		rs := lookup(settings, route)
 		if got := refTo(lookup(rs, "ThrottlingBurstLimit")); got != "GameServerThrottlingBurstLimit" {
-			t.Errorf("%s.%s: unauthenticated route's RouteSettings.ThrottlingBurstLimit refers to %q", fn, event, got)
+			t.Errorf("%s: unauthenticated route's RouteSettings.ThrottlingBurstLimit refers to %q", route, got)
 		}
 		if got := refTo(lookup(rs, "ThrottlingRateLimit")); got != "GameServerThrottlingRateLimit" {
-			t.Errorf("%s.%s: unauthenticated route's RouteSettings.ThrottlingRateLimit refers to %q", fn, event, got)
+			t.Errorf("%s: unauthenticated route's RouteSettings.ThrottlingRateLimit refers to %q", route, got)
+		}
+	}
+	if want := []string{"POST /v1/game-instances/{gameInstanceId}/link", "POST /v1/game-instances/{gameInstanceId}/heartbeat",
+		"POST /v1/game-instances/{gameInstanceId}/end"}; !reflect.DeepEqual(open, want) {
+		t.Errorf("unauthenticated routes = %v, want %v", open, want)
+	}
+
+	r.refs = nil // FunctionUrl: no game-server routes, the URL's throttle
+	if open := unauthenticatedRoutes(t, r); len(open) != 0 {
+		t.Errorf("unauthenticated HTTP API routes with GameServerEndpoint FunctionUrl: %v", open)
+	}
+	if reserved, err := tpl.FunctionReservedConcurrency("LinkBackFunction", nil); err != nil || reserved != 100 {
+		t.Errorf("LinkBackFunction's reserved concurrency = %d, %v; want LinkBackReservedConcurrency's 100", reserved, err)
+	}
+}
+
+func refTo(n *yaml.Node) string {
+	if name, arg, ok := intrinsic(n); ok && name == "Ref" && isPlainScalar(arg) {
+		return arg.Value
+	}
+	return ""
+}
+
+// unauthenticatedRoutes are the route keys ("POST /path") that opt out of
+// the HTTP API's IAM authorizer with r's refs.
+func unauthenticatedRoutes(t *testing.T, r resolver) []string {
+	t.Helper()
+	var open []string
+	err := r.eachEvent("HttpApi", func(fn, event string, props *yaml.Node) error {
+		if authorizer := lookup(lookup(props, "Auth"), "Authorizer"); authorizer != nil && authorizer.Value == "NONE" {
+			route, err := r.route(fn, event, props)
+			open = append(open, route.Method+" "+route.Path)
+			return err
 		}
 		return nil
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"LinkBackFunction.Link", "LinkBackFunction.Heartbeat", "LinkBackFunction.End"}; !reflect.DeepEqual(open, want) {
-		t.Errorf("unauthenticated routes = %v, want %v", open, want)
+	err = r.eachOperation(func(_, path, method string, op *yaml.Node) error {
+		security, err := r.list(lookup(op, "security"), "security")
+		if len(security) == 1 && lookup(security[0], "NONE") != nil {
+			open = append(open, method+" "+path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
+	return open
 }
 
 // TestRepoTemplateScheduledRunsAreNotRetried pins the scheduled functions'

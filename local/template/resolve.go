@@ -49,13 +49,27 @@ func (r resolver) str(n *yaml.Node, what string) (string, error) {
 		if v, ok := r.refs[key]; ok {
 			return v, nil
 		}
-		return "", fmt.Errorf("%s (%s): cannot resolve !GetAtt %s locally; pass it in refs", what, where(n), key)
+		return "", r.unresolvedGetAtt(key, what, n)
 	case "Fn::Sub":
 		return r.sub(arg, what, n)
 	case "Fn::Join":
 		return r.join(arg, what, n)
 	}
 	return "", fmt.Errorf("%s (%s): intrinsic %s cannot be evaluated locally", what, where(n), name)
+}
+
+// unresolvedGetAtt says why !GetAtt key has no local value: its resource
+// is not created with these parameters (CloudFormation refuses that too),
+// or its value was not passed in refs.
+func (r resolver) unresolvedGetAtt(key, what string, at *yaml.Node) error {
+	id, _, _ := strings.Cut(key, ".")
+	if res, ok := r.t.byID[id]; ok {
+		if created, err := r.exists(res); err == nil && !created {
+			return fmt.Errorf("%s (%s): !GetAtt %s: %s is not created with these parameters (its Condition %s is false)",
+				what, where(at), key, id, res.condition)
+		}
+	}
+	return fmt.Errorf("%s (%s): cannot resolve !GetAtt %s locally; pass it in refs", what, where(at), key)
 }
 
 func (r resolver) ref(name, what string, at *yaml.Node) (string, error) {

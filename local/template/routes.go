@@ -7,10 +7,13 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// Route is one HttpApi event of a serverless function.
+// Route is one route of the HTTP API: a function's HttpApi event, or an
+// operation of the HttpApi's DefinitionBody whose integration invokes a
+// function.
 type Route struct {
 	FunctionLogicalID string
-	EventName         string
+	// EventName is the event's name, or the operation's operationId.
+	EventName string
 	// Method is upper case; "ANY" matches every method.
 	Method string
 	// Path is the API Gateway route path, e.g. /v1/allocations/{gameInstanceId};
@@ -20,11 +23,35 @@ type Route struct {
 	PayloadFormatVersion string
 }
 
-// HTTPRoutes returns every HttpApi event of every AWS::Serverless::Function,
-// in template order. REST (Type: Api) events are not included. Routes are
-// parsed by Load, so a route that cannot be read locally fails there.
-func (t *Template) HTTPRoutes() []Route {
-	return append([]Route(nil), t.routes...)
+// HTTPRoutes returns the routes the HTTP API has once deployed with refs
+// (parameter values over their defaults): every HttpApi event of every
+// AWS::Serverless::Function in template order, then the operations the
+// HttpApi's DefinitionBody declares with a Lambda integration, where
+// Fn::If takes its branch and AWS::NoValue declares no route. REST (Type:
+// Api) events are not included. Events are parsed by Load, so an event
+// that cannot be read locally fails there; a DefinitionBody, which
+// depends on the parameters, fails here. A route declared twice is an
+// error: locally there is no merge to decide which wins.
+func (t *Template) HTTPRoutes(refs map[string]string) ([]Route, error) {
+	defined, err := resolver{t: t, refs: refs}.definitionRoutes()
+	if err != nil {
+		return nil, err
+	}
+	routes := append([]Route(nil), t.routes...)
+	seen := map[string]Route{}
+	for _, rt := range routes {
+		seen[rt.Method+" "+rt.Path] = rt
+	}
+	for _, rt := range defined {
+		key := rt.Method + " " + rt.Path
+		if other, twice := seen[key]; twice {
+			return nil, fmt.Errorf("route %s is declared twice: by %s (%s) and by %s (%s)",
+				key, other.FunctionLogicalID, other.EventName, rt.FunctionLogicalID, rt.EventName)
+		}
+		seen[key] = rt
+		routes = append(routes, rt)
+	}
+	return routes, nil
 }
 
 func (t *Template) parseRoutes() ([]Route, error) {

@@ -46,18 +46,16 @@ type RuleTarget struct {
 func (t *Template) EventRules(refs map[string]string) ([]EventRule, error) {
 	r := resolver{t: t, refs: refs}
 	var out []EventRule
-	for _, res := range t.resources {
+	for i := range t.resources {
+		res := &t.resources[i]
 		if res.typ != TypeEventsRule {
 			continue
 		}
-		if res.condition != "" {
-			created, err := r.condition(res.condition, 0)
+		if created, err := r.exists(res); err != nil || !created {
 			if err != nil {
 				return nil, fmt.Errorf("rule %s: %w", res.id, err)
 			}
-			if !created {
-				continue
-			}
+			continue
 		}
 		rule, err := r.eventRule(res.id, res.props)
 		if err != nil {

@@ -22,6 +22,8 @@ const (
 	TypeDynamoDBTable      = "AWS::DynamoDB::Table"
 	TypeServerlessFunction = "AWS::Serverless::Function"
 	TypeLambdaFunction     = "AWS::Lambda::Function"
+	TypeServerlessHttpApi  = "AWS::Serverless::HttpApi"
+	TypeLambdaURL          = "AWS::Lambda::Url"
 )
 
 // Template is a parsed template. It is immutable after Load/Parse.

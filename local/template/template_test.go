@@ -185,7 +185,10 @@ func TestTablesFromSample(t *testing.T) {
 }
 
 func TestHTTPRoutesFromSample(t *testing.T) {
-	got := mustParse(t, sample).HTTPRoutes()
+	got, err := mustParse(t, sample).HTTPRoutes(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	want := []Route{
 		{FunctionLogicalID: "Handler", EventName: "Create", Method: "POST", Path: "/v1/sessions", PayloadFormatVersion: "2.0"},
 		{FunctionLogicalID: "Handler", EventName: "Get", Method: "GET", Path: "/v1/sessions/{sessionId}", PayloadFormatVersion: "1.0"},

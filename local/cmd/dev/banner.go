@@ -16,9 +16,13 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	fmt.Fprintf(&b, "\n=== GameFabric allocation service, running locally ===\n\n")
 	fmt.Fprintf(&b, "Dashboard           %s   (regions, game servers, game instances, events; allocate and end games)\n", dashboardURL)
 	fmt.Fprintf(&b, "HTTP API            %s   (NO IAM auth locally; deployed, the allocation routes need SigV4)\n", s.APIURL)
-	for _, r := range s.Template.HTTPRoutes() {
+	for _, r := range s.Routes {
 		fmt.Fprintf(&b, "  %-7s %-45s -> %s\n", r.Method, r.Path, r.FunctionLogicalID)
 	}
+	for _, u := range s.FunctionURLs {
+		fmt.Fprintf(&b, "function URL        %s   (%s: every path and method -> %s; AuthType %s)\n", u.URL, u.LogicalID, u.FunctionLogicalID, u.AuthType)
+	}
+	fmt.Fprintf(&b, "game servers        link back to %s   (their pragmaBackendAddress: link, heartbeat, end)\n", s.GameServerURL)
 	for _, sch := range s.Schedules {
 		fmt.Fprintf(&b, "schedule            %-18s -> %s\n", sch.Expression, sch.FunctionLogicalID)
 	}

@@ -19,10 +19,15 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	for _, ac := range cfg.GameFabric.Allocators {
 		allocators = append(allocators, &stack.Allocator{AllocatorConfig: ac, URL: "http://127.0.0.1:7400", SecretARN: "arn:secret:" + ac.Name})
 	}
-	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", Components: &stack.Components{
-		Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
-		DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
-	}}
+	urls, err := tpl.FunctionURLs(cfg.Parameters)
+	if err != nil || len(urls) != 1 {
+		t.Fatalf("function URLs %v, %v", urls, err)
+	}
+	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", GameServerURL: "http://127.0.0.1:3001",
+		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}}, Components: &stack.Components{
+			Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
+			DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
+		}}
 	out := banner(s, cfg, "http://127.0.0.1:8089/")
 	var dashboardLines []string
 	for _, line := range strings.Split(out, "\n") {
@@ -35,7 +40,10 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	}
 	// make dev's us-west servers host several games (local/dev.yaml's
 	// defaults): the banner says so, and how to see it.
+	// Where the game servers link back: LinkBackFunction's function URL.
 	for _, want := range []string{"HTTP API            http://127.0.0.1:3000", "make play ID=gi-1", "End on the dashboard",
+		"function URL        http://127.0.0.1:3001/   (LinkBackFunctionUrl: every path and method -> LinkBackFunction; AuthType NONE)",
+		"game servers        link back to http://127.0.0.1:3001 ",
 		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in us-west host several games at once"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)

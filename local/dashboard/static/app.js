@@ -360,7 +360,8 @@ function render(st) {
   renderEvents(st);
   document.getElementById('match-form').hidden = !st.playMatch;
   const status = document.getElementById('status');
-  status.replaceChildren('API ' + st.api + ' · updated ' + time(st.now),
+  const gameServers = st.gameServers ? ' · game servers link back to ' + st.gameServers : '';
+  status.replaceChildren('API ' + st.api + gameServers + ' · updated ' + time(st.now),
     ...(st.problems || []).map((p) => el('span', { class: 'problem' }, ' · ' + p)));
   status.className = 'status' + ((st.problems || []).length ? ' warn' : '');
 }
