@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"regexp"
 	"strings"
 	"time"
 
@@ -63,7 +62,25 @@ const (
 	MaxLatencyMs          = 60000
 )
 
-var labelValuePattern = regexp.MustCompile(`^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$`)
+// isLabelValue reports whether v matches ^[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?$
+// (a Kubernetes label value, length apart). A loop rather than a
+// package-level regexp, which every function would compile at each cold
+// start.
+func isLabelValue(v string) bool {
+	if v == "" || !isAlnum(v[0]) || !isAlnum(v[len(v)-1]) {
+		return false
+	}
+	for i := 1; i < len(v)-1; i++ {
+		if c := v[i]; !isAlnum(c) && c != '.' && c != '_' && c != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // DecodeRequest parses a request body strictly: one JSON object, known fields only.
 func DecodeRequest(body []byte) (Request, error) {
@@ -238,7 +255,7 @@ func ParseVersion(version, fallbackEnv, fallbackSet string) (env, set string, er
 		switch {
 		case p.value == "":
 			missing = append(missing, fmt.Sprintf("gameServerVersion has no %s and %s is not configured (expected <environment>::<armadaSet>)", p.name, p.fallback))
-		case len(p.value) > maxLabelValue || !labelValuePattern.MatchString(p.value):
+		case len(p.value) > maxLabelValue || !isLabelValue(p.value):
 			missing = append(missing, fmt.Sprintf("gameServerVersion %s %q must be a label value: at most %d letters, digits, . _ -, starting and ending alphanumeric", p.name, p.value, maxLabelValue))
 		}
 	}

@@ -26,7 +26,7 @@ func LoadEvents(getenv func(string) string) (Events, error) {
 		MatchmakingEventName: r.optional("MATCHMAKING_EVENT_NAME"), LogLevel: r.level("LOG_LEVEL")}
 	if c.MatchmakingEventName == "" {
 		c.MatchmakingEventName = defaults.MatchmakingEventName
-	} else if !eventName.MatchString(c.MatchmakingEventName) {
+	} else if !validEventName(c.MatchmakingEventName) {
 		r.problem("MATCHMAKING_EVENT_NAME must be 1-128 letters, digits and . _ -, starting with a letter, got %q", c.MatchmakingEventName)
 	}
 	if err := r.err(); err != nil {

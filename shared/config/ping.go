@@ -3,7 +3,6 @@ package config
 import (
 	"fmt"
 	"log/slog"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -91,25 +90,42 @@ func LoadRegions(getenv func(string) string) (Regions, error) {
 	return c, nil
 }
 
-var ratePattern = regexp.MustCompile(`^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$`)
-
 // ParseRate turns an EventBridge rate expression into its period. Cron
 // expressions have no single period, so they are not accepted.
 func ParseRate(expr string) (time.Duration, error) {
-	m := ratePattern.FindStringSubmatch(strings.TrimSpace(expr))
-	if m == nil {
+	count, unitName, ok := splitRate(strings.TrimSpace(expr))
+	if !ok {
 		return 0, fmt.Errorf("%q is not a rate expression such as rate(1 minute)", expr)
 	}
-	n, err := strconv.Atoi(m[1])
+	n, err := strconv.Atoi(count)
 	if err != nil || n <= 0 {
 		return 0, fmt.Errorf("%q must have a positive count", expr)
 	}
 	// EventBridge itself insists on "1 minute" but "5 minutes".
-	if plural := strings.HasSuffix(m[2], "s"); plural != (n > 1) {
+	if plural := strings.HasSuffix(unitName, "s"); plural != (n > 1) {
 		return 0, fmt.Errorf("%q: EventBridge wants a singular unit for 1 and a plural one otherwise", expr)
 	}
-	unit := map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}[strings.TrimSuffix(m[2], "s")]
+	unit := map[string]time.Duration{"minute": time.Minute, "hour": time.Hour, "day": 24 * time.Hour}[strings.TrimSuffix(unitName, "s")]
 	return time.Duration(n) * unit, nil
+}
+
+// splitRate takes "rate(<digits> <unit>)" apart, the unit one of minute,
+// minutes, hour, hours, day, days: what the pattern
+// ^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$ matched. By hand
+// rather than with a package-level regexp, which every function would
+// compile at each cold start.
+func splitRate(s string) (count, unit string, ok bool) {
+	inner, ok1 := strings.CutPrefix(s, "rate(")
+	inner, ok2 := strings.CutSuffix(inner, ")")
+	count, unit, ok3 := strings.Cut(inner, " ")
+	if !ok1 || !ok2 || !ok3 || count == "" || strings.Trim(count, "0123456789") != "" {
+		return "", "", false
+	}
+	switch unit {
+	case "minute", "minutes", "hour", "hours", "day", "days":
+		return count, unit, true
+	}
+	return "", "", false
 }
 
 func (r *reader) schedule(name string) time.Duration {

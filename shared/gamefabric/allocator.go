@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -260,12 +261,16 @@ func notConnected(err error) bool {
 
 // tokenValue matches a "token" member's string value, even in a body cut
 // short: a 2xx body carries GameFabric's callback token, a credential.
-var tokenValue = regexp.MustCompile(`(?i)("token"\s*:\s*")(?:[^"\\]|\\.)*"?`)
+// Compiled on first use: only an undecodable answer needs it, and a
+// package-level regexp would be compiled at every cold start.
+var tokenValue = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`(?i)("token"\s*:\s*")(?:[^"\\]|\\.)*"?`)
+})
 
 // redactToken keeps an undecodable 2xx body useful for diagnosis without
 // the callback token in it.
 func redactToken(raw []byte) []byte {
-	return tokenValue.ReplaceAll(raw, []byte(`${1}[redacted]"`))
+	return tokenValue().ReplaceAll(raw, []byte(`${1}[redacted]"`))
 }
 
 // truncate keeps at most MaxErrorBodyKept bytes as valid UTF-8.

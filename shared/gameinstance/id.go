@@ -1,14 +1,27 @@
 package gameinstance
 
-import (
-	"fmt"
-	"regexp"
-)
+import "fmt"
 
 // MaxIDLength is the longest gameInstanceId.
 const MaxIDLength = 128
 
-var idPattern = regexp.MustCompile(`^[A-Za-z0-9._:-]+$`)
+// idChars reports whether id is made of letters, digits and . _ : - only
+// (the pattern ^[A-Za-z0-9._:-]+$ once was). A loop, not a package-level
+// regexp: compiling one at start-up runs on every cold start of every
+// function, before the first event.
+func idChars(id string) bool {
+	for i := 0; i < len(id); i++ {
+		if c := id[i]; !isAlnum(c) && c != '.' && c != '_' && c != ':' && c != '-' {
+			return false
+		}
+	}
+	return id != ""
+}
+
+// isAlnum reports whether c is an ASCII letter or digit.
+func isAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
+}
 
 // IDProblem says what is wrong with a gameInstanceId, "" when nothing is.
 func IDProblem(id string) string {
@@ -17,7 +30,7 @@ func IDProblem(id string) string {
 		return "gameInstanceId is required"
 	case len(id) > MaxIDLength:
 		return fmt.Sprintf("gameInstanceId must be at most %d characters", MaxIDLength)
-	case !idPattern.MatchString(id):
+	case !idChars(id):
 		return "gameInstanceId may only contain letters, digits and . _ : -"
 	}
 	return ""
