@@ -129,7 +129,7 @@ func TestMiddleware(t *testing.T) {
 		{name: "malformed signature accepted", method: "POST", path: "/v1/allocations", auth: "AWS4-HMAC-SHA256 garbage", body: allocateBody,
 			answer: answer{201, created, allocated}, wantViolation: "Credential"},
 		{name: "heartbeat", method: "POST", path: "/v1/game-instances/gi-1/heartbeat", auth: "Bearer abc",
-			answer: answer{200, noStore, `{"gameInstanceId":"gi-1","state":"Linked","linkedAt":"2026-11-22T04:31:19.02Z"}`}, wantOperation: "heartbeat"},
+			answer: answer{200, noStore, `{"gameInstanceId":"gi-1","state":"Linked","heartbeatIntervalSeconds":30,"linkedAt":"2026-11-22T04:31:19.02Z"}`}, wantOperation: "heartbeat"},
 		{name: "heartbeat without token refused", method: "POST", path: "/v1/game-instances/gi-1/heartbeat",
 			answer: answer{401, bearer, `{"error":{"code":"UNAUTHORIZED","message":"send the token"}}`}, wantOperation: "heartbeat"},
 		{name: "heartbeat without token accepted", method: "POST", path: "/v1/game-instances/gi-1/heartbeat",
