@@ -137,7 +137,7 @@ func (s *Service) Heartbeat(ctx context.Context, id, token string) (gameinstance
 	case !holdsToken(rec, token):
 		return gameinstance.Record{}, errUnauthorized
 	case rec.State == gameinstance.StateLinked && !s.Policy.WriteDue(rec, now):
-		return rec, nil // a write due to a heartbeat just recorded: nothing to add
+		return rec, nil // refused, but a heartbeat was just recorded (a concurrent one): nothing to add
 	case rec.State == gameinstance.StateLinked:
 		// Linked, the right token, and still refused: a record without its
 		// index key, or changed in between. The full path settles it.
