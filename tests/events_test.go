@@ -46,7 +46,7 @@ func TestEventsEndToEnd(t *testing.T) {
 	s, logs := startLocalStack(t, cfg, t.TempDir())
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	defer cancel()
-	api, us := s.APIURL, s.Allocators[0]
+	us := s.Allocators[0]
 	backend := backendClient(t, s)
 	bus := &eventLog{s: s}
 	testkit.WaitFor(t, 30*time.Second, "two us-west game servers registered", func() bool {
@@ -110,11 +110,11 @@ func TestEventsEndToEnd(t *testing.T) {
 		t.Errorf("link timeout detail = %v", got[1].detail)
 	}
 
-	// A server that links and never heartbeats.
+	// A server that links (where game servers link back) and never heartbeats.
 	mute := fakeServer(t, us, "dev-us-west", "dev-us-registry-token")
 	allocate("gi-ev-4", "us-west")
 	token := mute.await(t, "gi-ev-4")
-	if status, doc := httpJSON(t, http.MethodPost, api+"/v1/game-instances/gi-ev-4/link", token, `{"serverName":"mute"}`); status != http.StatusOK {
+	if status, doc := httpJSON(t, http.MethodPost, s.GameServerURL+"/v1/game-instances/gi-ev-4/link", token, `{"serverName":"mute"}`); status != http.StatusOK {
 		t.Fatalf("link gi-ev-4: %d %v", status, doc)
 	}
 	time.Sleep(4 * time.Second) // HealthPeriod × HealthFailureThreshold

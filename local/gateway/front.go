@@ -54,8 +54,9 @@ func (f *front) serve(w http.ResponseWriter, r *http.Request, event func(r *http
 	res, err := f.invoke(ctx, payload, f.timeout)
 	f.log.Info("invoke", "function", f.function, "method", r.Method, "path", r.URL.Path,
 		"durationMs", time.Since(start).Milliseconds(), "error", errString(err, res))
-	// Neither front end's answer to a failed invocation carries more than
-	// a message; AWS documents no other body for them.
+	// A failed invocation is answered with a message alone, alike by both
+	// front ends: for a function URL AWS documents the throttle's status
+	// (429), not what the rest look like, so it answers as the HTTP API.
 	switch {
 	case f.wait > 0 && errors.Is(ctx.Err(), context.DeadlineExceeded):
 		f.log.Warn("integration timeout: the function did not answer within the gateway's limit",

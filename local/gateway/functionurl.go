@@ -130,18 +130,11 @@ func (h *functionURL) event(r *http.Request, body []byte) any {
 }
 
 // isText reports whether a function URL passes a body of this Content-Type
-// as it is: text/* and the JSON, JavaScript and XML application types.
-// Lambda base64-encodes every other body, one without a Content-Type too.
+// as it is: application/json and text/*, the types AWS names; Lambda
+// base64-encodes every other body, one without a Content-Type too.
 func isText(contentType string) bool {
 	media, _, err := mime.ParseMediaType(contentType)
-	if err != nil {
-		return false
-	}
-	switch media {
-	case "application/json", "application/javascript", "application/xml":
-		return true
-	}
-	return strings.HasPrefix(media, "text/")
+	return err == nil && (media == "application/json" || strings.HasPrefix(media, "text/"))
 }
 
 // traceID is an X-Ray trace header as Lambda's front end adds it.
