@@ -56,9 +56,12 @@ func TestLocalStackGameServersOnTheHttpApi(t *testing.T) {
 		}
 		return &allocclient.Allocation{}
 	}
-	testkit.WaitFor(t, 15*time.Second, "Linked with a heartbeat", func() bool {
-		got := get()
-		return got.State == allocclient.StateLinked && !got.LastHeartbeatAt.IsZero()
+	// Behind the HTTP API a heartbeat reads first and is recorded only
+	// once due (a period past the initial delay): the API's answers, not
+	// the record, show that the server heartbeats.
+	testkit.WaitFor(t, 15*time.Second, "Linked, and a heartbeat answered through the API", func() bool {
+		return get().State == allocclient.StateLinked &&
+			seen.answered(s.APIURL, "/v1/game-instances/gi-api-1/heartbeat", http.StatusOK) > 0
 	})
 	endGame(t, a.Server.Address)
 	testkit.WaitFor(t, 15*time.Second, "Ended (IWON)", func() bool { return get().State == allocclient.StateEnded })
