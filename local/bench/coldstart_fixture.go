@@ -89,8 +89,9 @@ type coldSeries struct {
 	makeEvent func(round int) ([]byte, error)
 	check     func(runtimeapi.Result) (string, error)
 
-	answer        string
-	totals, inits []time.Duration
+	answer                        string
+	totals, inits, invokes, warms []time.Duration
+	trace                         InitTrace // traceInits's, for series held to the goal
 }
 
 // coldEvent is a first event: a file from events/, optionally edited.
@@ -129,11 +130,11 @@ func coldStartEvents() map[string]struct{ first, realistic *coldEvent } {
 		},
 		"PingRefreshFunction": {
 			first: &coldEvent{file: "ping-refresh-scheduled.json",
-				describe: "the scheduled event: Secrets Manager (moto) token fetch, emulated GameFabric Ping Service, DynamoDB writes — necessarily real loopback calls"},
+				describe: "the scheduled event: Secrets Manager (moto) token fetch, emulated GameFabric Ping Service, then five DynamoDB requests in turn (the ping cache's Scan and BatchWriteItem, three on the region health table) — necessarily real loopback calls"},
 		},
 		"HealthSweepFunction": {
 			first: &coldEvent{file: "health-sweep-scheduled.json",
-				describe: "the scheduled event: DynamoDB queries for overdue instances — necessarily real loopback calls"},
+				describe: "the scheduled event: 16 DynamoDB queries for overdue instances (one per health index shard, at once) and a Scan of the game servers for the rooms gauge — necessarily real loopback calls"},
 		},
 		// No realistic start: a placement's real run needs a Queued record
 		// under the message's ticket (MeasureQueuedCost runs them).

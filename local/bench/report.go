@@ -17,6 +17,7 @@ var reportTemplate string
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"ms":      fmtMs,                                                                // 12.3 ms
 	"msn":     func(d time.Duration) string { return fmt.Sprintf("%.1f", toMs(d)) }, // 12.3
+	"msn2":    func(d time.Duration) string { return fmt.Sprintf("%.2f", toMs(d)) }, // 0.12
 	"msr":     func(d time.Duration) time.Duration { return d.Round(time.Millisecond) },
 	"sec":     func(d time.Duration) time.Duration { return d.Round(time.Second) },
 	"secs":    func(d time.Duration) string { return fmt.Sprintf("%.0f s", d.Seconds()) },

@@ -5,8 +5,8 @@ import "fmt"
 // MaxIDLength is the longest gameInstanceId.
 const MaxIDLength = 128
 
-// idChars reports whether id is made of letters, digits and . _ : - only
-// (the pattern ^[A-Za-z0-9._:-]+$ once was). A loop, not a package-level
+// idChars reports whether id is made of letters, digits and . _ : - only,
+// what the pattern ^[A-Za-z0-9._:-]+$ matches. A loop, not a package-level
 // regexp: compiling one at start-up runs on every cold start of every
 // function, before the first event.
 func idChars(id string) bool {

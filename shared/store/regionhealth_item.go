@@ -2,7 +2,6 @@ package store
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"time"
 
@@ -88,14 +87,38 @@ var regionAttributes = map[string]string{
 	"#reason":      "reason",
 }
 
-var regionPlaceholder = regexp.MustCompile(`#\w+`)
+// placeholders returns the #name placeholders in expr, in order: what
+// the pattern #\w+ found (\w being ASCII letters, digits and _). By hand,
+// not with a package-level regexp, which every function would compile at
+// each cold start.
+func placeholders(expr string) []string {
+	var out []string
+	for i := 0; i < len(expr); i++ {
+		if expr[i] != '#' {
+			continue
+		}
+		j := i + 1
+		for j < len(expr) && isWordByte(expr[j]) {
+			j++
+		}
+		if j > i+1 {
+			out = append(out, expr[i:j])
+			i = j - 1
+		}
+	}
+	return out
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_'
+}
 
 // regionNamesIn returns the ExpressionAttributeNames for exactly the placeholders
 // used: DynamoDB rejects a request that defines an unused one.
 func regionNamesIn(exprs ...string) (map[string]string, error) {
 	names := map[string]string{}
 	for _, e := range exprs {
-		for _, p := range regionPlaceholder.FindAllString(e, -1) {
+		for _, p := range placeholders(e) {
 			name, ok := regionAttributes[p]
 			if !ok {
 				return nil, fmt.Errorf("unknown attribute placeholder %s in %q", p, e)
