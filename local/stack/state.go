@@ -3,6 +3,8 @@ package stack
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"io/fs"
 	"net"
 	"net/url"
 	"os"
@@ -78,6 +80,19 @@ func WriteState(path string, st State) error {
 		return err
 	}
 	return os.WriteFile(path, b, 0o600)
+}
+
+// RunningDev is ReadLiveState for the commands that talk to a running
+// make dev (make play, make match): its errors tell the user what to do.
+func RunningDev(path string) (State, error) {
+	st, err := ReadLiveState(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return st, fmt.Errorf("make dev is not running (no %s): start it with `make dev` in another terminal", path)
+	case err != nil:
+		return st, fmt.Errorf("make dev is not running: %w", err)
+	}
+	return st, nil
 }
 
 // ReadLiveState returns the saved state if its components still answer.

@@ -13,7 +13,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -50,12 +49,10 @@ func main() {
 }
 
 func run(ctx context.Context, w io.Writer, state string, m request) error {
-	st, err := stack.ReadLiveState(state)
+	st, err := stack.RunningDev(state)
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("make dev is not running (no %s): start it with `make dev` in another terminal", state)
 	case err != nil:
-		return fmt.Errorf("make dev is not running: %w", err)
+		return err
 	case st.Dashboard == "":
 		return errors.New("the running make dev predates make match (no dashboard in its state): restart it")
 	}

@@ -7,11 +7,9 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -49,12 +47,9 @@ func main() {
 const endedWithin = 10 * time.Second
 
 func run(ctx context.Context, w io.Writer, state, id string) error {
-	st, err := stack.ReadLiveState(state)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("make dev is not running (no %s): start it with `make dev` in another terminal", state)
-	case err != nil:
-		return fmt.Errorf("make dev is not running: %w", err)
+	st, err := stack.RunningDev(state)
+	if err != nil {
+		return err
 	}
 	api, err := newAPI(st.APIURL)
 	if err != nil {
