@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -29,9 +31,17 @@ const (
 type Endpoint string
 
 const (
-	FunctionURL Endpoint = "FunctionUrl"
-	HTTPAPI     Endpoint = "HttpApi"
+	FunctionURL Endpoint = defaults.GameServerEndpointFunctionURL
+	HTTPAPI     Endpoint = defaults.GameServerEndpointHTTPAPI
 )
+
+// config is LinkBackFunction's configuration at e with the template's
+// defaults, on the given tables ("" servers: no rooms): the bench builds
+// its link-back service from it as the function does.
+func (e Endpoint) config(instances, servers string) config.Lifecycle {
+	env := map[string]string{"GAME_INSTANCES_TABLE": instances, "GAME_SERVERS_TABLE": servers, "GAME_SERVER_ENDPOINT": string(e)}
+	return config.Must(config.LoadLifecycle(func(k string) string { return env[k] }))
+}
 
 // gateway is what the endpoint adds per call: a function URL is free.
 func (e Endpoint) gateway() float64 {
@@ -41,13 +51,9 @@ func (e Endpoint) gateway() float64 {
 	return 0
 }
 
-// defaultEvery is the heartbeat interval the deployment advises at e
-// (config: HEALTH_PERIOD behind a function URL, a third of it otherwise).
+// defaultEvery is the heartbeat interval the deployment advises at e.
 func (e Endpoint) defaultEvery() time.Duration {
-	if e == HTTPAPI {
-		return lifecycle.DefaultPolicy.Period / 3
-	}
-	return lifecycle.DefaultPolicy.Period
+	return e.config("-", "").HeartbeatInterval
 }
 
 // LifecycleCall is what one kind of link-back call costs, measured.

@@ -40,7 +40,7 @@ func heartbeatJitter(beat int) time.Duration {
 // plus jitter, ended typicalGame after the allocation. The games move in
 // step, one shared clock; each kind of call is counted on its own.
 func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix string) error {
-	rig := newLinkBackRig(s, false, sc.Every)
+	rig := newLinkBackRig(s, false, sc.Endpoint, sc.Every)
 	defer rig.Close()
 	start := rig.clock.Now()
 	games := make([]game, n)

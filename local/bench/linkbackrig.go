@@ -11,6 +11,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -38,30 +39,34 @@ type linkBackRig struct {
 	every time.Duration
 }
 
-// newLinkBackRig serves the handler on loopback; with rooms, game servers
-// may offer rooms (GAME_SERVERS_TABLE set), as in the stack. Its service is
-// configured as LinkBackFunction's is when it advises heartbeats every
-// every: reading before writing when that is more often than a period
-// (the HttpApi deployment), a conditional write at once otherwise. The clock
-// starts on a whole health-index step, so which heartbeats cross a step
-// (and move the index key) is the same in every run.
-func newLinkBackRig(s *Stack, rooms bool, every time.Duration) *linkBackRig {
+// newLinkBackRig serves the handler on loopback, its service built as
+// LinkBackFunction builds it at endpoint e (app.Lifecycle from the
+// function's configuration: at HttpApi it reads before writing a
+// heartbeat, as servers are told to beat more often than a period); with
+// rooms, game servers may offer rooms (GAME_SERVERS_TABLE set), as in the
+// stack. Its servers heartbeat every every. The clock starts on a whole
+// health-index step, so which heartbeats cross a step (and move the index
+// key) is the same in every run.
+func newLinkBackRig(s *Stack, rooms bool, e Endpoint, every time.Duration) *linkBackRig {
 	counter := NewSDKCounter()
 	db := dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(s.DynamoDB)
 		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
 	})
-	instances := s.Tables["GameInstancesTable"]
-	r := &linkBackRig{counter: counter, records: store.NewGameInstances(db, instances), counted: map[string]bool{instances: true}, every: every,
+	instances, servers := s.Tables["GameInstancesTable"], ""
+	if rooms {
+		servers = s.Tables["GameServersTable"]
+	}
+	cfg := e.config(instances, servers)
+	records, _ := app.Records(db, instances, servers, cfg.RecordRetention)
+	r := &linkBackRig{counter: counter, records: records, counted: map[string]bool{instances: true}, every: every,
 		clock: harness.NewClock(time.Now().Truncate(lifecycle.DefaultPolicy.IndexStep()))}
 	if rooms {
-		servers := s.Tables["GameServersTable"]
-		r.records = r.records.WithRooms(store.NewGameServers(db, servers, instances, lifecycle.DefaultPolicy.Retention))
 		r.counted[servers] = true
 	}
-	svc := &lifecycle.Service{Store: r.records, Policy: lifecycle.DefaultPolicy, Now: r.clock.Now, Rooms: rooms,
-		ReadBeforeHeartbeat: every < lifecycle.DefaultPolicy.Period}
-	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, every, logging.New(io.Discard, 0)))
+	svc := app.Lifecycle(cfg, db)
+	svc.Now = r.clock.Now
+	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, cfg.HeartbeatInterval, logging.New(io.Discard, 0)))
 	return r
 }
 

@@ -63,7 +63,7 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 	}
 	// The sessions' per-call figures, at the default endpoint's interval;
 	// a game's heartbeats are priced from the dedicated games' whole games.
-	rig := newLinkBackRig(s, true, FunctionURL.defaultEvery())
+	rig := newLinkBackRig(s, true, FunctionURL, FunctionURL.defaultEvery())
 	defer rig.Close()
 	client := newAPIClient(s.APIURL, 4)
 	run := strconv.FormatInt(time.Now().UnixNano(), 36)
