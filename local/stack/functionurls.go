@@ -10,6 +10,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // GameServerEndpoint is the template parameter that says where game
@@ -17,8 +18,8 @@ import (
 // template's default) or the HTTP API's routes.
 const (
 	GameServerEndpoint    = "GameServerEndpoint"
-	GameServerFunctionURL = "FunctionUrl"
-	GameServerHTTPAPI     = "HttpApi"
+	GameServerFunctionURL = defaults.GameServerEndpointFunctionURL
+	GameServerHTTPAPI     = defaults.GameServerEndpointHTTPAPI
 )
 
 // FunctionURL is a function URL the stack serves.
@@ -40,9 +41,13 @@ func (c *Components) functionURLRefs(port int, refs map[string]string) {
 		return // Start reports it; a function that needs the URL fails to resolve it
 	}
 	for i, u := range urls {
-		refs[u.LogicalID+".FunctionUrl"] = "http://" + net.JoinHostPort("127.0.0.1", strconv.Itoa(urlPort(port, i))) + "/"
+		refs[u.LogicalID+".FunctionUrl"] = functionURLAt(net.JoinHostPort("127.0.0.1", strconv.Itoa(urlPort(port, i))))
 	}
 }
+
+// functionURLAt is a function URL's base URL at addr, with the trailing
+// slash Lambda's has.
+func functionURLAt(addr string) string { return "http://" + addr + "/" }
 
 // urlPort is the i-th function URL's port when the first has first.
 func urlPort(first, i int) int {
@@ -69,7 +74,7 @@ func (s *Stack) listenFunctionURLs(cfg Config) ([]net.Listener, error) {
 			return nil, fmt.Errorf("function URL %s: %w", u.LogicalID, err)
 		}
 		lns = append(lns, ln)
-		f := FunctionURL{FunctionURL: u, URL: "http://" + ln.Addr().String() + "/"}
+		f := FunctionURL{FunctionURL: u, URL: functionURLAt(ln.Addr().String())}
 		s.FunctionURLs = append(s.FunctionURLs, f)
 		s.Refs[u.LogicalID+".FunctionUrl"] = f.URL
 	}
