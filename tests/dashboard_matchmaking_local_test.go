@@ -25,8 +25,7 @@ func TestDashboardPlaysAMatch(t *testing.T) {
 	cfg := localstack.Defaults()
 	cfg.AnyFreePorts()
 	cfg.Fleet.Stagger = 100 * time.Millisecond
-	server := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 1, Env: []string{
-		"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=5m"}}}
+	server := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 1, Env: sampleServerEnv("5m")}}
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": server, "eu-central-1": server}
 	s, _ := startLocalStack(t, cfg, t.TempDir())
 	dash, err := dashboard.Start(s, cfg.Dashboard.Port)

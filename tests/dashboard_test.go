@@ -35,8 +35,7 @@ func TestDashboardInABrowser(t *testing.T) {
 	cfg.AnyFreePorts()
 	cfg.Fleet.Stagger = 100 * time.Millisecond
 	server := func(n, rooms int) []localstack.FleetProcess {
-		return []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: n, Rooms: rooms, Env: []string{
-			"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=5m"}}}
+		return []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: n, Rooms: rooms, Env: sampleServerEnv("5m")}}
 	}
 	// make dev's shape (localstack.Defaults): us-west's servers host 4
 	// games each, eu-central-1's one.

@@ -37,8 +37,7 @@ func TestEventsEndToEnd(t *testing.T) {
 	// falls back to us-west.
 	cfg.Fleet.Stagger = 100 * time.Millisecond
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 2,
-		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_PRIORITY=5", "ALLOC_TIMEOUT=5",
-			"HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}}
+		Env: sampleServerEnv("2m", "ALLOC_PRIORITY=5")}}}
 	for k, v := range map[string]string{"FallbackRegion": "us-west", "LinkTimeout": "3s", "HealthPeriod": "2s",
 		"HealthFailureThreshold": "2", "HealthInitialDelay": "0s", "EventsMaxRetryAttempts": "1"} {
 		cfg.Parameters[k] = v

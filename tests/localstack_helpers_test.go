@@ -101,3 +101,11 @@ func lastAllocation(a *localstack.Allocator) (regionString, address string) {
 	}
 	return all[len(all)-1].Region, all[len(all)-1].Address
 }
+
+// sampleServerEnv is the tests' sample server: registered with make dev's
+// attributes, a 5 s allocation wait, heartbeats every 300 ms, games of at
+// most maxGame; extra comes after the attributes.
+func sampleServerEnv(maxGame string, extra ...string) []string {
+	env := append([]string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set"}, extra...)
+	return append(env, "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH="+maxGame)
+}

@@ -90,9 +90,7 @@ func TestLocalStackEndToEnd(t *testing.T) {
 	cfg.GameFabric.Ping.Tokens = []string{"e2e-ping-token-old", "e2e-ping-token"}
 	cfg.Parameters["FallbackRegion"] = "us-west" // behind the other Allocator than eu-central-1
 	cfg.Fleet.Stagger = 100 * time.Millisecond
-	servers := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 1, Env: []string{
-		"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_PRIORITY=5",
-		"ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}
+	servers := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 1, Env: sampleServerEnv("2m", "ALLOC_PRIORITY=5")}}
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": servers, "eu-central-1": servers}
 
 	workDir := t.TempDir()

@@ -24,8 +24,7 @@ func TestFlexMatchOnTheLocalStack(t *testing.T) {
 	cfg := localstack.Defaults()
 	cfg.AnyFreePorts()
 	cfg.Fleet.Stagger = 100 * time.Millisecond
-	servers := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 2, Env: []string{
-		"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}
+	servers := []localstack.FleetProcess{{Command: localstack.SampleServer, ConcurrentExecutions: 2, Env: sampleServerEnv("2m")}}
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": servers, "eu-central-1": servers}
 	cfg.Parameters["FallbackRegion"] = "us-west"
 	s, _ := startLocalStack(t, cfg, t.TempDir())

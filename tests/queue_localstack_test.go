@@ -26,7 +26,7 @@ func TestQueuedPlacementOnTheLocalStack(t *testing.T) {
 	cfg.AnyFreePorts()
 	cfg.Fleet.Stagger = 100 * time.Millisecond
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 1,
-		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}}
+		Env: sampleServerEnv("2m")}}}
 	cfg.Parameters["FallbackRegion"] = "us-west"
 	s, _ := startLocalStack(t, cfg, t.TempDir())
 	ctx := context.Background()

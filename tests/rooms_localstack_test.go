@@ -33,7 +33,7 @@ func TestRoomsEndToEnd(t *testing.T) {
 	cfg.AnyFreePorts()
 	cfg.Fleet.Stagger = 100 * time.Millisecond
 	cfg.Fleet.Regions = map[string][]localstack.FleetProcess{"us-west": {{Command: localstack.SampleServer, ConcurrentExecutions: 1, Rooms: 3,
-		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "ALLOC_TIMEOUT=5", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}}
+		Env: sampleServerEnv("2m")}}}
 	for k, v := range map[string]string{"FallbackRegion": "us-west", "LinkTimeout": "3s", "HealthPeriod": "2s",
 		"HealthFailureThreshold": "2", "HealthInitialDelay": "0s"} {
 		cfg.Parameters[k] = v
