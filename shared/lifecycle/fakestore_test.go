@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -32,6 +34,7 @@ type fakeStore struct {
 	maxIn    atomic.Int64
 	servers  map[string]*fakeServer // game servers' records, by address
 	released int                    // rooms given back
+	beats    int                    // conditional heartbeat writes tried
 }
 
 func newFakeStore(shards int) *fakeStore {
@@ -157,13 +160,37 @@ func quiet(ctx context.Context) context.Context {
 
 // Heartbeat applies the store's condition: Linked, with that token hash.
 func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
+	return f.beat(id, func(r gameinstance.Record) bool { return r.PartnerGameTokenHash == tokenHash }, now, indexDeadline)
+}
+
+// RenewSession applies the store's condition: Linked, its room on roomServer.
+func (f *fakeStore) RenewSession(_ context.Context, id, roomServer string, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
+	return f.beat(id, func(r gameinstance.Record) bool { return r.RoomServer == roomServer }, now, indexDeadline)
+}
+
+// RoomSessions lists a server's sessions, sorted.
+func (f *fakeStore) RoomSessions(_ context.Context, address string) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	gs := f.servers[address]
+	if gs == nil {
+		return nil, gameinstance.ErrNotFound
+	}
+	return slices.Sorted(maps.Keys(gs.sessions)), nil
+}
+
+func (f *fakeStore) beat(id string, guard func(gameinstance.Record) bool, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.beats++
+	if err := f.getErr[id]; err != nil {
+		return gameinstance.Record{}, false, err
+	}
 	r, ok := f.recs[id]
 	if !ok {
 		return gameinstance.Record{}, false, gameinstance.ErrNotFound
 	}
-	if r.State != gameinstance.StateLinked || r.PartnerGameTokenHash != tokenHash {
+	if r.State != gameinstance.StateLinked || !guard(r) {
 		return r, false, nil
 	}
 	r.LastHeartbeatAt, r.UpdatedAt, r.HealthDeadline = now, now, indexDeadline

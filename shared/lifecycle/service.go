@@ -35,6 +35,13 @@ type Store interface {
 	PutRoom(ctx context.Context, rec gameinstance.Record, change gameinstance.RoomChange) (gameinstance.Record, error)
 	// ChangeRoom applies change to the game server's record alone.
 	ChangeRoom(ctx context.Context, change gameinstance.RoomChange) error
+	// RoomSessions lists the sessions holding a room on the game server at
+	// address (gameinstance.ErrNotFound: no such server, or no rooms).
+	RoomSessions(ctx context.Context, address string) ([]string, error)
+	// RenewSession is Heartbeat conditioned on the instance holding its
+	// room on roomServer instead of on a token hash: another session's
+	// heartbeat renews it (HeartbeatSessions).
+	RenewSession(ctx context.Context, id, roomServer string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error)
 }
 
 // Service applies lifecycle calls.

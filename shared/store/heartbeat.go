@@ -26,22 +26,44 @@ import (
 // the condition against the write itself (lastHeartbeatAt is already now)
 // and recognises it, so one heartbeat is one version, as for every write.
 func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
+	return s.beat(ctx, id, beatGuard{attr: "partnerGameTokenHash", value: tokenHash}, now, indexDeadline)
+}
+
+// RenewSession is Heartbeat for a session renewed by another session's
+// heartbeat on the same game server: the condition is that the instance
+// holds its room on roomServer, not a token.
+func (s *GameInstances) RenewSession(ctx context.Context, id, roomServer string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
+	return s.beat(ctx, id, beatGuard{attr: "roomServer", value: roomServer}, now, indexDeadline)
+}
+
+// beatGuard is the attribute a heartbeat's write is conditioned on, besides
+// the state: the token hash, or the server the session's room is on.
+type beatGuard struct{ attr, value string }
+
+func (g beatGuard) holds(rec gameinstance.Record) bool {
+	if g.attr == "roomServer" {
+		return rec.RoomServer == g.value
+	}
+	return rec.PartnerGameTokenHash == g.value
+}
+
+func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
 		Key:              key(id),
 		UpdateExpression: aws.String("SET lastHeartbeatAt = :now, updatedAt = :now, healthDeadline = :deadline, #v = if_not_exists(#v, :zero) + :one"),
 		// attribute_exists(healthShard): a Linked record without its index
 		// key (written before there was one) takes the full path instead.
-		ConditionExpression: aws.String("#state = :linked AND partnerGameTokenHash = :hash AND attribute_exists(healthShard) AND " +
+		ConditionExpression: aws.String("#state = :linked AND #guard = :guard AND attribute_exists(healthShard) AND " +
 			"(attribute_not_exists(lastHeartbeatAt) OR lastHeartbeatAt <> :now)"),
-		ExpressionAttributeNames: map[string]string{"#state": "state", "#v": "version"},
+		ExpressionAttributeNames: map[string]string{"#state": "state", "#v": "version", "#guard": guard.attr},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":now":      &types.AttributeValueMemberS{Value: formatTime(now)},
 			":deadline": &types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())},
 			":zero":     &types.AttributeValueMemberN{Value: "0"},
 			":one":      &types.AttributeValueMemberN{Value: "1"},
 			":linked":   &types.AttributeValueMemberS{Value: string(gameinstance.StateLinked)},
-			":hash":     &types.AttributeValueMemberS{Value: tokenHash},
+			":guard":    &types.AttributeValueMemberS{Value: guard.value},
 		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -49,7 +71,7 @@ func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		stored, err := s.conflicting(ctx, id, ccf)
-		ours := err == nil && stored.State == gameinstance.StateLinked && stored.PartnerGameTokenHash == tokenHash &&
+		ours := err == nil && stored.State == gameinstance.StateLinked && guard.holds(stored) &&
 			formatTime(stored.LastHeartbeatAt) == formatTime(now) && ccf.Item != nil && sameValue(ccf.Item["healthDeadline"],
 			&types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())})
 		return stored, ours, err
@@ -59,4 +81,28 @@ func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now
 	}
 	rec, err = decode(out.Attributes)
 	return rec, err == nil, err
+}
+
+// RoomSessions lists the sessions holding a room on the game server at
+// address: one eventually consistent read of that attribute alone (the
+// record's callback token is not read). A session that joined a moment
+// ago may be missing; the next heartbeat finds it. ErrNotFound: no such
+// server (or no game servers table).
+func (s *GameInstances) RoomSessions(ctx context.Context, address string) ([]string, error) {
+	if s.servers == nil {
+		return nil, gameinstance.ErrNotFound
+	}
+	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.servers.table), Key: serverKey(address),
+		ProjectionExpression: aws.String("#s"), ExpressionAttributeNames: map[string]string{"#s": "sessions"}})
+	if err != nil {
+		return nil, fmt.Errorf("read the sessions of game server %s: %w", address, err)
+	}
+	if out.Item == nil {
+		return nil, gameinstance.ErrNotFound
+	}
+	ss, _ := out.Item["sessions"].(*types.AttributeValueMemberSS)
+	if ss == nil {
+		return nil, nil
+	}
+	return ss.Value, nil
 }
