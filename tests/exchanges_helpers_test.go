@@ -9,23 +9,6 @@ import (
 	"sync"
 )
 
-// notDeployed marks a request a test makes to show that a stack does not
-// serve an operation of the contract (the HTTP API's game-server routes
-// with GameServerEndpoint FunctionUrl): API Gateway's 404 for it is the
-// deployment's choice, not an answer the contract lists, so it is not
-// validated.
-const notDeployed = "X-Test-Not-Deployed"
-
-func notDeployedOr(validated, bare http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Header.Get(notDeployed) != "" {
-			bare.ServeHTTP(w, r)
-			return
-		}
-		validated.ServeHTTP(w, r)
-	})
-}
-
 // exchange is one request a stack's listener answered.
 type exchange struct {
 	host, method, path string

@@ -300,7 +300,6 @@ func linkedThroughFunctionURL(t *testing.T, s *localstack.Stack, seen *exchanges
 		t.Errorf("the API got %d game-server calls", n)
 	}
 	req, _ := http.NewRequest(http.MethodPost, s.APIURL+base+"heartbeat", nil)
-	req.Header.Set(notDeployed, "the API has no game-server routes with GameServerEndpoint FunctionUrl")
 	req.Header.Set("Authorization", "Bearer "+token)
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

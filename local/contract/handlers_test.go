@@ -39,6 +39,9 @@ func (d domain) Link(context.Context, string, string, *gameinstance.LinkInfo, *g
 func (d domain) Heartbeat(context.Context, string, string) (gameinstance.Record, error) {
 	return d.rec, d.err
 }
+func (d domain) HeartbeatSessions(context.Context, string, string) (gameinstance.Record, []gameinstance.Record, error) {
+	return d.rec, []gameinstance.Record{endedRec}, d.err
+}
 func (d domain) End(context.Context, string, string, string) (gameinstance.Record, error) {
 	return d.rec, d.err
 }
@@ -148,6 +151,7 @@ func TestServiceHandlers(t *testing.T) {
 		{"link, wrong token", "POST", link, "Bearer wrong", "", domain{err: domainErr(gameinstance.CodeUnauthorized, nil)}, 401},
 		{"link, ended", "POST", link, "Bearer tok", "", domain{err: domainErr(gameinstance.CodeInvalidState, inState(gameinstance.StateEnded))}, 409},
 		{"heartbeat", "POST", hb, "Bearer tok", "", domain{rec: everythingRec}, 200},
+		{"heartbeat for all sessions", "POST", hb, "Bearer tok", `{"allSessions":true}`, domain{rec: everythingRec}, 200},
 		{"heartbeat, unavailable", "POST", hb, "Bearer tok", "", domain{err: domainErr(gameinstance.CodeUnavailable, retry)}, 503},
 		{"end", "POST", end, "Bearer tok", `{"reason":"IWON"}`, domain{rec: endedRec}, 200},
 		{"end, unknown field", "POST", end, "Bearer tok", `{"why":"IWON"}`, domain{rec: endedRec}, 400},

@@ -21,6 +21,9 @@ import (
 type LinkBack interface {
 	Link(ctx context.Context, id, token string, info *gameinstance.LinkInfo, offer *gameinstance.RoomOffer) (gameinstance.Record, error)
 	Heartbeat(ctx context.Context, id, token string) (gameinstance.Record, error)
+	// HeartbeatSessions is Heartbeat renewing, too, every other session
+	// holding a room on the caller's game server; others is those sessions.
+	HeartbeatSessions(ctx context.Context, id, token string) (rec gameinstance.Record, others []gameinstance.Record, err error)
 	End(ctx context.Context, id, token, reason string) (gameinstance.Record, error)
 }
 
@@ -53,6 +56,34 @@ type serverView struct {
 	State                    gameinstance.State `json:"state"`
 	HeartbeatIntervalSeconds int                `json:"heartbeatIntervalSeconds"`
 	lifecycleView
+	// Sessions answers a heartbeat with allSessions: the other sessions
+	// holding a room on this server, as the call left them (nil: not asked).
+	Sessions *[]sessionView `json:"sessions,omitempty"`
+}
+
+// sessionView is another session on the caller's game server.
+type sessionView struct {
+	GameInstanceID string             `json:"gameInstanceId"`
+	State          gameinstance.State `json:"state"`
+}
+
+// allSessions reads a heartbeat's optional body: {"allSessions": true}
+// renews every session holding a room on the caller's game server with
+// this one call. Heartbeats took no body and ignored one sent, so anything
+// else in it still is (a server sending something there keeps its game);
+// only an allSessions that is not a boolean is refused, since its sender
+// asked for something it would not get.
+func allSessions(r io.Reader) (bool, error) {
+	raw, err := io.ReadAll(io.LimitReader(r, maxLinkBackBody))
+	var body map[string]json.RawMessage
+	if err != nil || json.Unmarshal(raw, &body) != nil || body["allSessions"] == nil {
+		return false, nil
+	}
+	var all bool
+	if err := json.Unmarshal(body["allSessions"], &all); err != nil {
+		return false, &gameinstance.Error{Code: gameinstance.CodeInvalidRequest, Message: "allSessions must be true or false"}
+	}
+	return all, nil
 }
 
 const maxLinkBackBody = 16 << 10
@@ -165,18 +196,27 @@ func validHostPort(addr string) bool {
 
 // call authenticates the request shape, runs fn and answers the server view.
 func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, error)) {
+	h.callSessions(w, r, func(id, token string) (gameinstance.Record, *[]sessionView, error) {
+		rec, err := fn(id, token)
+		return rec, nil, err
+	})
+}
+
+// callSessions is call for an answer that may list the server's other
+// sessions.
+func (h linkBackHandlers) callSessions(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, *[]sessionView, error)) {
 	token, err := BearerToken(r.Header.Get("Authorization"))
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
-	rec, err := fn(r.PathValue("gameInstanceId"), token)
+	rec, sessions, err := fn(r.PathValue("gameInstanceId"), token)
 	if err != nil {
 		writeError(w, r, err)
 		return
 	}
 	writeJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, HeartbeatIntervalSeconds: h.interval,
-		lifecycleView: lifecycleOf(rec)})
+		lifecycleView: lifecycleOf(rec), Sessions: sessions})
 }
 
 func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
@@ -198,8 +238,21 @@ func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h linkBackHandlers) heartbeat(w http.ResponseWriter, r *http.Request) {
-	h.call(w, r, func(id, token string) (gameinstance.Record, error) {
-		return h.svc.Heartbeat(r.Context(), id, token)
+	h.callSessions(w, r, func(id, token string) (gameinstance.Record, *[]sessionView, error) {
+		all, err := allSessions(r.Body)
+		if err != nil {
+			return gameinstance.Record{}, nil, err
+		}
+		if !all {
+			rec, err := h.svc.Heartbeat(r.Context(), id, token)
+			return rec, nil, err
+		}
+		rec, others, err := h.svc.HeartbeatSessions(r.Context(), id, token)
+		views := make([]sessionView, len(others))
+		for i, o := range others {
+			views[i] = sessionView{GameInstanceID: o.GameInstanceID, State: o.State}
+		}
+		return rec, &views, err
 	})
 }
 

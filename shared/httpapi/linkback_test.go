@@ -34,6 +34,7 @@ type recordingLinkBack struct {
 	id, token, reason string
 	info              *gameinstance.LinkInfo
 	offer             *gameinstance.RoomOffer
+	allSessions       bool
 }
 
 func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *gameinstance.LinkInfo, offer *gameinstance.RoomOffer) (gameinstance.Record, error) {
@@ -44,6 +45,12 @@ func (f *recordingLinkBack) Link(_ context.Context, id, token string, info *game
 func (f *recordingLinkBack) Heartbeat(_ context.Context, id, token string) (gameinstance.Record, error) {
 	f.id, f.token = id, token
 	return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateLinked}, nil
+}
+
+func (f *recordingLinkBack) HeartbeatSessions(_ context.Context, id, token string) (gameinstance.Record, []gameinstance.Record, error) {
+	f.id, f.token, f.allSessions = id, token, true
+	return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateLinked},
+		[]gameinstance.Record{{GameInstanceID: "gi-2", State: gameinstance.StateEnded}}, nil
 }
 
 func (f *recordingLinkBack) End(_ context.Context, id, token, reason string) (gameinstance.Record, error) {
@@ -86,7 +93,17 @@ func TestLinkBackRequests(t *testing.T) {
 		{"link with array body", "/v1/game-instances/gi-1/link", "Bearer tok", `[]`, 400, nil},
 		{"missing token", "/v1/game-instances/gi-1/heartbeat", "", ``, 401, nil},
 		{"basic auth", "/v1/game-instances/gi-1/heartbeat", "Basic dG9rOg==", ``, 401, nil},
-		{"heartbeat", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", ``, 200, func(f *recordingLinkBack) bool { return f.token == "tok" }},
+		{"heartbeat", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", ``, 200, func(f *recordingLinkBack) bool { return f.token == "tok" && !f.allSessions }},
+		{"heartbeat, empty object", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", `{}`, 200, func(f *recordingLinkBack) bool { return !f.allSessions }},
+		{"heartbeat for all sessions", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", `{"allSessions":true}`, 200,
+			func(f *recordingLinkBack) bool { return f.token == "tok" && f.allSessions }},
+		{"heartbeat, allSessions not a bool", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", `{"allSessions":"yes"}`, 400, nil},
+		{"heartbeat, anything else in the body is ignored, as ever", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", `{"all":true}`, 200,
+			func(f *recordingLinkBack) bool { return f.token == "tok" && !f.allSessions }},
+		{"heartbeat, a body that is not JSON is ignored, as ever", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", `ok`, 200,
+			func(f *recordingLinkBack) bool { return f.token == "tok" && !f.allSessions }},
+		{"heartbeat, allSessions false", "/v1/game-instances/gi-1/heartbeat", "Bearer tok", `{"allSessions":false}`, 200,
+			func(f *recordingLinkBack) bool { return !f.allSessions }},
 		{"end with reason", "/v1/game-instances/gi-1/end", "Bearer tok", `{"reason":"IWON"}`, 200, func(f *recordingLinkBack) bool { return f.reason == "IWON" }},
 		{"end with long reason", "/v1/game-instances/gi-1/end", "Bearer tok", `{"reason":"` + strings.Repeat("x", 300) + `"}`, 400, nil},
 	}
@@ -113,5 +130,23 @@ func TestLinkBackRequests(t *testing.T) {
 				t.Fatalf("a rejected request reached the service: %+v", f)
 			}
 		})
+	}
+}
+
+// An all-sessions heartbeat lists the server's other sessions (an empty
+// list when there are none to report); a plain one carries no list.
+func TestHeartbeatAnswerListsSessions(t *testing.T) {
+	for _, tc := range []struct{ body, want string }{
+		{`{"allSessions":true}`, `"sessions":[{"gameInstanceId":"gi-2","state":"Ended"}]`},
+		{``, ``},
+	} {
+		h := NewLinkBackHandler(&recordingLinkBack{}, 30*time.Second, logging.New(io.Discard, 0))
+		req := httptest.NewRequest(http.MethodPost, "/v1/game-instances/gi-1/heartbeat", strings.NewReader(tc.body))
+		req.Header.Set("Authorization", "Bearer tok")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if got := rec.Body.String(); rec.Code != 200 || strings.Contains(got, `"sessions"`) != (tc.want != "") || !strings.Contains(got, tc.want) {
+			t.Errorf("body %s answered %d %s, want %q", tc.body, rec.Code, got, tc.want)
+		}
 	}
 }
