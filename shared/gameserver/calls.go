@@ -43,6 +43,16 @@ func (c *Client) Heartbeat(ctx context.Context) (*Instance, error) {
 	return c.call(ctx, "heartbeat", nil)
 }
 
+// HeartbeatSessions is Heartbeat for a server hosting rooms: with this
+// session's token it renews every session holding a room on the server in
+// one call, and the answer lists the others (Instance.Sessions), so one
+// loop serves them all. A session without a room is heartbeaten alone.
+func (c *Client) HeartbeatSessions(ctx context.Context) (*Instance, error) {
+	return c.call(ctx, "heartbeat", struct {
+		AllSessions bool `json:"allSessions"`
+	}{true})
+}
+
 // MaxReasonLength is the longest end reason the backend accepts.
 const MaxReasonLength = 255
 

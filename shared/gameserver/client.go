@@ -172,6 +172,16 @@ type Instance struct {
 	// HeartbeatIntervalSeconds is how often the deployment wants
 	// heartbeats (RunHeartbeats' default once an answer has said it).
 	HeartbeatIntervalSeconds int `json:"heartbeatIntervalSeconds,omitempty"`
+	// Sessions answers HeartbeatSessions: the other sessions holding a
+	// room on this game server, as the call left them (Linked: renewed;
+	// Ended, Unhealthy: over, close that session's game).
+	Sessions []Session `json:"sessions,omitempty"`
+}
+
+// Session is another session on the same game server.
+type Session struct {
+	GameInstanceID string `json:"gameInstanceId"`
+	State          State  `json:"state"`
 }
 
 // maxAnswer bounds what is read of an answer: ours are well under 2 KiB.

@@ -23,6 +23,11 @@ type HeartbeatOptions struct {
 	// OnHeartbeat, when set, hears every answered heartbeat, on the
 	// loop's goroutine; it must not block.
 	OnHeartbeat func(*Instance)
+	// AllSessions: each heartbeat renews every session holding a room on
+	// this server (HeartbeatSessions), and OnHeartbeat hears the others'
+	// states in Instance.Sessions. A rooms server then runs one loop, on
+	// any live session's client, instead of one per session.
+	AllSessions bool
 }
 
 // minCallTimeout: one heartbeat may take this long even when the interval
@@ -54,7 +59,11 @@ func (c *Client) RunHeartbeats(ctx context.Context, o HeartbeatOptions) error {
 		case <-t.C:
 		}
 		callCtx, cancel := context.WithTimeout(ctx, max(interval, minCallTimeout))
-		inst, err := c.Heartbeat(callCtx)
+		beat := c.Heartbeat
+		if o.AllSessions {
+			beat = c.HeartbeatSessions
+		}
+		inst, err := beat(callCtx)
 		cancel()
 		interval = c.heartbeatInterval(o)
 		next := interval

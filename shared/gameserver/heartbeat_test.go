@@ -3,6 +3,7 @@ package gameserver
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -190,6 +191,39 @@ func TestHeartbeatIntervalFollowsTheBackend(t *testing.T) {
 			}
 			if gap := got[1].at.Sub(got[0].at); gap < tc.minGap-5*time.Millisecond || gap > tc.maxGap {
 				t.Fatalf("gap %v, want %v to %v", gap, tc.minGap, tc.maxGap)
+			}
+		})
+	}
+}
+
+// With AllSessions every heartbeat asks for the server's other sessions,
+// and OnHeartbeat hears their states; without it no body is sent.
+func TestHeartbeatsForAllSessions(t *testing.T) {
+	withSessions := answer{200, `{"gameInstanceId":"gi-1","state":"Linked","sessions":[{"gameInstanceId":"gi-2","state":"Linked"},` +
+		`{"gameInstanceId":"gi-3","state":"Ended"}]}`, nil}
+	ended := answer{200, `{"gameInstanceId":"gi-1","state":"Ended"}`, nil}
+	for _, all := range []bool{true, false} {
+		t.Run(fmt.Sprint("allSessions=", all), func(t *testing.T) {
+			f := newFakeBackend(t, "")
+			f.queue("heartbeat", withSessions, ended)
+			c, _ := newTestClient(t, f, nil)
+			var heard []Session
+			err := c.RunHeartbeats(context.Background(), HeartbeatOptions{Interval: 10 * time.Millisecond, AllSessions: all,
+				OnHeartbeat: func(i *Instance) { heard = append(heard, i.Sessions...) }})
+			if !errors.Is(err, ErrEnded) {
+				t.Fatalf("error %v, want ErrEnded", err)
+			}
+			wantBody := ""
+			if all {
+				wantBody = `{"allSessions":true}`
+			}
+			for _, r := range f.requests("heartbeat") {
+				if r.body != wantBody {
+					t.Errorf("heartbeat body %q, want %q", r.body, wantBody)
+				}
+			}
+			if len(heard) != 2 || heard[0] != (Session{GameInstanceID: "gi-2", State: StateLinked}) || heard[1].State != StateEnded {
+				t.Errorf("heard %+v", heard)
 			}
 		})
 	}
