@@ -64,7 +64,7 @@ func SendIWON(ctx context.Context, address string) (Outcome, error) {
 }
 
 // NotReadyPatience is how long a NOT READY is asked again: a game server
-// links before it lets players in (README: link, then accept players), so
+// links before it lets players in (docs/gameservers.md: link, then accept players), so
 // for a moment after the record says Linked its door is still shut.
 const NotReadyPatience = 2 * time.Second
 

@@ -12,8 +12,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
-// The service's error codes (the "code" of an error answer). The README's
-// API section says when each is answered.
+// The service's error codes (the "code" of an error answer). docs/api.md
+// says when each is answered.
 const (
 	CodeInvalidRequest       = "INVALID_REQUEST"        // 400: fix the request first
 	CodeAllocationInProgress = "ALLOCATION_IN_PROGRESS" // 409: another call is allocating it; retried
@@ -93,7 +93,7 @@ func (e *Error) Error() string {
 }
 
 // Retryable reports whether the same request may succeed later: the codes
-// the README names retryable, and the gateway's own 429 and 5xx (no code),
+// docs/api.md names retryable, and the gateway's own 429 and 5xx (no code),
 // which started nothing or leave an allocation the gameInstanceId recovers.
 func (e *Error) Retryable() bool {
 	switch e.Code {

@@ -1,7 +1,7 @@
 // Package defaults is the one place for every setting's default: the
 // configuration reads them, the domain falls back to them, template.yaml's
 // parameter defaults must equal them (local/template's
-// TestTemplateDefaultsAreShared checks that), and the README quotes them.
+// TestTemplateDefaultsAreShared checks that), and docs/configuration.md quotes them.
 package defaults
 
 import "time"

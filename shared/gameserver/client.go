@@ -7,7 +7,7 @@
 // and ends it with a reason (End).
 //
 // Every call is POST {pragmaBackendAddress}/v1/game-instances/{id}/{link,
-// heartbeat,end} with Authorization: Bearer {PartnerGameToken}; README,
+// heartbeat,end} with Authorization: Bearer {PartnerGameToken}; docs/gameservers.md,
 // "HTTP contract for other engines", has the same sequence for servers
 // that cannot use Go. The token never appears in logs or errors.
 //
