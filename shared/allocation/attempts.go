@@ -7,6 +7,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // planRun is what trying the plan's regions produced.
@@ -167,7 +168,7 @@ func (s *Service) noteOrphans(ctx context.Context, spec Spec, step PlanStep, tri
 // whether it is not: the breaker skips its region, its Allocator already
 // rate-limited this allocation (in region limitedIn), or its Allocator's
 // token could not be read (tokenErr).
-func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (attempt, bool) {
+func notAsked(step PlanStep, v region.Verdict, tokenErr error, limitedIn string) (attempt, bool) {
 	a := attempt{Attempt: gameinstance.Attempt{Region: step.Region, Reason: step.Reason}}
 	switch {
 	case !v.Try:
@@ -187,8 +188,8 @@ func notAsked(step PlanStep, v Verdict, tokenErr error, limitedIn string) (attem
 // admit asks the breaker about the plan's regions, within healthTimeout.
 // When it would skip every one, all are tried anyway: failing without
 // trying helps nobody.
-func (s *Service) admit(ctx context.Context, plan []PlanStep) []Verdict {
-	verdicts := make([]Verdict, len(plan))
+func (s *Service) admit(ctx context.Context, plan []PlanStep) []region.Verdict {
+	verdicts := make([]region.Verdict, len(plan))
 	for i := range verdicts {
 		verdicts[i].Try = true
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Stand-ins for the service's ports, shared by its tests.
@@ -129,10 +130,10 @@ type fakeHealth struct {
 	observed []string
 }
 
-func (f *fakeHealth) Admit(_ context.Context, regions []string) []Verdict {
-	out := make([]Verdict, len(regions))
+func (f *fakeHealth) Admit(_ context.Context, regions []string) []region.Verdict {
+	out := make([]region.Verdict, len(regions))
 	for i, r := range regions {
-		out[i] = Verdict{Try: !f.skip[r], Reason: "unhealthy: circuit open", Known: !f.unknown[r]}
+		out[i] = region.Verdict{Try: !f.skip[r], Reason: "unhealthy: circuit open", Known: !f.unknown[r]}
 		if out[i].Try {
 			out[i].Reason = ""
 		}

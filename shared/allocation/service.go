@@ -8,6 +8,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
@@ -45,21 +46,12 @@ type Tokens interface {
 	Refresh(ctx context.Context, stale string) (string, error)
 }
 
-// Verdict is the region-health breaker's answer for one region.
-type Verdict struct {
-	Try    bool
-	Reason string // why it is skipped, or that it is a half-open probe
-	// Known: the region is one the deployment knows (it has a health
-	// record), so it may name a metric dimension.
-	Known bool
-}
-
 // RegionHealth is the circuit breaker over regions (PlayFab-style region
 // states). Options without one try every region (regionhealth.Off is the
 // same, for callers that pick one).
 type RegionHealth interface {
 	// Admit decides for each region, in order, whether to try it now.
-	Admit(ctx context.Context, regions []string) []Verdict
+	Admit(ctx context.Context, regions []string) []region.Verdict
 	// Observe records an attempt's outcome for the region.
 	Observe(ctx context.Context, region string, ok bool)
 }
@@ -72,8 +64,8 @@ type Metrics interface {
 // everyRegion tries every region and records nothing.
 type everyRegion struct{}
 
-func (everyRegion) Admit(_ context.Context, regions []string) []Verdict {
-	out := make([]Verdict, len(regions))
+func (everyRegion) Admit(_ context.Context, regions []string) []region.Verdict {
+	out := make([]region.Verdict, len(regions))
 	for i := range out {
 		out[i].Try = true
 	}

@@ -5,8 +5,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Breaker is the allocation service's view of region health: it admits
@@ -24,8 +24,6 @@ type Breaker struct {
 	cachedAt time.Time
 }
 
-var _ allocation.RegionHealth = (*Breaker)(nil)
-
 func (b *Breaker) now() time.Time {
 	if b.Now != nil {
 		return b.Now()
@@ -35,10 +33,10 @@ func (b *Breaker) now() time.Time {
 
 // Admit decides each region; a region past its cooldown is probed by at
 // most one request at a time (half-open).
-func (b *Breaker) Admit(ctx context.Context, regions []string) []allocation.Verdict {
+func (b *Breaker) Admit(ctx context.Context, regions []string) []region.Verdict {
 	now := b.now()
 	health := b.read(ctx, regions, now)
-	out := make([]allocation.Verdict, len(regions))
+	out := make([]region.Verdict, len(regions))
 	for i, r := range regions {
 		h := health[r]
 		h.Region = r
@@ -48,19 +46,19 @@ func (b *Breaker) Admit(ctx context.Context, regions []string) []allocation.Verd
 		known := !h.FirstSeenAt.IsZero()
 		switch d {
 		case Try:
-			out[i] = allocation.Verdict{Try: true}
+			out[i] = region.Verdict{Try: true}
 		case Probe:
 			won, err := b.Store.ClaimProbe(ctx, r, now)
 			if err != nil {
 				logging.FromContext(ctx).Warn("claiming a region probe failed; trying it", "region", r, "error", err)
 				won = true
 			}
-			out[i] = allocation.Verdict{Try: won, Reason: "half-open probe after the cooldown"}
+			out[i] = region.Verdict{Try: won, Reason: "half-open probe after the cooldown"}
 			if !won {
 				out[i].Reason = "unhealthy: another request is probing it"
 			}
 		default:
-			out[i] = allocation.Verdict{Reason: why}
+			out[i] = region.Verdict{Reason: why}
 		}
 		out[i].Known = known
 	}

@@ -4,13 +4,17 @@ import (
 	"context"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Regions is region health as the functions use it: the Breaker on
 // DynamoDB, or Off.
 type Regions interface {
-	allocation.RegionHealth
+	// Admit decides for each region, in order, whether to try it now
+	// (allocation.RegionHealth).
+	Admit(ctx context.Context, regions []string) []region.Verdict
+	// Observe records an attempt's outcome for the region.
+	Observe(ctx context.Context, region string, ok bool)
 	LinkTimedOut(ctx context.Context, region string)
 	RecordPing(ctx context.Context, regionsWithTargets, knownRegions []string, now time.Time) error
 }
@@ -25,8 +29,8 @@ var (
 type Off struct{}
 
 // Admit tries every region; none is known, so none names a metric.
-func (Off) Admit(_ context.Context, regions []string) []allocation.Verdict {
-	out := make([]allocation.Verdict, len(regions))
+func (Off) Admit(_ context.Context, regions []string) []region.Verdict {
+	out := make([]region.Verdict, len(regions))
 	for i := range out {
 		out[i].Try = true
 	}
