@@ -17,7 +17,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 // A region that worked and then stops answering is marked Unhealthy,
@@ -38,7 +38,7 @@ func TestRegionBreakerThroughLocalStack(t *testing.T) {
 	// own name, like us-west's servers.
 	us, _ := s.AllocatorFor("ap-south")
 	testkit.WaitFor(t, 30*time.Second, "seven us-west servers", func() bool { return len(us.Emulator.Servers()) == 7 })
-	health := store.NewRegionHealth(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
+	health := regiontable.New(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	state := func(region string) regionhealth.Health {
 		got, err := health.Get(context.Background(), []string{region})
 		if err != nil {

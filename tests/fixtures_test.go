@@ -31,6 +31,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/allocationsapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/regionsapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/placementqueue"
@@ -39,6 +41,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/rooms"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/pingtable"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 var seq atomic.Int64
@@ -145,7 +149,7 @@ type env struct {
 	// servers keeps the game servers that offered rooms (GameServersTable).
 	servers      *store.GameServers
 	serversTable string
-	pings        *store.PingCache // what GET /v1/regions serves
+	pings        *pingtable.Table // what GET /v1/regions serves
 	lifecycle    *lifecycle.Service
 	api          *httptest.Server
 	// svc is the allocation use case behind the API, and the queue
@@ -233,16 +237,16 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Now:            o.now,
 		Rooms:          &rooms.Pool{Store: e.servers, Caller: roomcallback.New(nil), CallbackTimeout: o.roomCallback},
 	})
-	e.pings = store.NewPingCache(ddb, tables["PingCacheTable"])
-	health := store.NewRegionHealth(ddb, tables["RegionHealthTable"], regionhealth.BreakerPolicy{}.WithDefaults())
+	e.pings = pingtable.New(ddb, tables["PingCacheTable"])
+	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.BreakerPolicy{}.WithDefaults())
 	now := o.now
 	if now == nil {
 		now = time.Now
 	}
 	e.svc = svc
-	routes := httpapi.AllocateRoutes(svc, e.lifecycle)
+	routes := allocationsapi.Routes(svc, e.lifecycle)
 	maps.Copy(routes, httpapi.LinkBackRoutes(e.lifecycle, e.lifecycle.Policy.Period))
-	maps.Copy(routes, httpapi.RegionsRoutes(e.pings, health, time.Minute, now))
+	maps.Copy(routes, regionsapi.Routes(e.pings, health, time.Minute, now))
 	e.api = httptest.NewServer(validated(t, httpapi.NewHandler(routes, logging.New(o.logs, slog.LevelDebug))))
 	t.Cleanup(e.api.Close)
 	return e

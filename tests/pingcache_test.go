@@ -18,10 +18,11 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/regionsapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/pingtable"
 )
 
 var pingRegions = map[string][]gfstub.PingTarget{
@@ -33,7 +34,7 @@ var pingRegions = map[string][]gfstub.PingTarget{
 type pingEnv struct {
 	stub       *gfstub.Server
 	pingSecret string // the Ping Service's tokens, in GameFabric's rotation format
-	cache      *store.PingCache
+	cache      *pingtable.Table
 	refresher  *pingcache.Refresher
 	api        *httptest.Server
 	now        time.Time
@@ -48,7 +49,7 @@ func newPingEnv(t *testing.T) *pingEnv {
 	t.Cleanup(stub.Close)
 	stub.SetPingTokens("current-ping-token")
 	stub.SetPingRegions(pingRegions)
-	e := &pingEnv{stub: stub, cache: store.NewPingCache(stack.ddb, newPingTable(t)), now: time.Now(),
+	e := &pingEnv{stub: stub, cache: pingtable.New(stack.ddb, newPingTable(t)), now: time.Now(),
 		pingSecret: newSecret(t, `{"tokens":["old-ping-token","current-ping-token"]}`)}
 	e.refresher = &pingcache.Refresher{
 		Source: gamefabric.NewPingClient(&http.Client{Timeout: 5 * time.Second}, stub.PingURL()),
@@ -58,7 +59,7 @@ func newPingEnv(t *testing.T) *pingEnv {
 		Period: time.Minute,
 		Now:    func() time.Time { return e.now },
 	}
-	e.api = httptest.NewServer(validated(t, httpapi.NewHandler(httpapi.RegionsRoutes(e.cache, nil, time.Minute, func() time.Time { return e.now }), logging.New(io.Discard, 0))))
+	e.api = httptest.NewServer(validated(t, httpapi.NewHandler(regionsapi.Routes(e.cache, nil, time.Minute, func() time.Time { return e.now }), logging.New(io.Discard, 0))))
 	t.Cleanup(e.api.Close)
 	return e
 }

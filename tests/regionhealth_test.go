@@ -9,19 +9,19 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 // The store takes the time from its callers, so these tests drive a fixed
 // clock instead of sleeping through cooldowns.
 var rhT0 = time.Date(2030, 1, 2, 3, 4, 5, 0, time.UTC)
 
-func newRegionHealth(t *testing.T) *store.RegionHealth {
+func newRegionHealth(t *testing.T) *regiontable.Table {
 	t.Helper()
-	return store.NewRegionHealth(stack.ddb, newTables(t)["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
+	return regiontable.New(stack.ddb, newTables(t)["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 }
 
-func getHealth(t *testing.T, s *store.RegionHealth, region string) regionhealth.Health {
+func getHealth(t *testing.T, s *regiontable.Table, region string) regionhealth.Health {
 	t.Helper()
 	got, err := s.Get(context.Background(), []string{region})
 	if err != nil {
@@ -30,7 +30,7 @@ func getHealth(t *testing.T, s *store.RegionHealth, region string) regionhealth.
 	return got[region]
 }
 
-func recordFailure(t *testing.T, s *store.RegionHealth, region string, now time.Time) regionhealth.Health {
+func recordFailure(t *testing.T, s *regiontable.Table, region string, now time.Time) regionhealth.Health {
 	t.Helper()
 	h, err := s.RecordFailure(context.Background(), region, regionhealth.BecauseAllocationFailures, now)
 	if err != nil {
@@ -39,14 +39,14 @@ func recordFailure(t *testing.T, s *store.RegionHealth, region string, now time.
 	return h
 }
 
-func recordSuccess(t *testing.T, s *store.RegionHealth, region string, now time.Time) {
+func recordSuccess(t *testing.T, s *regiontable.Table, region string, now time.Time) {
 	t.Helper()
 	if err := s.RecordSuccess(context.Background(), region, now); err != nil {
 		t.Fatalf("record success %s: %v", region, err)
 	}
 }
 
-func claimProbe(t *testing.T, s *store.RegionHealth, region string, now time.Time) bool {
+func claimProbe(t *testing.T, s *regiontable.Table, region string, now time.Time) bool {
 	t.Helper()
 	won, err := s.ClaimProbe(context.Background(), region, now)
 	if err != nil {
@@ -55,7 +55,7 @@ func claimProbe(t *testing.T, s *store.RegionHealth, region string, now time.Tim
 	return won
 }
 
-func recordPing(t *testing.T, s *store.RegionHealth, withTargets, known []string, now time.Time) {
+func recordPing(t *testing.T, s *regiontable.Table, withTargets, known []string, now time.Time) {
 	t.Helper()
 	if err := s.RecordPing(context.Background(), withTargets, known, now); err != nil {
 		t.Fatalf("record ping: %v", err)
@@ -207,7 +207,7 @@ func TestRegionHealthConcurrentFailures(t *testing.T) {
 }
 
 // openBreaker makes region Unhealthy at rhT0 and returns when its cooldown ends.
-func openBreaker(t *testing.T, s *store.RegionHealth, region string) time.Time {
+func openBreaker(t *testing.T, s *regiontable.Table, region string) time.Time {
 	t.Helper()
 	var h regionhealth.Health
 	for range regionhealth.DefaultBreakerPolicy.FailureThreshold {
@@ -316,7 +316,7 @@ func TestRegionHealthPing(t *testing.T) {
 	}
 	tests := []struct {
 		name       string
-		before     func(t *testing.T, s *store.RegionHealth) // at rhT0
+		before     func(t *testing.T, s *regiontable.Table) // at rhT0
 		pings      []ping
 		wantState  regionhealth.RegionState
 		wantReason string
@@ -333,9 +333,9 @@ func TestRegionHealthPing(t *testing.T) {
 			[]ping{{0, false}, {4 * time.Minute, false}}, regionhealth.RegionInitialized, ""},
 		{"targets come back", nil,
 			[]ping{{0, false}, {6 * time.Minute, false}, {7 * time.Minute, true}}, regionhealth.RegionDeployed, ""},
-		{"a recent success keeps it Deployed", func(t *testing.T, s *store.RegionHealth) { recordSuccess(t, s, "r", rhT0.Add(3*time.Minute)) },
+		{"a recent success keeps it Deployed", func(t *testing.T, s *regiontable.Table) { recordSuccess(t, s, "r", rhT0.Add(3*time.Minute)) },
 			[]ping{{0, true}, {6 * time.Minute, false}}, regionhealth.RegionDeployed, ""},
-		{"targets do not close a breaker opened by failures", func(t *testing.T, s *store.RegionHealth) { openBreaker(t, s, "r") },
+		{"targets do not close a breaker opened by failures", func(t *testing.T, s *regiontable.Table) { openBreaker(t, s, "r") },
 			[]ping{{time.Second, true}}, regionhealth.RegionUnhealthy, regionhealth.BecauseAllocationFailures},
 	}
 	for _, tt := range tests {

@@ -14,6 +14,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/allocationsapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/regionsapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
@@ -170,9 +172,9 @@ func TestServiceHandlers(t *testing.T) {
 	d := document(t)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			routes := httpapi.AllocateRoutes(tc.dom, tc.dom)
+			routes := allocationsapi.Routes(tc.dom, tc.dom)
 			maps.Copy(routes, httpapi.LinkBackRoutes(tc.dom, 30*time.Second))
-			maps.Copy(routes, httpapi.RegionsRoutes(entries, health, time.Minute, time.Now))
+			maps.Copy(routes, regionsapi.Routes(entries, health, time.Minute, time.Now))
 			h := d.Middleware(httpapi.NewHandler(routes, logging.New(io.Discard, 0)), func(err error) { t.Error(err) })
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
 			if tc.body != "" {
@@ -189,7 +191,7 @@ func TestServiceHandlers(t *testing.T) {
 		})
 	}
 	// A matching If-None-Match gets 304, and that answer matches too.
-	h := d.Middleware(httpapi.NewHandler(httpapi.RegionsRoutes(entries, nil, time.Minute, time.Now), logging.New(io.Discard, 0)),
+	h := d.Middleware(httpapi.NewHandler(regionsapi.Routes(entries, nil, time.Minute, time.Now), logging.New(io.Discard, 0)),
 		func(err error) { t.Error(err) })
 	first := httptest.NewRecorder()
 	h.ServeHTTP(first, httptest.NewRequest("GET", "/v1/regions", nil))

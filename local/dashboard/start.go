@@ -12,7 +12,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 // Server is a running dashboard.
@@ -73,7 +73,7 @@ func StackSources(s *stack.Stack) (Sources, error) {
 		src.GameServers = func(ctx context.Context) (ServerListing, error) { return ScanGameServers(ctx, db, servers) }
 	}
 	if health != "" {
-		rh := store.NewRegionHealth(db, health, regionhealth.BreakerPolicy{})
+		rh := regiontable.New(db, health, regionhealth.BreakerPolicy{})
 		src.RegionHealth = rh.List
 	}
 	for _, a := range s.Allocators {

@@ -22,6 +22,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/allocationsapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/regionsapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
@@ -141,7 +143,7 @@ func (f *fakeAllocations) EndByBackend(context.Context, string) (gameinstance.Re
 
 func realAPI(t *testing.T, f *fakeAllocations) (*Client, *tap) {
 	t.Helper()
-	tp := &tap{h: httpapi.NewHandler(httpapi.AllocateRoutes(f, f), logging.New(io.Discard, 0))}
+	tp := &tap{h: httpapi.NewHandler(allocationsapi.Routes(f, f), logging.New(io.Discard, 0))}
 	srv := httptest.NewServer(tp)
 	t.Cleanup(srv.Close)
 	c, err := New(Options{BaseURL: srv.URL, MaxAttempts: 1})
@@ -337,7 +339,7 @@ func TestRegionsRoundTripTheRealHandler(t *testing.T) {
 	bare := pingcache.Entry{Region: "us-west", Zone: "US", RefreshedAt: now, ExpiresAt: now.Add(time.Minute),
 		Targets: []gamefabric.PingTarget{{Address: "203.0.113.7", Port: 7600, Protocol: "udp"}}}
 	health := fakeHealth{{Region: "eu-central-1", State: regionhealth.RegionDeployed, Since: now.Add(-time.Hour)}}
-	tp := &tap{h: httpapi.NewHandler(httpapi.RegionsRoutes(fakeCache{entry, bare}, health, time.Minute, time.Now), logging.New(io.Discard, 0))}
+	tp := &tap{h: httpapi.NewHandler(regionsapi.Routes(fakeCache{entry, bare}, health, time.Minute, time.Now), logging.New(io.Discard, 0))}
 	srv := httptest.NewServer(tp)
 	defer srv.Close()
 	c, err := New(Options{BaseURL: srv.URL})

@@ -12,33 +12,18 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
-	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// RegionHealth is the breaker on DynamoDB, or regionhealth.Off when region
-// health is off (no table configured). The breaker is also returned on its
-// own (nil when off) for the regions API, which leaves health out of its
-// answer when it is off.
-func RegionHealth(db store.RegionHealthDB, c config.RegionHealth) (regionhealth.Regions, *regionhealth.Breaker) {
-	if c.Table == "" {
-		return regionhealth.Off{}, nil
-	}
-	p := regionhealth.BreakerPolicy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown, NoPingUnhealthyAfter: c.NoPingUnhealthyAfter}.WithDefaults()
-	b := &regionhealth.Breaker{Store: store.NewRegionHealth(db, c.Table, p), Policy: p}
-	return b, b
-}
-
 // Lifecycle is the game-instance lifecycle as LinkBackFunction and
-// HealthSweepFunction run it.
+// HealthSweepFunction run it (the sweep adds region health, which hears
+// of link timeouts: healthapp).
 func Lifecycle(cfg config.Lifecycle, db *dynamodb.Client) *lifecycle.Service {
-	regions, _ := RegionHealth(db, cfg.RegionHealth)
 	records, rooms := Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
 	return &lifecycle.Service{
 		Store: records,
 		Policy: lifecycle.Policy{LinkTimeout: cfg.LinkTimeout, Period: cfg.HealthPeriod, FailureThreshold: cfg.HealthFailureThreshold,
 			InitialDelay: cfg.HealthInitialDelay, Retention: cfg.RecordRetention},
-		Regions:             regions,
 		Rooms:               rooms != nil,
 		ReadBeforeHeartbeat: cfg.HeartbeatInterval < cfg.HealthPeriod,
 	}

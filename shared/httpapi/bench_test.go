@@ -59,7 +59,7 @@ func BenchmarkAllocationView(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := json.Marshal(viewOf(rec)); err != nil {
+		if _, err := json.Marshal(ViewOf(rec)); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -56,9 +56,9 @@ type errorDetail struct {
 	Attempts []gameinstance.Attempt `json:"attempts,omitempty"`
 }
 
-// writeError renders err as {"error": {...}}. Internal causes are logged,
+// WriteError renders err as {"error": {...}}. Internal causes are logged,
 // never sent: the client gets a request id to quote instead.
-func writeError(w http.ResponseWriter, r *http.Request, err error) {
+func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	var e *gameinstance.Error
 	if !errors.As(err, &e) {
 		e = &gameinstance.Error{Code: gameinstance.CodeInternal, Err: err}
@@ -84,10 +84,10 @@ func writeError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds())))
 	}
-	writeJSON(w, status, errorBody{Error: detail})
+	WriteJSON(w, status, errorBody{Error: detail})
 }
 
-func writeJSON(w http.ResponseWriter, status int, v any) {
+func WriteJSON(w http.ResponseWriter, status int, v any) {
 	body, err := json.Marshal(v)
 	if err != nil {
 		status, body = http.StatusInternalServerError, []byte(`{"error":{"code":"INTERNAL","message":"internal error"}}`)

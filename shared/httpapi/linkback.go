@@ -207,15 +207,15 @@ func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(i
 func (h linkBackHandlers) callSessions(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, *[]sessionView, error)) {
 	token, err := BearerToken(r.Header.Get("Authorization"))
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
 	rec, sessions, err := fn(r.PathValue("gameInstanceId"), token)
 	if err != nil {
-		writeError(w, r, err)
+		WriteError(w, r, err)
 		return
 	}
-	writeJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, HeartbeatIntervalSeconds: h.interval,
+	WriteJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, HeartbeatIntervalSeconds: h.interval,
 		lifecycleView: lifecycleOf(rec), Sessions: sessions})
 }
 

@@ -29,7 +29,7 @@ func withLogging(next http.Handler, log *slog.Logger) http.Handler {
 		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
 		defer func() {
 			if p := recover(); p != nil {
-				writeError(rec, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: fmt.Errorf("panic: %v", p)})
+				WriteError(rec, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: fmt.Errorf("panic: %v", p)})
 			}
 			logging.FromContext(r.Context()).Info("request", "method", r.Method, "path", r.URL.Path,
 				"status", rec.status, "durationMs", time.Since(start).Milliseconds())

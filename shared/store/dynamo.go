@@ -14,7 +14,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -34,8 +33,6 @@ type GameInstances struct {
 	// servers holds the rooms; nil when the deployment keeps none.
 	servers *GameServers
 }
-
-var _ allocation.Store = (*GameInstances)(nil)
 
 // NewGameInstances uses table through db.
 func NewGameInstances(db DynamoDB, table string) *GameInstances {

@@ -6,7 +6,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
-	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
 // Key attributes of the two tables whose changes become events: a stream
@@ -24,13 +23,4 @@ func DecodeGameInstance(av map[string]types.AttributeValue) (gameinstance.Record
 		err = errors.New("decode record: image without gameInstanceId or state")
 	}
 	return r, err
-}
-
-// DecodeRegionHealth reads a region-health item image into its health.
-func DecodeRegionHealth(av map[string]types.AttributeValue) (regionhealth.Health, error) {
-	h, err := decodeRegion(av)
-	if err == nil && h.Region == "" {
-		err = errors.New("decode region health: image without region")
-	}
-	return h, err
 }

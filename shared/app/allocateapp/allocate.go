@@ -13,8 +13,10 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
 	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/healthapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/allocationsapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 	"github.com/gamefabric-alloc/allocsvc/shared/placementqueue"
@@ -55,7 +57,7 @@ func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
 	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
 	// Ending a session on a shared server gives its room back.
 	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}, Rooms: servers != nil}
-	return httpapi.AllocateRoutes(Service(cfg, c, records, servers), ender)
+	return allocationsapi.Routes(Service(cfg, c, records, servers), ender)
 }
 
 // Service is the allocate use case as the functions run it (this one and
@@ -63,7 +65,7 @@ func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
 // records, then the Allocators; a placement that found no capacity waits
 // in the placement queue when there is one.
 func Service(cfg config.Allocate, c Clients, records *store.GameInstances, servers *store.GameServers) *allocation.Service {
-	health, _ := app.RegionHealth(c.DynamoDB, cfg.RegionHealth)
+	health, _ := healthapp.RegionHealth(c.DynamoDB, cfg.RegionHealth)
 	var pool allocation.Rooms
 	if servers != nil {
 		pool = &rooms.Pool{Store: servers, Caller: roomcallback.New(nil), CallbackTimeout: cfg.RoomCallbackTimeout}

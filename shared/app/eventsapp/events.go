@@ -19,6 +19,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 // Handler is EventsFunction. It answers with the batch item failures
@@ -105,7 +106,7 @@ func derive(r events.DynamoDBEventRecord) ([]eventcatalog.Event, error) {
 	case hasKey(r, store.GameInstanceKey):
 		return change(old, cur, store.DecodeGameInstance, eventcatalog.FromGameInstance)
 	case hasKey(r, store.RegionKey):
-		return change(old, cur, store.DecodeRegionHealth, eventcatalog.FromRegion)
+		return change(old, cur, regiontable.Decode, eventcatalog.FromRegion)
 	}
 	return nil, errUnknownTable
 }

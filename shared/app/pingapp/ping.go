@@ -10,7 +10,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/healthapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -18,7 +18,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/pingtable"
 )
 
 // pingFetchTimeout bounds one call to the Ping Service; the function's
@@ -28,11 +28,11 @@ const pingFetchTimeout = 20 * time.Second
 // PingRefresh is PingRefreshFunction: one refresh of the ping cache per
 // scheduled event, logged with the Lambda request id.
 func PingRefresh(cfg config.PingRefresh, db *dynamodb.Client, sm secrets.SecretGetter, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.EventBridgeEvent) (pingcache.Summary, error) {
-	regions, breaker := app.RegionHealth(db, cfg.RegionHealth)
+	regions, breaker := healthapp.RegionHealth(db, cfg.RegionHealth)
 	r := &pingcache.Refresher{
 		Source: gamefabric.NewPingClient(&http.Client{Timeout: pingFetchTimeout}, cfg.PingURL()),
 		Tokens: secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Store:  store.NewPingCache(db, cfg.Table),
+		Store:  pingtable.New(db, cfg.Table),
 		Zones:  cfg.ZonesByRegion,
 		Period: cfg.Period,
 		Health: regions,

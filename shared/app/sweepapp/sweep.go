@@ -10,6 +10,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/app/healthapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -26,6 +27,7 @@ const maxGaugedServers = 10000
 // servers' records, written as EMF to metricsOut.
 func Handler(cfg config.Lifecycle, db *dynamodb.Client, log *slog.Logger, metricsOut io.Writer) func(context.Context, events.EventBridgeEvent) (lifecycle.SweepSummary, error) {
 	svc := app.Lifecycle(cfg, db)
+	svc.Regions, _ = healthapp.RegionHealth(db, cfg.RegionHealth) // a server that never links counts against its region
 	_, servers := app.Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
 	emf := metrics.NewEMF(metricsOut)
 	return func(ctx context.Context, _ events.EventBridgeEvent) (lifecycle.SweepSummary, error) {

@@ -1,6 +1,7 @@
-package store
+package regiontable
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"time"
@@ -127,4 +128,14 @@ func regionNamesIn(exprs ...string) (map[string]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// Decode reads a region-health item image, as DynamoDB Streams carries
+// it, into its health.
+func Decode(av map[string]types.AttributeValue) (regionhealth.Health, error) {
+	h, err := decodeRegion(av)
+	if err == nil && h.Region == "" {
+		err = errors.New("decode region health: image without region")
+	}
+	return h, err
 }

@@ -1,9 +1,10 @@
-package httpapi
+package regionsapi
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -32,7 +33,7 @@ func TestRegions(t *testing.T) {
 		{Region: "eu-central-1", Zone: "EU_CENTRAL", Targets: target, RefreshedAt: now, ExpiresAt: now.Add(time.Minute)},
 		{Region: "ap-south", Zone: "AP", Targets: target, RefreshedAt: now.Add(-time.Hour), ExpiresAt: now.Add(-time.Second)},
 	}}
-	h := NewHandler(RegionsRoutes(cache, nil, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+	h := httpapi.NewHandler(Routes(cache, nil, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
 	get := func(inm string) *httptest.ResponseRecorder {
 		req := httptest.NewRequest(http.MethodGet, "/v1/regions", nil)
 		if inm != "" {
@@ -64,7 +65,7 @@ func TestRegions(t *testing.T) {
 		t.Errorf("stale ETag: %d", r.Code)
 	}
 
-	broken := NewHandler(RegionsRoutes(fakeCache{err: errors.New("scan failed")}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
+	broken := httpapi.NewHandler(Routes(fakeCache{err: errors.New("scan failed")}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	broken.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 	if rec.Code != http.StatusServiceUnavailable || rec.Header().Get("Retry-After") != "1" ||
@@ -74,7 +75,7 @@ func TestRegions(t *testing.T) {
 }
 
 func TestRegionsEmptyCacheIsAnEmptyList(t *testing.T) {
-	h := NewHandler(RegionsRoutes(fakeCache{}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
+	h := httpapi.NewHandler(Routes(fakeCache{}, nil, time.Minute, time.Now), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 	if rec.Code != 200 || rec.Body.String() != "{\"regions\":[]}\n" {
@@ -106,7 +107,7 @@ func TestRegionsShowHealth(t *testing.T) {
 		{"health disabled", nil, `"refreshedAt":"2026-11-22T12:00:00Z"}]`},
 	}
 	for _, tc := range tests {
-		h := NewHandler(RegionsRoutes(cache, tc.health, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+		h := httpapi.NewHandler(Routes(cache, tc.health, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
 		rec := httptest.NewRecorder()
 		h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 		if rec.Code != 200 || !strings.Contains(rec.Body.String(), tc.want) {
@@ -121,7 +122,7 @@ func TestRegionsPassProtocolsThrough(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	cache := fakeCache{entries: []pingcache.Entry{{Region: "us-west", RefreshedAt: now, ExpiresAt: now.Add(time.Minute),
 		Targets: []gamefabric.PingTarget{{Address: "203.0.113.10", Port: 443, Protocol: "quic"}, {Address: "203.0.113.10", Port: 7600, Protocol: "udp"}}}}}
-	h := NewHandler(RegionsRoutes(cache, nil, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
+	h := httpapi.NewHandler(Routes(cache, nil, time.Minute, func() time.Time { return now }), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/regions", nil))
 	want := `"pingTargets":[{"address":"203.0.113.10","port":443,"protocol":"quic"},{"address":"203.0.113.10","port":7600,"protocol":"udp"}]`

@@ -1,8 +1,9 @@
-package store
+package pingtable
 
 import (
 	"context"
 	"fmt"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 	"strings"
 	"testing"
 	"time"
@@ -65,7 +66,7 @@ func TestReplaceRetriesUnprocessedItems(t *testing.T) {
 	}
 	for _, tc := range tests {
 		db := &throttlingDB{throttle: tc.throttle}
-		s := NewPingCache(db, "Ping")
+		s := New(db, "Ping")
 		s.backoff = time.Microsecond
 		_, err := s.Replace(context.Background(), entries(tc.regions))
 		if (err != nil) != tc.wantErr || db.calls != tc.wantCalls {
@@ -90,7 +91,7 @@ func TestPingItemStaysSmall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if size := ItemSize(av); size > 32<<10 {
+	if size := store.ItemSize(av); size > 32<<10 {
 		t.Fatalf("largest ping item is %d bytes, want at most 32 KB", size)
 	}
 }

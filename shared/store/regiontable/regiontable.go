@@ -1,4 +1,6 @@
-package store
+// Package regiontable is region health's DynamoDB table
+// (REGION_HEALTH_TABLE): one item per region, its breaker state.
+package regiontable
 
 import (
 	"context"
@@ -14,19 +16,19 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// RegionHealthDB is the part of the DynamoDB client the store uses.
-type RegionHealthDB interface {
+// DB is the part of the DynamoDB client the store uses.
+type DB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 }
 
-var _ RegionHealthDB = (*dynamodb.Client)(nil)
+var _ DB = (*dynamodb.Client)(nil)
 
-// RegionHealth keeps one item per region in a table keyed by region.
-type RegionHealth struct {
-	db     RegionHealthDB
+// Table keeps one item per region in a table keyed by region.
+type Table struct {
+	db     DB
 	table  string
 	policy regionhealth.BreakerPolicy
 	// Unprocessed BatchGetItem keys are retried this many times, backing off.
@@ -34,16 +36,16 @@ type RegionHealth struct {
 	backoff time.Duration
 }
 
-var _ regionhealth.Store = (*RegionHealth)(nil)
+var _ regionhealth.Store = (*Table)(nil)
 
-// NewRegionHealth uses table through db; unset policy fields get defaults.
-func NewRegionHealth(db RegionHealthDB, table string, p regionhealth.BreakerPolicy) *RegionHealth {
-	return &RegionHealth{db: db, table: table, policy: p.WithDefaults(), retries: 5, backoff: 50 * time.Millisecond}
+// New uses table through db; unset policy fields get defaults.
+func New(db DB, table string, p regionhealth.BreakerPolicy) *Table {
+	return &Table{db: db, table: table, policy: p.WithDefaults(), retries: 5, backoff: 50 * time.Millisecond}
 }
 
 // Get reads the regions with strongly consistent reads, so a caller sees a
 // breaker another Lambda has just opened.
-func (s *RegionHealth) Get(ctx context.Context, regions []string) (map[string]regionhealth.Health, error) {
+func (s *Table) Get(ctx context.Context, regions []string) (map[string]regionhealth.Health, error) {
 	out := make(map[string]regionhealth.Health, len(regions))
 	var keys []map[string]types.AttributeValue
 	for _, r := range regions {
@@ -62,7 +64,7 @@ func (s *RegionHealth) Get(ctx context.Context, regions []string) (map[string]re
 	return out, nil
 }
 
-func (s *RegionHealth) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, out map[string]regionhealth.Health) error {
+func (s *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, out map[string]regionhealth.Health) error {
 	pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
 	for attempt := 0; len(pending) > 0; attempt++ {
 		if attempt > 0 {
@@ -90,7 +92,7 @@ func (s *RegionHealth) batchGet(ctx context.Context, keys []map[string]types.Att
 }
 
 // List scans the table: it holds one small item per region.
-func (s *RegionHealth) List(ctx context.Context) ([]regionhealth.Health, error) {
+func (s *Table) List(ctx context.Context) ([]regionhealth.Health, error) {
 	var all []regionhealth.Health
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
@@ -119,7 +121,7 @@ type regionWrite struct {
 // apply runs w and returns the item after it. When the condition fails, ok
 // is false and the item is the current one, so callers can tell what
 // another writer did without a second round trip.
-func (s *RegionHealth) apply(ctx context.Context, region string, w regionWrite) (h regionhealth.Health, ok bool, err error) {
+func (s *Table) apply(ctx context.Context, region string, w regionWrite) (h regionhealth.Health, ok bool, err error) {
 	names, err := regionNamesIn(w.update, w.cond)
 	if err != nil {
 		return regionhealth.Health{}, false, err
@@ -154,7 +156,7 @@ func (s *RegionHealth) apply(ctx context.Context, region string, w regionWrite) 
 	return h, true, err
 }
 
-func (s *RegionHealth) getOne(ctx context.Context, region string) (regionhealth.Health, error) {
+func (s *Table) getOne(ctx context.Context, region string) (regionhealth.Health, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), Key: regionKey(region), ConsistentRead: aws.Bool(true)})
 	if err != nil {
 		return regionhealth.Health{}, fmt.Errorf("get %s: %w", region, err)

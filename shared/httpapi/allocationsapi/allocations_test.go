@@ -1,9 +1,10 @@
-package httpapi
+package allocationsapi
 
 import (
 	"context"
 	"encoding/json"
 	"errors"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -42,15 +43,15 @@ func TestStatusOf(t *testing.T) {
 		gameinstance.CodeNotFound: 404, gameinstance.CodeInternal: 500, gameinstance.CodeUnavailable: 503, "SOMETHING_NEW": 500,
 	}
 	for code, status := range want {
-		if got := StatusOf(code); got != status {
-			t.Errorf("StatusOf(%s) = %d, want %d", code, got, status)
+		if got := httpapi.StatusOf(code); got != status {
+			t.Errorf("httpapi.StatusOf(%s) = %d, want %d", code, got, status)
 		}
 	}
 }
 
 func serve(t *testing.T, f *fakeAllocations, method, path, body string) (*http.Response, map[string]any) {
 	t.Helper()
-	h := NewHandler(AllocateRoutes(f, f), logging.New(io.Discard, 0))
+	h := httpapi.NewHandler(Routes(f, f), logging.New(io.Discard, 0))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(method, path, strings.NewReader(body)))
 	var doc map[string]any

@@ -1,4 +1,4 @@
-package store
+package regiontable
 
 import (
 	"reflect"
@@ -65,5 +65,11 @@ func TestNamesIn(t *testing.T) {
 	}
 	if _, err := regionNamesIn("SET #stat = :s"); err == nil {
 		t.Error("namesIn accepted an unknown placeholder")
+	}
+}
+
+func TestDecodeImageWithoutRegion(t *testing.T) {
+	if _, err := Decode(map[string]types.AttributeValue{"state": str("Deployed")}); err == nil {
+		t.Error("a region image without region decoded")
 	}
 }

@@ -1,4 +1,6 @@
-package httpapi
+// Package regionsapi serves GET /v1/regions (RegionsFunction) from the
+// ping cache and region health.
+package regionsapi
 
 import (
 	"context"
@@ -13,6 +15,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
@@ -23,17 +26,17 @@ type PingEntries interface {
 	List(ctx context.Context) ([]pingcache.Entry, error)
 }
 
-// RegionsRoutes serves GET /v1/regions from the ping cache. Responses may be
+// Routes serves GET /v1/regions from the ping cache. Responses may be
 // cached for half the refresh period: a client is then at most 1.5 periods
 // behind GameFabric.
-func RegionsRoutes(cache PingEntries, health HealthLister, period time.Duration, now func() time.Time) map[string]http.HandlerFunc {
+func Routes(cache PingEntries, health HealthLister, period time.Duration, now func() time.Time) map[string]http.HandlerFunc {
 	h := regionsHandler{cache: cache, health: health, maxAge: max(int((period / 2).Seconds()), 1), now: now}
 	return map[string]http.HandlerFunc{"GET /v1/regions": h.list}
 }
 
-// NewRegionsHandler serves the regions function's routes.
-func NewRegionsHandler(cache PingEntries, health HealthLister, period time.Duration, log *slog.Logger) http.Handler {
-	return NewHandler(RegionsRoutes(cache, health, period, time.Now), log)
+// NewHandler serves the regions function's routes.
+func NewHandler(cache PingEntries, health HealthLister, period time.Duration, log *slog.Logger) http.Handler {
+	return httpapi.NewHandler(Routes(cache, health, period, time.Now), log)
 }
 
 // HealthLister lists region health; nil leaves health out of the answer.
@@ -66,7 +69,7 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	entries, err := h.cache.List(r.Context())
 	if err != nil {
 		// A DynamoDB blip, not a defect: the client may retry shortly.
-		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeUnavailable, RetryAfter: time.Second,
+		httpapi.WriteError(w, r, &gameinstance.Error{Code: gameinstance.CodeUnavailable, RetryAfter: time.Second,
 			Message: "the ping cache is unavailable; retry shortly", Err: fmt.Errorf("list ping cache: %w", err)})
 		return
 	}
@@ -83,18 +86,18 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	}
 	view := regionsView{Regions: []regionView{}}
 	for _, e := range pingcache.Live(entries, h.now()) {
-		v := regionView{Region: e.Region, Zone: e.Zone, PingTargets: e.Targets, RefreshedAt: formatTime(e.RefreshedAt)}
+		v := regionView{Region: e.Region, Zone: e.Zone, PingTargets: e.Targets, RefreshedAt: httpapi.FormatTime(e.RefreshedAt)}
 		if h.health != nil {
 			v.Health, v.HealthSince = string(regionhealth.RegionInitialized), ""
 			if rh, ok := health[e.Region]; ok && rh.State != "" {
-				v.Health, v.HealthSince = string(rh.State), formatTime(rh.Since)
+				v.Health, v.HealthSince = string(rh.State), httpapi.FormatTime(rh.Since)
 			}
 		}
 		view.Regions = append(view.Regions, v)
 	}
 	body, err := json.Marshal(view)
 	if err != nil {
-		writeError(w, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: err})
+		httpapi.WriteError(w, r, &gameinstance.Error{Code: gameinstance.CodeInternal, Err: err})
 		return
 	}
 	sum := sha256.Sum256(body)

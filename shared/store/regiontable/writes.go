@@ -1,4 +1,4 @@
-package store
+package regiontable
 
 import (
 	"context"
@@ -19,7 +19,7 @@ const regionCreated = "#firstSeen = if_not_exists(#firstSeen, :now), #state = if
 // breaker. Since moves only when the state changes, so it takes two
 // conditional writes: one for "already Deployed", one for "anything else".
 // They retry while other writers keep flipping the state between them.
-func (s *RegionHealth) RecordSuccess(ctx context.Context, region string, now time.Time) error {
+func (s *Table) RecordSuccess(ctx context.Context, region string, now time.Time) error {
 	const clear = " REMOVE #openUntil, #probeUntil, #reason"
 	for range 5 {
 		_, ok, err := s.apply(ctx, region, regionWrite{
@@ -47,7 +47,7 @@ func (s *RegionHealth) RecordSuccess(ctx context.Context, region string, now tim
 // count, opens the breaker at the threshold or re-opens it after a failed
 // probe. Both follow-ups are conditional, so of many concurrent failures
 // exactly one opens it (one Since, one OpenUntil).
-func (s *RegionHealth) RecordFailure(ctx context.Context, region, reason string, now time.Time) (regionhealth.Health, error) {
+func (s *Table) RecordFailure(ctx context.Context, region, reason string, now time.Time) (regionhealth.Health, error) {
 	if reason == "" {
 		reason = regionhealth.BecauseAllocationFailures
 	}
@@ -87,7 +87,7 @@ func (s *RegionHealth) RecordFailure(ctx context.Context, region, reason string,
 // ClaimProbe takes the half-open probe for ProbeLease. The condition is the
 // Probe case of Decide, evaluated by DynamoDB, so of N callers that all
 // decided Probe exactly one wins.
-func (s *RegionHealth) ClaimProbe(ctx context.Context, region string, now time.Time) (bool, error) {
+func (s *Table) ClaimProbe(ctx context.Context, region string, now time.Time) (bool, error) {
 	_, ok, err := s.apply(ctx, region, regionWrite{
 		update: "SET #probeUntil = :probeUntil",
 		cond: "#state = :unhealthy AND (attribute_not_exists(#openUntil) OR #openUntil <= :now)" +
@@ -103,7 +103,7 @@ func (s *RegionHealth) ClaimProbe(ctx context.Context, region string, now time.T
 
 // RecordPing applies one ping refresh. Errors for one region do not stop
 // the others; they are returned together.
-func (s *RegionHealth) RecordPing(ctx context.Context, regionsWithTargets, knownRegions []string, now time.Time) error {
+func (s *Table) RecordPing(ctx context.Context, regionsWithTargets, knownRegions []string, now time.Time) error {
 	var errs []error
 	for _, region := range dedupeRegions(regionsWithTargets) {
 		errs = append(errs, wrapRegion("record ping", region, s.sawTargets(ctx, region, now)))
@@ -130,7 +130,7 @@ func (s *RegionHealth) RecordPing(ctx context.Context, regionsWithTargets, known
 // sawTargets: live ping targets make an Initialized region Deployed, and
 // undo an Unhealthy that only missing targets caused. An Unhealthy from
 // failures stays: the breaker and its probe decide about that one.
-func (s *RegionHealth) sawTargets(ctx context.Context, region string, now time.Time) error {
+func (s *Table) sawTargets(ctx context.Context, region string, now time.Time) error {
 	h, _, err := s.apply(ctx, region, regionWrite{
 		update: "SET #lastPing = :now, " + regionCreated,
 		values: map[string]types.AttributeValue{":now": millis(now), ":initialized": str(string(regionhealth.RegionInitialized)), ":since": rfc3339(now)},
@@ -150,7 +150,7 @@ func (s *RegionHealth) sawTargets(ctx context.Context, region string, now time.T
 // sawNoTargets starts the clock of a region never stored (firstSeenAt), and
 // marks one silent for too long Unhealthy. The condition repeats noPingDue
 // in DynamoDB, so a concurrent success or ping that lands first wins.
-func (s *RegionHealth) sawNoTargets(ctx context.Context, h regionhealth.Health, now time.Time) error {
+func (s *Table) sawNoTargets(ctx context.Context, h regionhealth.Health, now time.Time) error {
 	if h.FirstSeenAt.IsZero() {
 		_, _, err := s.apply(ctx, h.Region, regionWrite{
 			update: "SET " + regionCreated,

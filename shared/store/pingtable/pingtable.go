@@ -1,4 +1,6 @@
-package store
+// Package pingtable is the ping cache's DynamoDB table (PING_CACHE_TABLE):
+// one item per region, read whole.
+package pingtable
 
 import (
 	"context"
@@ -15,29 +17,29 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// PingCacheDB is the part of the DynamoDB client the ping cache uses.
-type PingCacheDB interface {
+// DB is the part of the DynamoDB client the ping cache uses.
+type DB interface {
 	Scan(ctx context.Context, in *dynamodb.ScanInput, opts ...func(*dynamodb.Options)) (*dynamodb.ScanOutput, error)
 	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
 }
 
-var _ PingCacheDB = (*dynamodb.Client)(nil)
+var _ DB = (*dynamodb.Client)(nil)
 
-// PingCache keeps one item per region. The table holds a handful of items,
+// Table keeps one item per region. The table holds a handful of items,
 // so a Scan is the cheapest way to read all of it.
-type PingCache struct {
-	db    PingCacheDB
+type Table struct {
+	db    DB
 	table string
 	// Unprocessed batch items are retried this many times, backing off.
 	retries int
 	backoff time.Duration
 }
 
-var _ pingcache.Store = (*PingCache)(nil)
+var _ pingcache.Store = (*Table)(nil)
 
-// NewPingCache uses table through db.
-func NewPingCache(db PingCacheDB, table string) *PingCache {
-	return &PingCache{db: db, table: table, retries: 5, backoff: 50 * time.Millisecond}
+// New uses table through db.
+func New(db DB, table string) *Table {
+	return &Table{db: db, table: table, retries: 5, backoff: 50 * time.Millisecond}
 }
 
 type pingItem struct {
@@ -55,7 +57,7 @@ type pingTargetAV struct {
 }
 
 // List reads every item, following Scan pages.
-func (s *PingCache) List(ctx context.Context) ([]pingcache.Entry, error) {
+func (s *Table) List(ctx context.Context) ([]pingcache.Entry, error) {
 	var entries []pingcache.Entry
 	p := dynamodb.NewScanPaginator(s.db, &dynamodb.ScanInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true)})
 	for p.HasMorePages() {
@@ -81,7 +83,7 @@ func (s *PingCache) List(ctx context.Context) ([]pingcache.Entry, error) {
 
 // Replace writes entries and deletes every other stored region, in batches
 // of 25, retrying unprocessed items a bounded number of times.
-func (s *PingCache) Replace(ctx context.Context, entries []pingcache.Entry) (int, error) {
+func (s *Table) Replace(ctx context.Context, entries []pingcache.Entry) (int, error) {
 	existing, err := s.List(ctx)
 	if err != nil {
 		return 0, err
@@ -123,7 +125,7 @@ func encodePingItem(e pingcache.Entry) (map[string]types.AttributeValue, error) 
 	return attributevalue.MarshalMap(it)
 }
 
-func (s *PingCache) batch(ctx context.Context, writes []types.WriteRequest) error {
+func (s *Table) batch(ctx context.Context, writes []types.WriteRequest) error {
 	pending := map[string][]types.WriteRequest{s.table: writes}
 	for attempt := 0; ; attempt++ {
 		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
@@ -141,4 +143,18 @@ func (s *PingCache) batch(ctx context.Context, writes []types.WriteRequest) erro
 			return err
 		}
 	}
+}
+
+// Times are stored as in the game-instance table: RFC 3339 with
+// nanoseconds, UTC; "" for none.
+func formatTime(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format(time.RFC3339Nano)
+}
+
+func parseTime(s string) time.Time {
+	t, _ := time.Parse(time.RFC3339Nano, s)
+	return t
 }
