@@ -8,8 +8,9 @@ import (
 	"time"
 )
 
-// OverheadGoal is the issue's goal for end-to-end p50 / direct p50.
-const OverheadGoal = 1.15
+// OverheadGoal is issue 25's goal for end-to-end p50 / direct p50 on a
+// full core (CPUShareGoal is the one at 128 MB).
+const OverheadGoal = 1.2
 
 // OverheadOptions bounds the overhead run.
 type OverheadOptions struct {
