@@ -37,10 +37,15 @@ func (sc *LifecycleScenario) price(allocation, events float64) {
 	life := append(slices.Clone(sc.Lines),
 		CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events})
 	sc.Top = slices.MaxFunc(life, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
+	sc.WritesUSD = sc.WriteUnits * prices.DynamoWRU
 	if sc.WholeLife > 0 {
-		sc.Top.Share = sc.Top.USD / sc.WholeLife
+		sc.Top.Share, sc.WritesShare = sc.Top.USD/sc.WholeLife, sc.WritesUSD/sc.WholeLife
 	}
 	sc.Met, sc.MissedBy = sc.WholeLife <= LifeGoal, math.Max(0, sc.WholeLife-LifeGoal)
+	// What the heartbeats write to HealthDeadlineIndex, and the whole life
+	// without it: the next step when the goal is missed.
+	sc.HeartbeatIndexWrites = sc.Heartbeats * sc.Heartbeat.IndexWrites
+	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*prices.DynamoWRU
 }
 
 // price prices every scenario given an allocation's and a game's events'

@@ -27,6 +27,11 @@ type LifecycleScenario struct {
 	Top                 CostLine
 	MissedBy            float64
 	Met                 bool
+	// Why a game costs what it does, measured: its DynamoDB writes per 1M
+	// games and their share of WholeLife, the HealthDeadlineIndex units
+	// its heartbeats write per game, and WholeLife without them.
+	WritesUSD, WritesShare                      float64
+	HeartbeatIndexWrites, WithoutHeartbeatIndex float64
 }
 
 // heartbeatJitter is how much later than every a server's next heartbeat

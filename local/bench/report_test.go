@@ -279,6 +279,61 @@ func TestRoomGoalMissed(t *testing.T) {
 	}
 }
 
+// nextSteps are the sentences the report adds to each goal missed: the
+// measured reason and what to do next.
+var nextSteps = map[string][]string{
+	"cold start": {
+		"**Next step**: link fewer or smaller AWS SDK packages into it — their package init runs at every start, whatever the event needs.",
+		"**Next step**: compare the event's own work on Lambda, where its requests are in-region round trips, not this machine's loopback components; start-up is not what to cut.",
+		"**Next step**: find which of what the warm event no longer pays — connections opened, code paged in, tokens fetched — makes up those 6.00 ms.",
+	},
+	"overhead":  {"**Next step**: 6.9 ms of the 13.5 ms is the local HTTP API and Runtime API hops, which AWS replaces with its own: measure the ratio on AWS, against GameFabric's real allocate latency, before cutting the function's own 6.6 ms."},
+	"CPU share": {"At 128 MB an allocation waited 0.0 ms for quota (0.00 throttled periods). **Next step**: give `AllocateFunction` 512 MB, the smallest size measured at 1.2× or better, or cut its CPU per allocation (below) until 128 MB's share suffices."},
+	// 65 WRU, 23 of them on the index, 40 heartbeats × 0.5 of those: $12.50.
+	"dedicated game": {"Of its 65.00 DynamoDB write units per game, 23.00 are `HealthDeadlineIndex` writes, 20.00 of them the heartbeats' (40.0 heartbeats × 0.50): a heartbeat that writes moves the instance's health deadline, and the index key with it. " +
+		"**Next step**: stop moving a per-instance health index key on heartbeats (e.g. the sweep batch-reads live records instead of querying a moving deadline), which removes the index write units: without the heartbeats' the whole life would be $44.82."},
+	"rooms": {"The heartbeats are a dedicated game's: every session renews its own record, 40.0 heartbeats per game, each a `LinkBackFunction` request and 1.50 write units (0.50 on the index), so a server holding 4 games pays for 4 games' heartbeats. " +
+		"**Next step**: keep a room server's health on its game-server record (one write per period for all its sessions) and let the sweep mark a dead server's sessions, instead of renewing each session's record."},
+}
+
+// A goal missed renders its measured reason and a next step; a goal met
+// renders neither.
+func TestMissedGoalsSayWhyAndWhatNext(t *testing.T) {
+	missed, err := fixedReport().Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := fixedReport()
+	cs := r.ColdStart
+	cs.AllMeetGoal, cs.AllMeetInitGoal = true, true
+	for i := range cs.Functions {
+		cs.Functions[i].First.MeetsGoal, cs.Functions[i].First.MeetsInitGoal = true, true
+	}
+	r.Overhead.Met, r.CPUShare.Met, r.Lifecycle.Default.Met = true, true, true
+	for i := range r.Rooms.ByEndpoint {
+		r.Rooms.ByEndpoint[i].Met = true
+	}
+	met, err := r.Markdown()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for goal, sentences := range nextSteps {
+		for _, s := range sentences {
+			if !strings.Contains(missed, s) {
+				t.Errorf("%s missed: the report lacks\n\t%s", goal, s)
+			}
+		}
+	}
+	if strings.Contains(met, "\n\n\n") || strings.Contains(met, "<no value>") {
+		t.Error("every goal met: the report has a doubled blank line or a missing value")
+	}
+	for _, s := range []string{"Next step", "Goals missed, and why", "HealthDeadlineIndex` writes", "every session renews its own record", "throttled periods)."} {
+		if strings.Contains(met, s) {
+			t.Errorf("every goal met, yet the report says %q", s)
+		}
+	}
+}
+
 // Phases that were skipped or failed leave their lines out instead of
 // breaking the render: the summary still prints.
 func TestSummaryOfAPartialRun(t *testing.T) {

@@ -31,6 +31,7 @@ func (g GameCost) lines() []CostLine {
 type RoomsAtEndpoint struct {
 	Endpoint          Endpoint
 	Every             time.Duration
+	Capacity          int // games a server holds: RoomCapacity
 	Dedicated, Shared GameCost
 	SharedRatio       float64 // Shared.Total ÷ Dedicated.Total
 	// Met is Shared.Total ≤ RoomsGoal; else MissedBy and Top, the
@@ -98,7 +99,7 @@ func (r *RoomsResult) price(m CostModel, l *LifecycleResult, dedicatedEvents flo
 		if d == nil {
 			continue
 		}
-		a := RoomsAtEndpoint{Endpoint: e, Every: d.Every, Dedicated: DedicatedGame(*d), Game: d}
+		a := RoomsAtEndpoint{Endpoint: e, Every: d.Every, Capacity: RoomCapacity, Dedicated: DedicatedGame(*d), Game: d}
 		a.Shared = SharedGame(RoomCapacity, e, sc.Total, r.PlacementUSD, a.Dedicated.Heartbeats, r.Games, dedicatedEvents, r.Events.PerGame)
 		a.SharedRatio = a.Shared.Total / a.Dedicated.Total
 		a.Met, a.MissedBy = a.Shared.Total <= RoomsGoal, math.Max(0, a.Shared.Total-RoomsGoal)
