@@ -7,6 +7,16 @@ import (
 	"time"
 )
 
+const (
+	// RoomsGoal is issue 25's goal for a game's whole life on servers
+	// holding RoomCapacity rooms, USD per 1M typicalGame games at the
+	// default endpoint.
+	RoomsGoal = 15.0
+	// heartbeatsPerServer is how often the room games' sessions heartbeat
+	// (their per-call figures only).
+	heartbeatsPerServer = 5
+)
+
 // GameCost is one typicalGame's bill per 1M games, item by item: its
 // allocation, its game server's link-back calls and its lifecycle events,
 // logs apart as in the cost scenarios.
