@@ -75,3 +75,10 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 		fmtMs(res.E2E.P50), fmtMs(res.E2E.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), res.E2E.N)
 	return res, nil
 }
+
+// split says where the p50 goes from the billed-duration run: the
+// function's own work on top of the upstream call, and the HTTP API and
+// Runtime API hops.
+func (o *OverheadResult) split(b BilledResult) {
+	o.FunctionWork, o.Hops = b.Duration.P50-o.Direct.P50, o.E2E.P50-b.Duration.P50
+}

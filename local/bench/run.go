@@ -134,25 +134,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // derive computes the figures that combine several phases.
 func (r *Report) derive() {
-	ov, bl, q := &r.Overhead, r.Billed, r.Requests
-	ov.FunctionWork, ov.Hops = bl.Duration.P50-ov.Direct.P50, ov.E2E.P50-bl.Duration.P50
-	for i, l := range r.Throughput {
-		if r.Best == nil || l.PerSecond > r.Best.PerSecond {
-			r.Best = &r.Throughput[i]
-		}
-	}
-	r.DoubleAllocated, r.Answered = r.Race.MultipleCreated, 0
-	for _, in := range r.Integrity {
-		r.DoubleAllocated += in.DoubleAllocated + in.Mismatched
-		r.Answered += in.Instances
-	}
-	r.Bottleneck = AnalyseThroughput(r.Throughput, bl.Duration.P50)
-	r.Cost = NewCostModel(CostInputs{
-		BilledMs: bl.BilledMeanMs, BilledP99Ms: bl.BilledP99Ms, CPUMs: toMs(bl.CPUPerInvocation),
-		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU, RoomQueries: q.FreshRoomQueries,
-		LogBytes: bl.LogBytes, LogLines: bl.LogLines,
-		PlatformLogBytes: float64(PlatformLogBytes(toMs(bl.Duration.Mean), bl.BilledMeanMs)),
-	})
+	r.Overhead.split(r.Billed)
+	r.Best = bestLevel(r.Throughput)
+	r.DoubleAllocated, r.Answered = doubleAllocated(r.Race, r.Integrity)
+	r.Bottleneck = AnalyseThroughput(r.Throughput, r.Billed.Duration.P50)
+	r.Cost = NewCostModel(costInputs(r.Billed, r.Requests))
 	if len(r.Cost.Scenarios) > 0 {
 		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame)
 	}
