@@ -176,33 +176,7 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 	progress(o.Log, "stack up: API %s, DynamoDB Local %s, log %s", s.APIURL, s.DynamoDB, s.LogPath())
 	callers := o.Throughput.Callers
 	if full {
-		sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
-		if r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log); err != nil {
-			fail("allocate overhead", err)
-		}
-		share := OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}
-		if r.CPUShare, err = MeasureCPUShare(ctx, s, share, o.Log); err != nil {
-			fail("Lambda CPU share", err)
-		}
-		if r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log); err != nil {
-			fail("fallback cost", err)
-		}
-		if r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log); err != nil {
-			fail("billed duration", err)
-		}
-		if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
-			fail("DynamoDB requests", err)
-		}
-		if r.Profile, err = MeasureProfile(ctx, s, max(10*o.N, 800), o.WorkDir, o.Log); err != nil {
-			fail("CPU profile", err)
-		}
-		if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
-			fail("link-back calls", err)
-		} else if r.Events, err = MeasureEvents(ctx, s, r.Lifecycle, o.Log); err != nil {
-			fail("lifecycle events", err)
-		}
-		r.measureRooms(ctx, s, fail)
-		r.measureQueued(ctx, s, fail)
+		r.measureFull(ctx, s, fail)
 	} else if len(callers) > 0 {
 		callers = callers[len(callers)-1:]
 	}
@@ -240,6 +214,40 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		fail(fmt.Sprintf("exactly-once (pool %d)", pool), errors.New(fmt.Sprint(integrity.Problems)))
 	}
 	return nil
+}
+
+// measureFull runs the figures only the first stack measures, before
+// its throughput levels.
+func (r *Report) measureFull(ctx context.Context, s *Stack, fail func(string, error)) {
+	o := r.Options
+	var err error
+	sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
+	if r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log); err != nil {
+		fail("allocate overhead", err)
+	}
+	share := OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}
+	if r.CPUShare, err = MeasureCPUShare(ctx, s, share, o.Log); err != nil {
+		fail("Lambda CPU share", err)
+	}
+	if r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log); err != nil {
+		fail("fallback cost", err)
+	}
+	if r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log); err != nil {
+		fail("billed duration", err)
+	}
+	if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
+		fail("DynamoDB requests", err)
+	}
+	if r.Profile, err = MeasureProfile(ctx, s, max(10*o.N, 800), o.WorkDir, o.Log); err != nil {
+		fail("CPU profile", err)
+	}
+	if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
+		fail("link-back calls", err)
+	} else if r.Events, err = MeasureEvents(ctx, s, r.Lifecycle, o.Log); err != nil {
+		fail("lifecycle events", err)
+	}
+	r.measureRooms(ctx, s, fail)
+	r.measureQueued(ctx, s, fail)
 }
 
 // measureRooms runs issue 22's figures on the full stack, before the
