@@ -134,6 +134,11 @@ func NewCostModel(in CostInputs) CostModel {
 	return m
 }
 
+// largest is the dearest of lines.
+func largest(lines []CostLine) CostLine {
+	return slices.MaxFunc(lines, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
+}
+
 // lambdaUSDPerMs is one billed millisecond per 1M invocations.
 var lambdaUSDPerMs = prices.LambdaMemoryMB / 1024 / 1000 * prices.LambdaGBSecond * 1e6
 

@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
 	"math"
 	"slices"
-	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -59,7 +57,7 @@ func lifecycleScenarios() []LifecycleScenario {
 func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	res := LifecycleResult{Game: typicalGame, Games: n, Goal: LifeGoal, Scenarios: lifecycleScenarios()}
 	// The first calls of a run are slower (DynamoDB Local's JIT, new
 	// connections): a game not counted, so the first scenario is not
@@ -234,7 +232,7 @@ func (sc *LifecycleScenario) price(allocation, events float64) {
 	sc.WholeLife = allocation + sc.CallsUSD + events
 	life := append(slices.Clone(sc.Lines),
 		CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events})
-	sc.Top = slices.MaxFunc(life, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
+	sc.Top = largest(life)
 	sc.WritesUSD = sc.WriteUnits * prices.DynamoWRU
 	if sc.WholeLife > 0 {
 		sc.Top.Share, sc.WritesShare = sc.Top.USD/sc.WholeLife, sc.WritesUSD/sc.WholeLife

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -53,7 +52,7 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 	}
 	gi, rh := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"]
 	res := RequestsResult{GameInstancesTable: gi, RegionHealthTable: rh, GameServersTable: s.Tables["GameServersTable"]}
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	phase := func(label string, n int, id func(i int) string, region string) (Phase, error) {
 		ip.Counter.Take()
 		var took []time.Duration

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
@@ -53,7 +52,7 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
 	client := newAPIClient(s.APIURL, 4)
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	res = RoomLatency{Servers: roomServers, Capacity: RoomCapacity, Failures: Counts{}}
 	var live []string // sessions in rooms, oldest first
 	hosts, err := openRooms(ctx, client, roomServers, "rmh-"+run)

@@ -1,14 +1,12 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 
@@ -93,7 +91,7 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 	rig := newLinkBackRig(s, true, FunctionURL, FunctionURL.defaultEvery())
 	defer rig.Close()
 	client := newAPIClient(s.APIURL, 4)
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	res = RoomGames{Servers: n, Heartbeats: heartbeatsPerServer, IDPrefix: "rms-" + run + "-"}
 	if err := warmHandler(ctx, ip, client, "rmw-"+run); err != nil {
 		return res, err
@@ -306,7 +304,7 @@ func (r *RoomsResult) price(m CostModel, l *LifecycleResult, dedicatedEvents flo
 		a.Shared = SharedGame(RoomCapacity, e, sc.Total, r.PlacementUSD, a.Dedicated.Heartbeats, r.Games, dedicatedEvents, r.Events.PerGame)
 		a.SharedRatio = a.Shared.Total / a.Dedicated.Total
 		a.Met, a.MissedBy = a.Shared.Total <= RoomsGoal, math.Max(0, a.Shared.Total-RoomsGoal)
-		a.Top = slices.MaxFunc(a.Shared.lines(), func(x, y CostLine) int { return cmp.Compare(x.USD, y.USD) })
+		a.Top = largest(a.Shared.lines())
 		a.Top.Share = a.Top.USD / a.Shared.Total
 		r.ByEndpoint = append(r.ByEndpoint, a)
 	}

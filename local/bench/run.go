@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -310,3 +311,7 @@ func requireDynamoDBLocal(root string) error {
 	}
 	return nil
 }
+
+// runID is what a phase's game instance ids start with, so that no two
+// runs on the same tables share one: the time, base 36.
+func runID() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }
