@@ -218,7 +218,7 @@ func planColdStarts(root string, targets []bootstrapTarget, bins map[string]stri
 		}
 		spec, ok := specs[t.name]
 		if !ok {
-			return nil, fmt.Errorf("coldstart: no first event defined for %s: add it to coldStartEvents in local/bench/coldstart.go", t.name)
+			return nil, fmt.Errorf("coldstart: no first event defined for %s: add it to coldStartEvents in local/bench/coldstart_fixture.go", t.name)
 		}
 		env, err := fx.c.FunctionEnv(t.name, fx.refs)
 		if err != nil {

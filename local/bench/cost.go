@@ -2,9 +2,11 @@ package bench
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"math"
 	"slices"
+	"time"
 )
 
 // Prices are AWS's list prices the cost model uses.
@@ -87,6 +89,17 @@ type CostLine struct {
 	Share       float64 // of the scenario's total; set for CostModel.Top
 }
 
+// costInputs are the cost model's inputs from the billed-duration run and
+// the request counts.
+func costInputs(b BilledResult, q RequestsResult) CostInputs {
+	return CostInputs{
+		BilledMs: b.BilledMeanMs, BilledP99Ms: b.BilledP99Ms, CPUMs: toMs(b.CPUPerInvocation),
+		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU, RoomQueries: q.FreshRoomQueries,
+		LogBytes: b.LogBytes, LogLines: b.LogLines,
+		PlatformLogBytes: float64(PlatformLogBytes(toMs(b.Duration.Mean), b.BilledMeanMs)),
+	}
+}
+
 // NewCostModel prices a low-volume month (1M allocations spread over 30
 // days) and a sustained 100 allocations/s.
 func NewCostModel(in CostInputs) CostModel {
@@ -121,6 +134,11 @@ func NewCostModel(in CostInputs) CostModel {
 	return m
 }
 
+// largest is the dearest of lines.
+func largest(lines []CostLine) CostLine {
+	return slices.MaxFunc(lines, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
+}
+
 // lambdaUSDPerMs is one billed millisecond per 1M invocations.
 var lambdaUSDPerMs = prices.LambdaMemoryMB / 1024 / 1000 * prices.LambdaGBSecond * 1e6
 
@@ -140,4 +158,20 @@ func costLines(in CostInputs, sc Scenario) ([]CostLine, CostLine) {
 			line("Secrets Manager", sc.SecretsCalls*p.SecretsPer10k/1e4*1e6, "%.2g calls × $%.2f/10k", sc.SecretsCalls, p.SecretsPer10k),
 		}, line("CloudWatch Logs ingestion", (in.LogBytes+in.PlatformLogBytes)*1e6/1e9*p.LogsPerGB, "%.0f B (%.0f function + %.0f platform) × $%.2f/GB",
 			in.LogBytes+in.PlatformLogBytes, in.LogBytes, in.PlatformLogBytes, p.LogsPerGB)
+}
+
+// PlatformLogBytes estimates what Lambda itself writes to the function's
+// log group per invocation with LoggingConfig LogFormat JSON (template.yaml):
+// a platform.start and a platform.report record. They are not produced
+// locally, so they are built here in the documented shape with this run's
+// figures and measured; the estimate is labelled as such in the report.
+func PlatformLogBytes(durationMs, billedMs float64) int {
+	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
+	id := "6f7f0961-8b3a-4c4b-9a2e-3f0c2d1e5a77" // a request id's length
+	start, _ := json.Marshal(map[string]any{"time": now, "type": "platform.start",
+		"record": map[string]any{"requestId": id, "version": "$LATEST"}})
+	report, _ := json.Marshal(map[string]any{"time": now, "type": "platform.report",
+		"record": map[string]any{"requestId": id, "status": "success", "metrics": map[string]any{
+			"durationMs": durationMs, "billedDurationMs": billedMs, "memorySizeMB": prices.LambdaMemoryMB, "maxMemoryUsedMB": 30}}})
+	return len(start) + 1 + len(report) + 1
 }

@@ -80,16 +80,20 @@ func functionConfig(s *Stack, fn string, override map[string]string) (config.All
 // countedClients are the functions' clients against the stack's DynamoDB
 // Local and moto, each counting its requests into counter.
 func countedClients(s *Stack, counter *SDKCounter, metrics io.Writer) allocateapp.Clients {
-	awsCfg := harness.AWSConfig()
-	db := dynamodb.NewFromConfig(awsCfg, func(o *dynamodb.Options) {
-		o.BaseEndpoint = aws.String(s.DynamoDB)
-		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
-	})
-	sm := secretsmanager.NewFromConfig(awsCfg, func(o *secretsmanager.Options) {
+	sm := secretsmanager.NewFromConfig(harness.AWSConfig(), func(o *secretsmanager.Options) {
 		o.BaseEndpoint = aws.String(s.SecretsManager)
 		o.APIOptions = append(o.APIOptions, counter.APIOptions("SecretsManager")...)
 	})
-	return allocateapp.Clients{DynamoDB: db, Secrets: sm, HTTP: &http.Client{}, Metrics: metrics, SQS: countedSQS(s, counter, "SQS")}
+	return allocateapp.Clients{DynamoDB: countedDynamoDB(s, counter), Secrets: sm, HTTP: &http.Client{}, Metrics: metrics, SQS: countedSQS(s, counter, "SQS")}
+}
+
+// countedDynamoDB is a client of the stack's DynamoDB Local counting into
+// counter.
+func countedDynamoDB(s *Stack, counter *SDKCounter) *dynamodb.Client {
+	return dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
+		o.BaseEndpoint = aws.String(s.DynamoDB)
+		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
+	})
 }
 
 // countedSQS is a client of moto's SQS counting into counter under service.

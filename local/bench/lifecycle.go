@@ -4,77 +4,24 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"net/http"
-	"strconv"
+	"math"
+	"slices"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/config"
-	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // A game's server links a few seconds after its allocation, heartbeats
-// and ends typicalGame after it; heartbeatsPerServer is how often the room
-// games' sessions heartbeat (their per-call figures only).
+// and ends typicalGame after it.
 const (
-	heartbeatsPerServer = 5
-	typicalGame         = 20 * time.Minute
-	linkAfter           = 5 * time.Second
-	// LifeGoal and RoomsGoal are issue 25's goals for a game's whole life,
-	// USD per 1M typicalGame games at the default endpoint.
-	LifeGoal, RoomsGoal = 40.0, 15.0
+	typicalGame = 20 * time.Minute
+	linkAfter   = 5 * time.Second
+	// LifeGoal is issue 25's goal for a dedicated game's whole life, USD
+	// per 1M typicalGame games at the default endpoint.
+	LifeGoal = 40.0
 )
-
-// Endpoint is where game servers call (the template's GameServerEndpoint).
-type Endpoint string
-
-const (
-	FunctionURL Endpoint = defaults.GameServerEndpointFunctionURL
-	HTTPAPI     Endpoint = defaults.GameServerEndpointHTTPAPI
-)
-
-// config is LinkBackFunction's configuration at e with the template's
-// defaults, on the given tables ("" servers: no rooms): the bench builds
-// its link-back service from it as the function does.
-func (e Endpoint) config(instances, servers string) config.Lifecycle {
-	env := map[string]string{"GAME_INSTANCES_TABLE": instances, "GAME_SERVERS_TABLE": servers, "GAME_SERVER_ENDPOINT": string(e)}
-	return config.Must(config.LoadLifecycle(func(k string) string { return env[k] }))
-}
-
-// gateway is what the endpoint adds per call: a function URL is free.
-func (e Endpoint) gateway() float64 {
-	if e == HTTPAPI {
-		return prices.HTTPAPI
-	}
-	return 0
-}
-
-// defaultEvery is the heartbeat interval the deployment advises at e.
-func (e Endpoint) defaultEvery() time.Duration {
-	return e.config("-", "").HeartbeatInterval
-}
-
-// LifecycleCall is what one kind of link-back call costs, measured.
-type LifecycleCall struct {
-	Name       string
-	N          int
-	Took       Summary // handler time in process, DynamoDB Local round trips included
-	Requests   float64 // DynamoDB requests per call
-	ReadUnits  float64 // per call
-	WriteUnits float64 // per call, index writes and failed conditional writes included
-	// IndexWrites is the HealthDeadlineIndex share of WriteUnits, and
-	// FailedWrites the conditional writes refused (DynamoDB bills each
-	// at least 1 WRU; DynamoDB Local reports none), in WriteUnits.
-	IndexWrites, FailedWrites float64
-	// USDPerMillion: Lambda request + billed duration + DynamoDB, as
-	// behind a function URL; At adds the endpoint's own charge.
-	USDPerMillion float64
-}
-
-// At is the call's price per 1M at endpoint e.
-func (c LifecycleCall) At(e Endpoint) float64 { return c.USDPerMillion + e.gateway() }
 
 // LifecycleResult is a whole typicalGame played per scenario (endpoint ×
 // heartbeat interval), priced per 1M games.
@@ -110,7 +57,7 @@ func lifecycleScenarios() []LifecycleScenario {
 func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	res := LifecycleResult{Game: typicalGame, Games: n, Goal: LifeGoal, Scenarios: lifecycleScenarios()}
 	// The first calls of a run are slower (DynamoDB Local's JIT, new
 	// connections): a game not counted, so the first scenario is not
@@ -153,13 +100,172 @@ func allocated(ctx context.Context, records *store.GameInstances, g game, now ti
 	return nil
 }
 
-func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
-	status, _, took, err := postJSON(ctx, http.DefaultClient, base+"/v1/game-instances/"+id+"/"+call, token, []byte(body))
-	if err == nil && status != http.StatusOK {
-		err = fmt.Errorf("status %d", status)
+// LifecycleScenario is a whole game at one endpoint and heartbeat
+// interval: what its calls cost, measured (play), and priced (price).
+type LifecycleScenario struct {
+	Endpoint Endpoint
+	Every    time.Duration
+	Default  bool // the interval the deployment advises at Endpoint
+	// Link, Heartbeat and End are per call over every game played.
+	Link, Heartbeat, End LifecycleCall
+	// Per game: the calls (Heartbeats of them heartbeats), their DynamoDB
+	// requests and units (index and failed conditional writes included).
+	Calls, Heartbeats                            float64
+	Requests, ReadUnits, WriteUnits, IndexWrites float64
+	// CallsUSD is the calls per 1M games (Lines, item by item); WholeLife
+	// adds the allocation and the events; Top is its largest item, and
+	// MissedBy how far it is over LifeGoal (0 when met).
+	Lines               []CostLine
+	CallsUSD, WholeLife float64
+	Allocation, Events  float64
+	Top                 CostLine
+	MissedBy            float64
+	Met                 bool
+	// Why a game costs what it does, measured: its DynamoDB writes per 1M
+	// games and their share of WholeLife, the HealthDeadlineIndex units
+	// its heartbeats write per game, and WholeLife without them.
+	WritesUSD, WritesShare                      float64
+	HeartbeatIndexWrites, WithoutHeartbeatIndex float64
+}
+
+// heartbeatJitter is how much later than every a server's next heartbeat
+// arrives: it restarts its timer once answered. Deterministic, 20–60 ms.
+func heartbeatJitter(beat int) time.Duration {
+	return 20*time.Millisecond + time.Duration(beat*7919%41)*time.Millisecond
+}
+
+// play plays n games through a rig configured for the scenario's
+// endpoint: allocated, linked linkAfter later, heartbeats every sc.Every
+// plus jitter, ended typicalGame after the allocation. The games move in
+// step, one shared clock; each kind of call is counted on its own.
+func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix string) error {
+	rig := newLinkBackRig(s, false, sc.Endpoint, sc.Every)
+	defer rig.Close()
+	start := rig.clock.Now()
+	games := make([]game, n)
+	for i := range games {
+		id := fmt.Sprintf("%s%d", prefix, i)
+		games[i] = game{id: id, token: "bench-partner-token-" + id}
+		if err := allocated(ctx, rig.records, games[i], start); err != nil {
+			return err
+		}
 	}
-	if err != nil {
-		return took, fmt.Errorf("%s %s: %w", call, id, err)
+	linkedAt := start.Add(linkAfter)
+	rig.clock.Set(linkedAt)
+	var err error
+	if sc.Link, err = rig.measure(ctx, "link", games, 1, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`), linkedAt); err != nil {
+		return err
 	}
-	return took, nil
+	if sc.Heartbeat, err = rig.heartbeats(ctx, games, linkedAt, start.Add(typicalGame)); err != nil {
+		return err
+	}
+	rig.clock.Set(start.Add(typicalGame))
+	if sc.End, err = rig.measure(ctx, "end", games, 1, fixed(`{"reason":"bench"}`), linkedAt); err != nil {
+		return err
+	}
+	sc.perGame(n)
+	return nil
+}
+
+// heartbeats makes every game heartbeat every r.every plus jitter from
+// linkedAt until end, all of them at each beat.
+func (r *linkBackRig) heartbeats(ctx context.Context, games []game, linkedAt, end time.Time) (LifecycleCall, error) {
+	r.counter.Take()
+	var took []time.Duration
+	at := linkedAt
+	for beat := 1; ; beat++ {
+		at = at.Add(r.every + heartbeatJitter(beat))
+		if !at.Before(end) {
+			break
+		}
+		r.clock.Set(at)
+		for _, g := range games {
+			d, err := linkBackCall(ctx, r.api.URL, g.id, "heartbeat", g.token, "")
+			if err != nil {
+				return LifecycleCall{}, err
+			}
+			took = append(took, d)
+		}
+	}
+	return r.priced("heartbeat", took), nil
+}
+
+// perGame sums a game's calls from the per-call figures of n games.
+func (sc *LifecycleScenario) perGame(n int) {
+	sc.Heartbeats = float64(sc.Heartbeat.N) / float64(max(n, 1))
+	sc.Calls = 2 + sc.Heartbeats
+	sum := func(f func(LifecycleCall) float64) float64 {
+		return f(sc.Link) + sc.Heartbeats*f(sc.Heartbeat) + f(sc.End)
+	}
+	sc.Requests = sum(func(c LifecycleCall) float64 { return c.Requests })
+	sc.ReadUnits = sum(func(c LifecycleCall) float64 { return c.ReadUnits })
+	sc.WriteUnits = sum(func(c LifecycleCall) float64 { return c.WriteUnits })
+	sc.IndexWrites = sum(func(c LifecycleCall) float64 { return c.IndexWrites })
+}
+
+// callLines are a game's link-back calls per 1M games, item by item, from
+// the scenario's measured per-game figures.
+func (sc LifecycleScenario) callLines() []CostLine {
+	p := prices
+	billedMs := math.Ceil(toMs(sc.Link.Took.Mean)) + sc.Heartbeats*math.Ceil(toMs(sc.Heartbeat.Took.Mean)) + math.Ceil(toMs(sc.End.Took.Mean))
+	lines := []CostLine{
+		{Item: "Lambda requests", Basis: fmt.Sprintf("%.1f calls × $%.2f/1M", sc.Calls, p.LambdaRequests), USD: sc.Calls * p.LambdaRequests},
+		{Item: "Lambda duration", Basis: fmt.Sprintf("%.0f ms billed per game (each call's mean handler time rounded up)", billedMs), USD: billedMs * lambdaUSDPerMs},
+	}
+	if g := sc.Endpoint.gateway(); g > 0 {
+		lines = append(lines, CostLine{Item: "HTTP API requests", Basis: fmt.Sprintf("%.1f calls × $%.2f/1M", sc.Calls, g), USD: sc.Calls * g})
+	}
+	return append(lines,
+		CostLine{Item: "DynamoDB reads", Basis: fmt.Sprintf("%.2f RRU per game × $%.3f/1M", sc.ReadUnits, p.DynamoRRU), USD: sc.ReadUnits * p.DynamoRRU},
+		CostLine{Item: "DynamoDB writes", Basis: fmt.Sprintf("%.2f WRU per game (%.2f on the index) × $%.3f/1M", sc.WriteUnits, sc.IndexWrites, p.DynamoWRU),
+			USD: sc.WriteUnits * p.DynamoWRU})
+}
+
+// price fills in the scenario's bill per 1M games: its calls, and its
+// whole life with the allocation's and the events' per-game prices.
+func (sc *LifecycleScenario) price(allocation, events float64) {
+	sc.Lines, sc.CallsUSD = sc.callLines(), 0
+	for _, l := range sc.Lines {
+		sc.CallsUSD += l.USD
+	}
+	sc.Allocation, sc.Events = allocation, events
+	sc.WholeLife = allocation + sc.CallsUSD + events
+	life := append(slices.Clone(sc.Lines),
+		CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events})
+	sc.Top = largest(life)
+	sc.WritesUSD = sc.WriteUnits * prices.DynamoWRU
+	if sc.WholeLife > 0 {
+		sc.Top.Share, sc.WritesShare = sc.Top.USD/sc.WholeLife, sc.WritesUSD/sc.WholeLife
+	}
+	sc.Met, sc.MissedBy = sc.WholeLife <= LifeGoal, math.Max(0, sc.WholeLife-LifeGoal)
+	// What the heartbeats write to HealthDeadlineIndex, and the whole life
+	// without it: the next step when the goal is missed.
+	sc.HeartbeatIndexWrites = sc.Heartbeats * sc.Heartbeat.IndexWrites
+	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*prices.DynamoWRU
+}
+
+// price prices every scenario given an allocation's and a game's events'
+// price per 1M, and points Default and HTTPDefault at the defaults.
+func (l *LifecycleResult) price(allocation, events float64) {
+	l.Goal = LifeGoal
+	for i := range l.Scenarios {
+		sc := &l.Scenarios[i]
+		if sc.Heartbeat.N == 0 {
+			continue
+		}
+		sc.price(allocation, events)
+		if sc.Default && sc.Endpoint == FunctionURL {
+			l.Default = sc
+		} else if sc.Default {
+			l.HTTPDefault = sc
+		}
+	}
+}
+
+// at is the measured default scenario at endpoint e, nil if none.
+func (l *LifecycleResult) at(e Endpoint) *LifecycleScenario {
+	if e == FunctionURL {
+		return l.Default
+	}
+	return l.HTTPDefault
 }

@@ -2,16 +2,17 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"math"
+	"net/http"
 	"net/http/httptest"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -21,6 +22,55 @@ import (
 // game is a game instance a game server calls back for, with its
 // PartnerGameToken.
 type game struct{ id, token string }
+
+// Endpoint is where game servers call (the template's GameServerEndpoint).
+type Endpoint string
+
+const (
+	FunctionURL Endpoint = defaults.GameServerEndpointFunctionURL
+	HTTPAPI     Endpoint = defaults.GameServerEndpointHTTPAPI
+)
+
+// config is LinkBackFunction's configuration at e with the template's
+// defaults, on the given tables ("" servers: no rooms): the bench builds
+// its link-back service from it as the function does.
+func (e Endpoint) config(instances, servers string) config.Lifecycle {
+	env := map[string]string{"GAME_INSTANCES_TABLE": instances, "GAME_SERVERS_TABLE": servers, "GAME_SERVER_ENDPOINT": string(e)}
+	return config.Must(config.LoadLifecycle(func(k string) string { return env[k] }))
+}
+
+// gateway is what the endpoint adds per call: a function URL is free.
+func (e Endpoint) gateway() float64 {
+	if e == HTTPAPI {
+		return prices.HTTPAPI
+	}
+	return 0
+}
+
+// defaultEvery is the heartbeat interval the deployment advises at e.
+func (e Endpoint) defaultEvery() time.Duration {
+	return e.config("-", "").HeartbeatInterval
+}
+
+// LifecycleCall is what one kind of link-back call costs, measured.
+type LifecycleCall struct {
+	Name       string
+	N          int
+	Took       Summary // handler time in process, DynamoDB Local round trips included
+	Requests   float64 // DynamoDB requests per call
+	ReadUnits  float64 // per call
+	WriteUnits float64 // per call, index writes and failed conditional writes included
+	// IndexWrites is the HealthDeadlineIndex share of WriteUnits, and
+	// FailedWrites the conditional writes refused (DynamoDB bills each
+	// at least 1 WRU; DynamoDB Local reports none), in WriteUnits.
+	IndexWrites, FailedWrites float64
+	// USDPerMillion: Lambda request + billed duration + DynamoDB, as
+	// behind a function URL; At adds the endpoint's own charge.
+	USDPerMillion float64
+}
+
+// At is the call's price per 1M at endpoint e.
+func (c LifecycleCall) At(e Endpoint) float64 { return c.USDPerMillion + e.gateway() }
 
 // linkBackRig is the link-back handler in process, as LinkBackFunction
 // builds it, but with a counting DynamoDB client against the stack's
@@ -49,10 +99,7 @@ type linkBackRig struct {
 // key) is the same in every run.
 func newLinkBackRig(s *Stack, rooms bool, e Endpoint, every time.Duration) *linkBackRig {
 	counter := NewSDKCounter()
-	db := dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
-		o.BaseEndpoint = aws.String(s.DynamoDB)
-		o.APIOptions = append(o.APIOptions, counter.APIOptions("DynamoDB")...)
-	})
+	db := countedDynamoDB(s, counter)
 	instances, servers := s.Tables["GameInstancesTable"], ""
 	if rooms {
 		servers = s.Tables["GameServersTable"]
@@ -131,24 +178,13 @@ func failedWrites(ops map[OpKey]OpCount, include func(OpKey) bool) float64 {
 // fixed is the same body for every game.
 func fixed(body string) func(int) string { return func(int) string { return body } }
 
-// dynamoPerCall sums the DynamoDB operations include selects and divides
-// by n calls: requests, read units, write units (index writes included)
-// and the index writes alone, and the time spent waiting on DynamoDB.
-func dynamoPerCall(ops map[OpKey]OpCount, n int, include func(OpKey) bool) (requests, reads, writes, indexWrites float64, took time.Duration) {
-	for k, op := range ops {
-		if k.Service != "DynamoDB" || !include(k) {
-			continue
-		}
-		requests += float64(op.Calls)
-		took += op.Took
-		switch k.Operation {
-		case "UpdateItem", "PutItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem":
-			writes += op.TableUnits + op.IndexUnits
-			indexWrites += op.IndexUnits
-		default:
-			reads += op.TableUnits + op.IndexUnits
-		}
+func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
+	status, _, took, err := postJSON(ctx, http.DefaultClient, base+"/v1/game-instances/"+id+"/"+call, token, []byte(body))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
 	}
-	per := float64(max(n, 1))
-	return requests / per, reads / per, writes / per, indexWrites / per, took / time.Duration(max(n, 1))
+	if err != nil {
+		return took, fmt.Errorf("%s %s: %w", call, id, err)
+	}
+	return took, nil
 }

@@ -80,7 +80,7 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	defer cancel()
 	s.StandIn.Always(RegionQueued, noCapacity(RegionQueued))
 	defer s.StandIn.Always(RegionQueued, gfstub.Response{Delay: s.StandIn.Delay})
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	gets := &getCounter{base: http.DefaultTransport}
 	queueClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: gets}})

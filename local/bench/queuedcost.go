@@ -86,7 +86,7 @@ type QueuedCohort struct {
 func MeasureQueuedCost(ctx context.Context, s *Stack, o QueuedOptions, log io.Writer) (QueuedCost, error) {
 	res := QueuedCost{Spacing: costSpacing, Cohorts: make([]QueuedCohort, len(o.Waits)),
 		PollersPerMonth: lambdaPollers * monthSeconds / lambdaLongPoll.Seconds() * prices.SQSRequests / 1e6}
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	errs := make([]error, len(o.Waits))
 	var wg sync.WaitGroup
 	for i, w := range o.Waits {

@@ -28,6 +28,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"goal":    func(ok bool) string { return map[bool]string{true: "yes", false: "**no**"}[ok] }, // in the per-function tables
 	"add":     func(a, b float64) float64 { return a + b },
 	"sub2":    func(a, b float64) float64 { return a - b },
+	"mul":     func(a, b float64) float64 { return a * b },
 	"div":     func(a, b float64) float64 { return a / max(b, 1e-9) },
 	"s2":      fmtSec, // 1.23 s
 	"quarter": func(d time.Duration) time.Duration { return d / 4 },

@@ -1,13 +1,9 @@
 package bench
 
 import (
-	"cmp"
 	"context"
 	"fmt"
 	"io"
-	"maps"
-	"slices"
-	"strconv"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -16,39 +12,6 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
-
-// Phase is what a run of allocations cost in AWS requests.
-type Phase struct {
-	N       int
-	Elapsed time.Duration
-	Took    Summary // in-process handler time per invocation
-	Ops     map[OpKey]OpCount
-}
-
-// perAlloc sums the DynamoDB operations on table (every operation when op
-// is "") and divides by the allocations in the phase.
-func (p Phase) perAlloc(table, op string) (calls, tableUnits, indexUnits float64) {
-	for k, c := range p.Ops {
-		if k.Service == "DynamoDB" && k.Table == table && (op == "" || k.Operation == op) {
-			calls, tableUnits, indexUnits = calls+float64(c.Calls), tableUnits+c.TableUnits, indexUnits+c.IndexUnits
-		}
-	}
-	n := float64(max(p.N, 1))
-	return calls / n, tableUnits / n, indexUnits / n
-}
-
-// RequestRow is one operation of one phase, per allocation.
-type RequestRow struct {
-	Phase                                      string
-	Op                                         OpKey
-	Requests, Attempts, TableUnits, IndexUnits float64
-	// SQS only: the requests billed (64 KB chunks) and the receives that
-	// brought nothing.
-	Chunks, Empty    float64
-	CapacityReturned bool
-	Errors           Counts
-	Took             time.Duration // per request, retries included
-}
 
 // RequestsResult is the DynamoDB and Secrets Manager traffic of the
 // allocate handler, counted by SDK middleware, and the figures per
@@ -89,7 +52,7 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 	}
 	gi, rh := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"]
 	res := RequestsResult{GameInstancesTable: gi, RegionHealthTable: rh, GameServersTable: s.Tables["GameServersTable"]}
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	phase := func(label string, n int, id func(i int) string, region string) (Phase, error) {
 		ip.Counter.Take()
 		var took []time.Duration
@@ -130,21 +93,6 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 
 func (r *RequestsResult) addRows(label string, p Phase) {
 	r.Rows = append(r.Rows, requestRows(label, p)...)
-}
-
-// requestRows are p's operations per allocation, in a stable order.
-func requestRows(label string, p Phase) []RequestRow {
-	keys := slices.SortedFunc(maps.Keys(p.Ops), func(a, b OpKey) int { return cmp.Compare(a.String(), b.String()) })
-	n := float64(max(p.N, 1))
-	rows := make([]RequestRow, 0, len(keys))
-	for _, k := range keys {
-		op := p.Ops[k]
-		rows = append(rows, RequestRow{Phase: label, Op: k, Requests: float64(op.Calls) / n, Attempts: float64(op.Attempts) / n,
-			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n,
-			Chunks: float64(op.Chunks) / n, Empty: float64(op.Empty) / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors,
-			Took: op.Took / time.Duration(max(op.Calls, 1))})
-	}
-	return rows
 }
 
 // derive computes the figures per allocation from the phases.

@@ -3,10 +3,12 @@ package bench
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http/httptest"
 	"sync"
+	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
@@ -126,4 +128,52 @@ func stateOf(a *allocclient.Allocation) string {
 func linkVia(ctx context.Context, base string, h *roomHost, body string) error {
 	_, err := linkBackCall(ctx, base, h.id, "link", h.token, body)
 	return err
+}
+
+// openRooms starts n game servers, each with its session callback and
+// allocated through the stack as instance prefix-i. It returns the
+// servers started so far even when one fails, for shutRooms.
+func openRooms(ctx context.Context, client *allocclient.Client, n int, prefix string) ([]*roomHost, error) {
+	var hosts []*roomHost
+	for i := range n {
+		h, err := startRoomHost()
+		if err != nil {
+			return hosts, err
+		}
+		hosts = append(hosts, h)
+		if err := allocateHost(ctx, client, h, fmt.Sprintf("%s-%d", prefix, i)); err != nil {
+			return hosts, err
+		}
+	}
+	return hosts, nil
+}
+
+// shutRooms closes the rooms of the servers still open (a link with
+// capacity 0, through the stack), ends the sessions and the servers' own
+// games not ended yet (DELETE), and stops their session callbacks. It runs
+// after a failure too, on its own time: a server left open would take
+// the later phases' allocations.
+func shutRooms(ctx context.Context, client *allocclient.Client, gameServerURL string, hosts []*roomHost, sessions *[]string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	ids := *sessions
+	for _, h := range hosts {
+		if h.linked && !h.closed {
+			if err := linkVia(ctx, gameServerURL, h, h.offer(0)); err != nil {
+				errs = append(errs, fmt.Errorf("closing the rooms of %s: %w", h.id, err))
+			}
+		}
+		if h.id != "" && !h.ended {
+			ids = append(ids, h.id)
+		}
+	}
+	if err := endAll(ctx, client, ids); err != nil {
+		errs = append(errs, err)
+	}
+	*sessions = nil
+	for _, h := range hosts {
+		h.Close()
+	}
+	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -134,25 +135,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 
 // derive computes the figures that combine several phases.
 func (r *Report) derive() {
-	ov, bl, q := &r.Overhead, r.Billed, r.Requests
-	ov.FunctionWork, ov.Hops = bl.Duration.P50-ov.Direct.P50, ov.E2E.P50-bl.Duration.P50
-	for i, l := range r.Throughput {
-		if r.Best == nil || l.PerSecond > r.Best.PerSecond {
-			r.Best = &r.Throughput[i]
-		}
-	}
-	r.DoubleAllocated, r.Answered = r.Race.MultipleCreated, 0
-	for _, in := range r.Integrity {
-		r.DoubleAllocated += in.DoubleAllocated + in.Mismatched
-		r.Answered += in.Instances
-	}
-	r.Bottleneck = AnalyseThroughput(r.Throughput, bl.Duration.P50)
-	r.Cost = NewCostModel(CostInputs{
-		BilledMs: bl.BilledMeanMs, BilledP99Ms: bl.BilledP99Ms, CPUMs: toMs(bl.CPUPerInvocation),
-		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU, RoomQueries: q.FreshRoomQueries,
-		LogBytes: bl.LogBytes, LogLines: bl.LogLines,
-		PlatformLogBytes: float64(PlatformLogBytes(toMs(bl.Duration.Mean), bl.BilledMeanMs)),
-	})
+	r.Overhead.split(r.Billed)
+	r.Best = bestLevel(r.Throughput)
+	r.DoubleAllocated, r.Answered = doubleAllocated(r.Race, r.Integrity)
+	r.Bottleneck = AnalyseThroughput(r.Throughput, r.Billed.Duration.P50)
+	r.Cost = NewCostModel(costInputs(r.Billed, r.Requests))
 	if len(r.Cost.Scenarios) > 0 {
 		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame)
 	}
@@ -190,33 +177,7 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 	progress(o.Log, "stack up: API %s, DynamoDB Local %s, log %s", s.APIURL, s.DynamoDB, s.LogPath())
 	callers := o.Throughput.Callers
 	if full {
-		sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
-		if r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log); err != nil {
-			fail("allocate overhead", err)
-		}
-		share := OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}
-		if r.CPUShare, err = MeasureCPUShare(ctx, s, share, o.Log); err != nil {
-			fail("Lambda CPU share", err)
-		}
-		if r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log); err != nil {
-			fail("fallback cost", err)
-		}
-		if r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log); err != nil {
-			fail("billed duration", err)
-		}
-		if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
-			fail("DynamoDB requests", err)
-		}
-		if r.Profile, err = MeasureProfile(ctx, s, max(10*o.N, 800), o.WorkDir, o.Log); err != nil {
-			fail("CPU profile", err)
-		}
-		if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
-			fail("link-back calls", err)
-		} else if r.Events, err = MeasureEvents(ctx, s, r.Lifecycle, o.Log); err != nil {
-			fail("lifecycle events", err)
-		}
-		r.measureRooms(ctx, s, fail)
-		r.measureQueued(ctx, s, fail)
+		r.measureFull(ctx, s, fail)
 	} else if len(callers) > 0 {
 		callers = callers[len(callers)-1:]
 	}
@@ -254,6 +215,40 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool, fail fun
 		fail(fmt.Sprintf("exactly-once (pool %d)", pool), errors.New(fmt.Sprint(integrity.Problems)))
 	}
 	return nil
+}
+
+// measureFull runs the figures only the first stack measures, before
+// its throughput levels.
+func (r *Report) measureFull(ctx context.Context, s *Stack, fail func(string, error)) {
+	o := r.Options
+	var err error
+	sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
+	if r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log); err != nil {
+		fail("allocate overhead", err)
+	}
+	share := OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}
+	if r.CPUShare, err = MeasureCPUShare(ctx, s, share, o.Log); err != nil {
+		fail("Lambda CPU share", err)
+	}
+	if r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log); err != nil {
+		fail("fallback cost", err)
+	}
+	if r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log); err != nil {
+		fail("billed duration", err)
+	}
+	if r.Requests, err = MeasureRequests(ctx, s, o.N, o.Log); err != nil {
+		fail("DynamoDB requests", err)
+	}
+	if r.Profile, err = MeasureProfile(ctx, s, max(10*o.N, 800), o.WorkDir, o.Log); err != nil {
+		fail("CPU profile", err)
+	}
+	if r.Lifecycle, err = MeasureLifecycle(ctx, s, max(o.N/10, 10), o.Log); err != nil {
+		fail("link-back calls", err)
+	} else if r.Events, err = MeasureEvents(ctx, s, r.Lifecycle, o.Log); err != nil {
+		fail("lifecycle events", err)
+	}
+	r.measureRooms(ctx, s, fail)
+	r.measureQueued(ctx, s, fail)
 }
 
 // measureRooms runs issue 22's figures on the full stack, before the
@@ -316,3 +311,7 @@ func requireDynamoDBLocal(root string) error {
 	}
 	return nil
 }
+
+// runID is what a phase's game instance ids start with, so that no two
+// runs on the same tables share one: the time, base 36.
+func runID() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
 )
@@ -214,4 +216,119 @@ func field(v any, name string) reflect.Value {
 		return reflect.Value{}
 	}
 	return rv.Elem().FieldByName(name)
+}
+
+// dynamoPerCall sums the DynamoDB operations include selects and divides
+// by n calls: requests, read units, write units (index writes included)
+// and the index writes alone, and the time spent waiting on DynamoDB.
+func dynamoPerCall(ops map[OpKey]OpCount, n int, include func(OpKey) bool) (requests, reads, writes, indexWrites float64, took time.Duration) {
+	for k, op := range ops {
+		if k.Service != "DynamoDB" || !include(k) {
+			continue
+		}
+		requests += float64(op.Calls)
+		took += op.Took
+		switch k.Operation {
+		case "UpdateItem", "PutItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem":
+			writes += op.TableUnits + op.IndexUnits
+			indexWrites += op.IndexUnits
+		default:
+			reads += op.TableUnits + op.IndexUnits
+		}
+	}
+	per := float64(max(n, 1))
+	return requests / per, reads / per, writes / per, indexWrites / per, took / time.Duration(max(n, 1))
+}
+
+// Phase is what a run of allocations cost in AWS requests.
+type Phase struct {
+	N       int
+	Elapsed time.Duration
+	Took    Summary // in-process handler time per invocation
+	Ops     map[OpKey]OpCount
+}
+
+// perAlloc sums the DynamoDB operations on table (every operation when op
+// is "") and divides by the allocations in the phase.
+func (p Phase) perAlloc(table, op string) (calls, tableUnits, indexUnits float64) {
+	for k, c := range p.Ops {
+		if k.Service == "DynamoDB" && k.Table == table && (op == "" || k.Operation == op) {
+			calls, tableUnits, indexUnits = calls+float64(c.Calls), tableUnits+c.TableUnits, indexUnits+c.IndexUnits
+		}
+	}
+	n := float64(max(p.N, 1))
+	return calls / n, tableUnits / n, indexUnits / n
+}
+
+// RequestRow is one operation of one phase, per allocation.
+type RequestRow struct {
+	Phase                                      string
+	Op                                         OpKey
+	Requests, Attempts, TableUnits, IndexUnits float64
+	// SQS only: the requests billed (64 KB chunks) and the receives that
+	// brought nothing.
+	Chunks, Empty    float64
+	CapacityReturned bool
+	Errors           Counts
+	Took             time.Duration // per request, retries included
+}
+
+// requestRows are p's operations per allocation, in a stable order.
+func requestRows(label string, p Phase) []RequestRow {
+	keys := slices.SortedFunc(maps.Keys(p.Ops), func(a, b OpKey) int { return cmp.Compare(a.String(), b.String()) })
+	n := float64(max(p.N, 1))
+	rows := make([]RequestRow, 0, len(keys))
+	for _, k := range keys {
+		op := p.Ops[k]
+		rows = append(rows, RequestRow{Phase: label, Op: k, Requests: float64(op.Calls) / n, Attempts: float64(op.Attempts) / n,
+			TableUnits: op.TableUnits / n, IndexUnits: op.IndexUnits / n,
+			Chunks: float64(op.Chunks) / n, Empty: float64(op.Empty) / n, CapacityReturned: op.CapacityReturned, Errors: op.Errors,
+			Took: op.Took / time.Duration(max(op.Calls, 1))})
+	}
+	return rows
+}
+
+// sqsChunk is what SQS bills as one request: every 64 KB chunk of a
+// request's payload counts as a request of its own.
+const sqsChunk = 64 * 1024
+
+// sqsBilled is what one successful SQS call is billed: its 64 KB chunks
+// (at least one) and, for a ReceiveMessage, whether it brought nothing
+// (an empty long poll is billed all the same). The payload is the bodies
+// sent or received; attributes the service reads (the bench sends none)
+// are far below a chunk.
+func sqsBilled(params, result any) (chunks int, empty bool) {
+	size := 0
+	switch in := params.(type) {
+	case *sqs.SendMessageInput:
+		if in.MessageBody != nil {
+			size = len(*in.MessageBody)
+		}
+	case *sqs.SendMessageBatchInput:
+		for _, e := range in.Entries {
+			if e.MessageBody != nil {
+				size += len(*e.MessageBody)
+			}
+		}
+	}
+	if out, ok := result.(*sqs.ReceiveMessageOutput); ok && out != nil {
+		empty = len(out.Messages) == 0
+		for _, m := range out.Messages {
+			if m.Body != nil {
+				size += len(*m.Body)
+			}
+		}
+	}
+	return max(1, (size+sqsChunk-1)/sqsChunk), empty
+}
+
+// addSQS records what a successful SQS call is billed.
+func (c *SDKCounter) addSQS(op *OpCount, params, result any) {
+	chunks, empty := sqsBilled(params, result)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	op.Chunks += chunks
+	if empty {
+		op.Empty++
+	}
 }

@@ -6,26 +6,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 )
-
-// RoomsResult is issue 22's figures: a room placement's latency beside a
-// direct allocator call, what a placement and the games of servers holding
-// RoomCapacity rooms cost, and (derive) a game's bill both ways.
-type RoomsResult struct {
-	Latency RoomLatency
-	Games   RoomGames
-	Events  EventsResult // of the games placed in rooms
-	// PlacementUSD is a room placement per 1M, priced like an allocation
-	// in the first cost scenario; ByEndpoint a game's bill per 1M games at
-	// each endpoint's default (FunctionUrl first), against Goal.
-	PlacementUSD float64
-	ByEndpoint   []RoomsAtEndpoint
-	Goal         float64
-}
 
 // RoomLatency compares POST /v1/allocations placed in a free room, through
 // the local stack, with a direct call to the stand-in, and with an
@@ -68,7 +52,7 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
 	client := newAPIClient(s.APIURL, 4)
-	run := strconv.FormatInt(time.Now().UnixNano(), 36)
+	run := runID()
 	res = RoomLatency{Servers: roomServers, Capacity: RoomCapacity, Failures: Counts{}}
 	var live []string // sessions in rooms, oldest first
 	hosts, err := openRooms(ctx, client, roomServers, "rmh-"+run)
@@ -136,52 +120,4 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	progress(log, "room placement: stack p50 %s p99 %s, direct p50 %s p99 %s, from the Allocator through the stack p50 %s (n=%d, %d sessions ended between turns)",
 		fmtMs(res.Room.P50), fmtMs(res.Room.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), fmtMs(res.Allocator.P50), res.Room.N, res.Ended)
 	return res, nil
-}
-
-// openRooms starts n game servers, each with its session callback and
-// allocated through the stack as instance prefix-i. It returns the
-// servers started so far even when one fails, for shutRooms.
-func openRooms(ctx context.Context, client *allocclient.Client, n int, prefix string) ([]*roomHost, error) {
-	var hosts []*roomHost
-	for i := range n {
-		h, err := startRoomHost()
-		if err != nil {
-			return hosts, err
-		}
-		hosts = append(hosts, h)
-		if err := allocateHost(ctx, client, h, fmt.Sprintf("%s-%d", prefix, i)); err != nil {
-			return hosts, err
-		}
-	}
-	return hosts, nil
-}
-
-// shutRooms closes the rooms of the servers still open (a link with
-// capacity 0, through the stack), ends the sessions and the servers' own
-// games not ended yet (DELETE), and stops their session callbacks. It runs
-// after a failure too, on its own time: a server left open would take
-// the later phases' allocations.
-func shutRooms(ctx context.Context, client *allocclient.Client, gameServerURL string, hosts []*roomHost, sessions *[]string) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
-	defer cancel()
-	var errs []error
-	ids := *sessions
-	for _, h := range hosts {
-		if h.linked && !h.closed {
-			if err := linkVia(ctx, gameServerURL, h, h.offer(0)); err != nil {
-				errs = append(errs, fmt.Errorf("closing the rooms of %s: %w", h.id, err))
-			}
-		}
-		if h.id != "" && !h.ended {
-			ids = append(ids, h.id)
-		}
-	}
-	if err := endAll(ctx, client, ids); err != nil {
-		errs = append(errs, err)
-	}
-	*sessions = nil
-	for _, h := range hosts {
-		h.Close()
-	}
-	return errors.Join(errs...)
 }

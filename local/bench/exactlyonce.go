@@ -3,8 +3,11 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
+	"net/http"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
@@ -110,4 +113,69 @@ func scanServers(ctx context.Context, s *Stack) (map[string]storedServer, error)
 		}
 	}
 	return out, nil
+}
+
+// RaceResult is the same game instance requested by several callers at once.
+type RaceResult struct {
+	Instances, CallersEach int
+	Outcomes               Counts
+	Created                int // game instances answered 201 by exactly one caller
+	MultipleCreated        int // game instances answered 201 more than once
+}
+
+// MeasureRace releases callersEach requests for each of instances game
+// instances at the same moment; exactly one may allocate, the others must
+// get 409 ALLOCATION_IN_PROGRESS or the replayed 200.
+func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, created *sync.Map, log io.Writer) (RaceResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res := RaceResult{Instances: instances, CallersEach: callersEach, Outcomes: Counts{}}
+	client := newAPIClient(s.APIURL, instances*callersEach)
+	run := time.Now().UnixNano()
+	var mu sync.Mutex
+	wins := map[string]int{}
+	for i := range instances {
+		id := fmt.Sprintf("race-p%d-%d-%d", s.PoolSize, run, i)
+		gate := make(chan struct{})
+		var wg sync.WaitGroup
+		for range callersEach {
+			wg.Go(func() {
+				<-gate
+				r := postAllocation(ctx, client, id, RegionOK)
+				mu.Lock()
+				defer mu.Unlock()
+				res.Outcomes[r.Outcome()]++
+				if r.Status == http.StatusCreated && r.server() != "" {
+					wins[id]++
+					created.Store(id, r.server())
+				}
+			})
+		}
+		close(gate)
+		wg.Wait()
+	}
+	for _, n := range wins {
+		if n == 1 {
+			res.Created++
+		} else {
+			res.MultipleCreated++
+		}
+	}
+	progress(log, "race: %d game instances × %d simultaneous callers: %s", instances, callersEach, res.Outcomes)
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("race: %w", ctx.Err())
+	}
+	return res, nil
+}
+
+// doubleAllocated counts the game instances given two servers, or whose
+// 201 matched no single upstream allocation, over the race and every
+// stack's check, and the instances answered 201 in those checks.
+func doubleAllocated(race RaceResult, checks []Integrity) (double, answered int) {
+	double = race.MultipleCreated
+	for _, in := range checks {
+		double += in.DoubleAllocated + in.Mismatched
+		answered += in.Instances
+	}
+	return double, answered
 }
