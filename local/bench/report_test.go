@@ -88,8 +88,11 @@ func fixedReport() *Report {
 				Offer:       LifecycleCall{Name: "link offering 4 rooms (a server's own game)", N: 8, Requests: 2, ReadUnits: 1, WriteUnits: 10, IndexWrites: 6, USDPerMillion: 7.5},
 				SessionLink: LifecycleCall{Name: "link (a session placed in a room)", N: 24, Requests: 2, ReadUnits: 1, WriteUnits: 3, IndexWrites: 2, USDPerMillion: 3.21},
 				Heartbeat:   LifecycleCall{Name: "heartbeat", N: 120, Requests: 1, WriteUnits: 1.4, IndexWrites: 0.4, USDPerMillion: 2.08},
-				Close:       LifecycleCall{Name: "link with capacity 0 (a server closing its rooms)", N: 8, Requests: 2, ReadUnits: 1, WriteUnits: 1, USDPerMillion: 1.9},
-				End:         LifecycleCall{Name: "end (a room given back)", N: 32, Requests: 2, ReadUnits: 1, WriteUnits: 6, IndexWrites: 2, USDPerMillion: 5.08}},
+				ServerBeat: map[Endpoint]LifecycleCall{
+					FunctionURL: {Name: "heartbeat for all 4 sessions, FunctionUrl every 30s", N: 40, Requests: 5, ReadUnits: 0.5, WriteUnits: 5.6, IndexWrites: 1.6, USDPerMillion: 4.17},
+					HTTPAPI:     {Name: "heartbeat for all 4 sessions, HttpApi every 10s", N: 120, Requests: 6, ReadUnits: 4.5, WriteUnits: 1.9, IndexWrites: 0.5, USDPerMillion: 2.9}},
+				Close: LifecycleCall{Name: "link with capacity 0 (a server closing its rooms)", N: 8, Requests: 2, ReadUnits: 1, WriteUnits: 1, USDPerMillion: 1.9},
+				End:   LifecycleCall{Name: "end (a room given back)", N: 32, Requests: 2, ReadUnits: 1, WriteUnits: 6, IndexWrites: 2, USDPerMillion: 5.08}},
 			Events: EventsResult{Games: 24, Records: 10, Invocations: 3, Events: 3, Heartbeats: 5, PerGame: 4.67}},
 		Queued: QueuedResult{
 			Latency: QueuedLatency{N: 20, QueueTimeout: 60, Dry: 20 * time.Second, Spread: 15 * time.Second, Queued: 20, RetryAfter: 5 * time.Second,
@@ -166,13 +169,14 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"| link offering 4 rooms (a server's own game) | 2.00 | 1.00 | 10.00 (6.00) | 0.0 ms | $7.50 |",
 		"| end (a room given back) | 2.00 | 1.00 | 6.00 (2.00) | 0.0 ms | $5.08 |",
 		"| Allocation | $3.27 | $7.02 | $3.27 | $7.02 | (an allocation + 3 placements) ÷ 4 |",
-		"| Heartbeats | $45.70 | $45.70 | $",
-		"- **FunctionUrl every 30s: $67.21 per 1M games** on servers holding 4 rooms (goal ≤ $15: ❌ no). Missed by $52.21; the largest item is the heartbeats, $45.70 (68%); of a dedicated game's whole life, the largest item is DynamoDB writes: 65.00 WRU per game = $40.62, 71% of the whole life.",
+		"| Heartbeats | $45.70 | $41.70 | $53.20 | $39.00 | the server's all-sessions heartbeats",
+		"| heartbeat for all 4 sessions, FunctionUrl every 30s | 5.00 | 0.50 | 5.60 (1.60) | 0.0 ms | $4.17 |",
+		"- **FunctionUrl every 30s: $63.21 per 1M games** on servers holding 4 rooms (goal ≤ $15: ❌ no). Missed by $48.21; the largest item is the heartbeats, $41.70 (66%); of a dedicated game's whole life, the largest item is DynamoDB writes: 65.00 WRU per game = $40.62, 71% of the whole life.",
 		"| 5. A 20m0s game's whole life per 1M, servers holding 4 rooms, default FunctionUrl every 30s | $",
 		"missed by $",
 		"(HttpApi every 10s: $",
 		"- **Rooms** (a game server hosting several games): 2 game servers are allocated through the stack",
-		"each session links, heartbeats 5 times and ends",
+		"each session links and heartbeats 5 times, each server heartbeats for all its sessions at each endpoint's interval, every game ends",
 
 		"| 6. Queued placement, capacity back → `Allocated`, p50 / p99 | 1.34 s / 3.44 s (a caller retrying every 5 s: 2.33 s / 4.80 s) | — | — |",
 		"| 6. A queued placement, per 1M, beyond a fresh allocation (logs apart) | $46.03 waiting 10 s; $110.31 waiting 60 s (a caller retrying instead: $6.53; $39.19) | — | — |",
@@ -292,7 +296,8 @@ var nextSteps = map[string][]string{
 	// 65 WRU, 23 of them on the index, 40 heartbeats × 0.5 of those: $12.50.
 	"dedicated game": {"Of its 65.00 DynamoDB write units per game, 23.00 are `HealthDeadlineIndex` writes, 20.00 of them the heartbeats' (40.0 heartbeats × 0.50): a heartbeat that writes moves the instance's health deadline, and the index key with it. " +
 		"**Next step**: stop moving a per-instance health index key on heartbeats (e.g. the sweep batch-reads live records instead of querying a moving deadline), which removes the index write units: without the heartbeats' the whole life would be $44.82."},
-	"rooms": {"The heartbeats are a dedicated game's: every session renews its own record, 40.0 heartbeats per game, each a `LinkBackFunction` request and 1.50 write units (0.50 on the index), so a server holding 4 games pays for 4 games' heartbeats. " +
+	"rooms": {"The server heartbeats once for all its sessions (40.0 beats per game's life, one `LinkBackFunction` request each, shared by its 4 games), " +
+		"but each beat still renews every session's own record: 5.60 write units per beat (1.60 on the index) and 0.50 read units, against 1.50 write units for a dedicated game's heartbeat. " +
 		"**Next step**: keep a room server's health on its game-server record (one write per period for all its sessions) and let the sweep mark a dead server's sessions, instead of renewing each session's record."},
 }
 

@@ -50,6 +50,10 @@ type RoomGames struct {
 	// capacity 0 before it stops; End any game's end, each giving its room
 	// back (sessions and the servers' own games).
 	Offer, SessionLink, Heartbeat, Close, End LifecycleCall
+	// ServerBeat is a server's heartbeat for all its sessions
+	// ({"allSessions": true} with its own game's token) at each
+	// endpoint's default interval: the one loop a rooms server runs.
+	ServerBeat map[Endpoint]LifecycleCall
 	// IDPrefix starts the ids of the sessions placed (MeasureEvents reads
 	// their stream records).
 	IDPrefix string
@@ -129,6 +133,9 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 		return res, err
 	}
 	if res.Heartbeat, err = rig.measure(ctx, "heartbeat", sessions, heartbeatsPerServer, fixed(""), linkedAt); err != nil {
+		return res, err
+	}
+	if res.ServerBeat, err = measureServerBeats(ctx, s, rig, servers, linkedAt); err != nil {
 		return res, err
 	}
 	if res.Close, err = rig.measure(ctx, "link", servers, 1, func(i int) string { return hosts[i].offer(0) }, linkedAt); err != nil {
@@ -227,6 +234,32 @@ func (g GameCost) lines() []CostLine {
 		{Item: "end", USD: g.End}, {Item: "events", USD: g.Events}}
 }
 
+// measureServerBeats times the servers' all-sessions heartbeats at each
+// endpoint's default interval, each endpoint an hour after the last on the
+// rig's clocks, so that every session's first beat there is due, as in a
+// running game: heartbeatsPerServer beats at the function URL's interval,
+// and as many at the HTTP API's as fit in the same time (its servers beat
+// faster; the reads before writing are what it adds).
+func measureServerBeats(ctx context.Context, s *Stack, rig *linkBackRig, servers []game, linkedAt time.Time) (map[Endpoint]LifecycleCall, error) {
+	all := fixed(`{"allSessions":true}`)
+	out := map[Endpoint]LifecycleCall{}
+	api := newLinkBackRig(s, true, HTTPAPI, HTTPAPI.defaultEvery())
+	defer api.Close()
+	for i, at := range []struct {
+		e    Endpoint
+		rig  *linkBackRig
+		reps int
+	}{{FunctionURL, rig, heartbeatsPerServer}, {HTTPAPI, api, heartbeatsPerServer * int(rig.every/api.every)}} {
+		c, err := at.rig.measure(ctx, "heartbeat", servers, at.reps, all, linkedAt.Add(time.Duration(i+1)*time.Hour))
+		if err != nil {
+			return nil, err
+		}
+		c.Name = fmt.Sprintf("heartbeat for all %d sessions, %s every %s", RoomCapacity, at.e, at.rig.every)
+		out[at.e] = c
+	}
+	return out, nil
+}
+
 // RoomsAtEndpoint is a game's bill at one endpoint's default heartbeat
 // interval, on a server of its own and on one holding RoomCapacity rooms.
 type RoomsAtEndpoint struct {
@@ -242,6 +275,8 @@ type RoomsAtEndpoint struct {
 	Top      CostLine
 	// Game is the dedicated game's scenario, for what dominates it.
 	Game *LifecycleScenario
+	// Beat is the server's all-sessions heartbeat at the endpoint.
+	Beat LifecycleCall
 }
 
 // DedicatedGame is a game on a server of its own, from the scenario's
@@ -258,9 +293,9 @@ func DedicatedGame(sc LifecycleScenario) GameCost {
 // the rooms offer, with a dedicated game's events (dedicatedEvents); the
 // other capacity−1 were placed in its rooms (placement each), link as
 // sessions and have roomEvents each; the server closes its rooms once
-// before it stops. Every game heartbeats as a dedicated one does at e
-// (heartbeats per 1M games, measured over whole games) and ends giving its
-// room back; the link-back calls pay e's charge.
+// before it stops. heartbeats is a game's share of its server's
+// all-sessions heartbeats (per 1M games); every game ends giving its room
+// back; the link-back calls pay e's charge.
 func SharedGame(capacity int, e Endpoint, allocation, placement, heartbeats float64, g RoomGames, dedicatedEvents, roomEvents float64) GameCost {
 	c := float64(max(capacity, 1))
 	others := c - 1
@@ -300,8 +335,11 @@ func (r *RoomsResult) price(m CostModel, l *LifecycleResult, dedicatedEvents flo
 		if d == nil {
 			continue
 		}
-		a := RoomsAtEndpoint{Endpoint: e, Every: d.Every, Capacity: RoomCapacity, Dedicated: DedicatedGame(*d), Game: d}
-		a.Shared = SharedGame(RoomCapacity, e, sc.Total, r.PlacementUSD, a.Dedicated.Heartbeats, r.Games, dedicatedEvents, r.Events.PerGame)
+		a := RoomsAtEndpoint{Endpoint: e, Every: d.Every, Capacity: RoomCapacity, Dedicated: DedicatedGame(*d), Game: d, Beat: r.Games.ServerBeat[e]}
+		// The server's one loop beats as often as a dedicated game's
+		// server, and each beat renews all its games.
+		beats := d.Heartbeats * a.Beat.At(e) / RoomCapacity
+		a.Shared = SharedGame(RoomCapacity, e, sc.Total, r.PlacementUSD, beats, r.Games, dedicatedEvents, r.Events.PerGame)
 		a.SharedRatio = a.Shared.Total / a.Dedicated.Total
 		a.Met, a.MissedBy = a.Shared.Total <= RoomsGoal, math.Max(0, a.Shared.Total-RoomsGoal)
 		a.Top = largest(a.Shared.lines())
