@@ -41,6 +41,59 @@ func (c Config) validate() error {
 	c.validateGameServerEndpoint(bad)
 	port(c.Dashboard.Port, "dashboard.port")
 
+	servedBy := c.validateAllocators(port, bad)
+	port(c.GameFabric.Ping.Port, "gamefabric.ping.port")
+	tokens(c.GameFabric.Ping.Tokens, "gamefabric.ping.tokens", bad)
+	c.validateDrains(servedBy, bad)
+
+	c.validateFleet(servedBy, bad)
+	return errors.Join(errs...)
+}
+
+// validateDrains checks gamefabric.drain: only a Region an Allocator lists
+// can be drained (Components.Drain).
+func (c Config) validateDrains(servedBy map[string]string, bad func(string, ...any)) {
+	for i, spec := range c.GameFabric.Drain {
+		d, err := ParseDrain(spec)
+		switch {
+		case err != nil:
+			bad("gamefabric.drain[%d]: %v", i, err)
+		case servedBy[d.Region] == "":
+			bad("gamefabric.drain[%d]: no Allocator lists Region %s", i, d.Region)
+		}
+	}
+}
+
+func tokens(list []string, what string, bad func(string, ...any)) {
+	if len(list) == 0 {
+		bad("%s needs at least one token", what)
+	}
+	if slices.Contains(list, "") {
+		bad("%s must not hold an empty token", what)
+	}
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// validateGameServerEndpoint: the template allows two values only; another
+// would leave the game servers neither routes nor a function URL.
+func (c Config) validateGameServerEndpoint(bad func(string, ...any)) {
+	if e := c.Parameters[GameServerEndpoint]; e != "" && e != GameServerFunctionURL && e != GameServerHTTPAPI {
+		bad("parameters.%s must be %s or %s, got %q", GameServerEndpoint, GameServerFunctionURL, GameServerHTTPAPI, e)
+	}
+}
+
+// validateAllocators checks gamefabric.allocators (port registers each
+// port, so that no two listeners share one) and answers which Allocator
+// serves each Region.
+func (c Config) validateAllocators(port func(int, string), bad func(string, ...any)) (servedBy map[string]string) {
 	if len(c.GameFabric.Allocators) == 0 {
 		bad("gamefabric.allocators needs at least one Allocator")
 	}
@@ -85,10 +138,11 @@ func (c Config) validate() error {
 			strs[s] = region
 		}
 	}
-	port(c.GameFabric.Ping.Port, "gamefabric.ping.port")
-	tokens(c.GameFabric.Ping.Tokens, "gamefabric.ping.tokens", bad)
-	c.validateDrains(servedBy, bad)
+	return servedBy
+}
 
+// validateFleet checks fleet.regions against the Allocators serving them.
+func (c Config) validateFleet(servedBy map[string]string, bad func(string, ...any)) {
 	for _, region := range sortedKeys(c.Fleet.Regions) {
 		for i, p := range c.Fleet.Regions[region] {
 			if p.Command == "" || p.ConcurrentExecutions < 0 {
@@ -109,46 +163,5 @@ func (c Config) validate() error {
 				bad("fleet.regions.%s: no Allocator lists it, so it registers with %s as %q, which is already Region %s's string there", region, first.Name, region, other)
 			}
 		}
-	}
-	return errors.Join(errs...)
-}
-
-// validateDrains checks gamefabric.drain: only a Region an Allocator lists
-// can be drained (Components.Drain).
-func (c Config) validateDrains(servedBy map[string]string, bad func(string, ...any)) {
-	for i, spec := range c.GameFabric.Drain {
-		d, err := ParseDrain(spec)
-		switch {
-		case err != nil:
-			bad("gamefabric.drain[%d]: %v", i, err)
-		case servedBy[d.Region] == "":
-			bad("gamefabric.drain[%d]: no Allocator lists Region %s", i, d.Region)
-		}
-	}
-}
-
-func tokens(list []string, what string, bad func(string, ...any)) {
-	if len(list) == 0 {
-		bad("%s needs at least one token", what)
-	}
-	if slices.Contains(list, "") {
-		bad("%s must not hold an empty token", what)
-	}
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
-}
-
-// validateGameServerEndpoint: the template allows two values only; another
-// would leave the game servers neither routes nor a function URL.
-func (c Config) validateGameServerEndpoint(bad func(string, ...any)) {
-	if e := c.Parameters[GameServerEndpoint]; e != "" && e != GameServerFunctionURL && e != GameServerHTTPAPI {
-		bad("parameters.%s must be %s or %s, got %q", GameServerEndpoint, GameServerFunctionURL, GameServerHTTPAPI, e)
 	}
 }

@@ -210,114 +210,162 @@ func (m *Mapping) describe(ctx context.Context) ([]types.Shard, error) {
 // runShard delivers a shard's records in order until the shard is closed
 // and drained, or ctx ends.
 func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardIteratorType) {
-	log := m.cfg.Log.With("shard", shardID)
-	var iter *string
-	var lastRead string
-	getIterator := func() bool {
-		in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(m.cfg.StreamARN), ShardId: aws.String(shardID), ShardIteratorType: pos}
-		if lastRead != "" {
-			in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(lastRead)
-		}
-		for ctx.Err() == nil {
-			out, err := m.api.GetShardIterator(ctx, in)
-			if err == nil {
-				iter = out.ShardIterator
-				return true
-			}
-			var gone *types.ResourceNotFoundException
-			if errors.As(err, &gone) {
-				log.Warn("streams: shard is gone", "error", err)
-				return false
-			}
-			log.Warn("streams: getting a shard iterator failed; trying again", "error", err)
-			sleep(ctx, m.cfg.PollInterval)
-		}
-		return false
-	}
-	if !getIterator() {
+	r := &shardReader{m: m, shardID: shardID, pos: pos, log: m.cfg.Log.With("shard", shardID)}
+	if !r.newIterator(ctx) {
 		return
 	}
-	var buf []Record
-	var firstBuffered time.Time
-	ended := false
 	for ctx.Err() == nil {
 		gotNone := false
-		if !ended && len(buf) < m.cfg.BatchSize {
-			out, err := m.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter, Limit: aws.Int32(int32(min(m.cfg.BatchSize, 1000)))})
-			if err != nil {
-				if ctx.Err() != nil {
-					return
-				}
-				// An expired iterator, or one DynamoDB Local considers behind
-				// the shard's trim horizon (it says so for an iterator taken
-				// on an empty shard once records arrive), is replaced: after
-				// the last record read, else from the trim horizon.
-				var expired *types.ExpiredIteratorException
-				var trimmed *types.TrimmedDataAccessException
-				if errors.As(err, &expired) || errors.As(err, &trimmed) {
-					if trimmed != nil {
-						pos = types.ShardIteratorTypeTrimHorizon
-						log.Debug("streams: iterator behind the trim horizon; taking a new one", "lastRead", lastRead)
-					}
-					if !getIterator() {
-						return
-					}
-					continue
-				}
-				log.Warn("streams: reading the shard failed; trying again", "error", err)
-				sleep(ctx, m.cfg.PollInterval)
+		if !r.ended && len(r.buf) < m.cfg.BatchSize {
+			var step readStep
+			if gotNone, step = r.read(ctx); step == readStop {
+				return
+			} else if step == readAgain {
 				continue
 			}
-			gotNone = len(out.Records) == 0
-			for _, r := range out.Records {
-				rec, err := FromStream(r, m.cfg.Region, m.cfg.StreamARN)
-				if r.Dynamodb != nil {
-					lastRead = aws.ToString(r.Dynamodb.SequenceNumber)
-				}
-				if err != nil {
-					// Never dropped silently: a record we cannot convert is
-					// delivered as far as it converted, and logged.
-					log.Error("streams: record not fully converted", "sequenceNumber", lastRead, "error", err)
-				}
-				ok, err := m.cfg.Filter.Match(rec)
-				if err != nil {
-					log.Error("streams: filtering a record failed; delivering it", "sequenceNumber", lastRead, "error", err)
-					ok = true
-				}
-				if !ok {
-					continue
-				}
-				if len(buf) == 0 {
-					firstBuffered = m.now()
-				}
-				buf = append(buf, rec)
-			}
-			if out.NextShardIterator == nil {
-				ended = true
-			}
-			iter = out.NextShardIterator
 		}
-		full := len(buf) >= m.cfg.BatchSize
-		windowOver := len(buf) > 0 && m.now().Sub(firstBuffered) >= m.cfg.BatchingWindow
-		if full || windowOver || (ended && len(buf) > 0) {
-			n := min(len(buf), m.cfg.BatchSize)
-			m.process(ctx, shardID, buf[:n])
-			buf = append([]Record(nil), buf[n:]...)
-			if len(buf) > 0 {
-				firstBuffered = m.now()
-			}
+		if r.batchDue() {
+			r.deliver(ctx)
 			continue
 		}
-		if ended {
+		if r.ended {
 			return
 		}
-		if gotNone || len(buf) > 0 {
+		if gotNone || len(r.buf) > 0 {
 			wait := m.cfg.PollInterval
-			if len(buf) > 0 {
-				wait = min(wait, m.cfg.BatchingWindow-m.now().Sub(firstBuffered))
+			if len(r.buf) > 0 {
+				wait = min(wait, m.cfg.BatchingWindow-m.now().Sub(r.first))
 			}
 			sleep(ctx, max(wait, time.Millisecond))
 		}
+	}
+}
+
+// shardReader is one shard's position: its iterator, the last record read
+// (a new iterator starts after it) and the records buffered for a batch.
+type shardReader struct {
+	m        *Mapping
+	shardID  string
+	pos      types.ShardIteratorType
+	log      *slog.Logger
+	iter     *string
+	lastRead string
+	buf      []Record
+	first    time.Time // when buf's first record was buffered
+	ended    bool      // the shard is closed and read to its end
+}
+
+// newIterator takes an iterator after the last record read (at pos before
+// any), retrying until it has one; false when the shard is gone or ctx
+// ended.
+func (r *shardReader) newIterator(ctx context.Context) bool {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.m.cfg.StreamARN), ShardId: aws.String(r.shardID), ShardIteratorType: r.pos}
+	if r.lastRead != "" {
+		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(r.lastRead)
+	}
+	for ctx.Err() == nil {
+		out, err := r.m.api.GetShardIterator(ctx, in)
+		if err == nil {
+			r.iter = out.ShardIterator
+			return true
+		}
+		var gone *types.ResourceNotFoundException
+		if errors.As(err, &gone) {
+			r.log.Warn("streams: shard is gone", "error", err)
+			return false
+		}
+		r.log.Warn("streams: getting a shard iterator failed; trying again", "error", err)
+		sleep(ctx, r.m.cfg.PollInterval)
+	}
+	return false
+}
+
+// readStep is what the loop does after a read.
+type readStep int
+
+const (
+	readOn    readStep = iota // go on to batching
+	readAgain                 // read again at once (a new iterator, or after a failure's pause)
+	readStop                  // stop: ctx ended or the shard is gone
+)
+
+// read makes one GetRecords call, buffering the records the filter passes;
+// gotNone: the call answered none.
+func (r *shardReader) read(ctx context.Context) (gotNone bool, step readStep) {
+	out, err := r.m.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: r.iter, Limit: aws.Int32(int32(min(r.m.cfg.BatchSize, 1000)))})
+	if err != nil {
+		if ctx.Err() != nil {
+			return false, readStop
+		}
+		// An expired iterator, or one DynamoDB Local considers behind the
+		// shard's trim horizon (it says so for an iterator taken on an
+		// empty shard once records arrive), is replaced: after the last
+		// record read, else from the trim horizon.
+		var expired *types.ExpiredIteratorException
+		var trimmed *types.TrimmedDataAccessException
+		if errors.As(err, &expired) || errors.As(err, &trimmed) {
+			if trimmed != nil {
+				r.pos = types.ShardIteratorTypeTrimHorizon
+				r.log.Debug("streams: iterator behind the trim horizon; taking a new one", "lastRead", r.lastRead)
+			}
+			if !r.newIterator(ctx) {
+				return false, readStop
+			}
+			return false, readAgain
+		}
+		r.log.Warn("streams: reading the shard failed; trying again", "error", err)
+		sleep(ctx, r.m.cfg.PollInterval)
+		return false, readAgain
+	}
+	for _, rec := range out.Records {
+		r.buffer(rec)
+	}
+	if out.NextShardIterator == nil {
+		r.ended = true
+	}
+	r.iter = out.NextShardIterator
+	return len(out.Records) == 0, readOn
+}
+
+// buffer converts and filters one stream record into the batch.
+func (r *shardReader) buffer(sr types.Record) {
+	rec, err := FromStream(sr, r.m.cfg.Region, r.m.cfg.StreamARN)
+	if sr.Dynamodb != nil {
+		r.lastRead = aws.ToString(sr.Dynamodb.SequenceNumber)
+	}
+	if err != nil {
+		// Never dropped silently: a record we cannot convert is delivered
+		// as far as it converted, and logged.
+		r.log.Error("streams: record not fully converted", "sequenceNumber", r.lastRead, "error", err)
+	}
+	ok, err := r.m.cfg.Filter.Match(rec)
+	if err != nil {
+		r.log.Error("streams: filtering a record failed; delivering it", "sequenceNumber", r.lastRead, "error", err)
+		ok = true
+	}
+	if !ok {
+		return
+	}
+	if len(r.buf) == 0 {
+		r.first = r.m.now()
+	}
+	r.buf = append(r.buf, rec)
+}
+
+// batchDue: the buffer is full, its window is over, or the shard ended
+// with records left.
+func (r *shardReader) batchDue() bool {
+	n := len(r.buf)
+	return n >= r.m.cfg.BatchSize || (n > 0 && r.m.now().Sub(r.first) >= r.m.cfg.BatchingWindow) || (r.ended && n > 0)
+}
+
+// deliver hands the function one batch, keeping the rest buffered.
+func (r *shardReader) deliver(ctx context.Context) {
+	n := min(len(r.buf), r.m.cfg.BatchSize)
+	r.m.process(ctx, r.shardID, r.buf[:n])
+	r.buf = append([]Record(nil), r.buf[n:]...)
+	if len(r.buf) > 0 {
+		r.first = r.m.now()
 	}
 }
 

@@ -82,19 +82,8 @@ func (r resolver) table(res resource) (Table, error) {
 		return Table{}, err
 	}
 
-	for i, n := range gsis {
-		gsi, err := r.globalIndex(n, fmt.Sprintf("GlobalSecondaryIndexes[%d]", i), provisioned)
-		if err != nil {
-			return Table{}, err
-		}
-		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
-	}
-	for i, n := range lsis {
-		lsi, err := r.localIndex(n, fmt.Sprintf("LocalSecondaryIndexes[%d]", i))
-		if err != nil {
-			return Table{}, err
-		}
-		in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, lsi)
+	if err := r.indexes(in, gsis, lsis, provisioned); err != nil {
+		return Table{}, err
 	}
 	if stream != nil {
 		view, err := r.str(lookup(stream, "StreamViewType"), "StreamSpecification.StreamViewType")
@@ -108,18 +97,40 @@ func (r resolver) table(res resource) (Table, error) {
 	}
 
 	tbl := Table{LogicalID: res.id, Input: in}
-	if ttl != nil {
-		enabled, err := r.boolean(lookup(ttl, "Enabled"), "TimeToLiveSpecification.Enabled")
+	tbl.TTLAttribute, err = r.ttlAttribute(ttl)
+	return tbl, err
+}
+
+// indexes adds the table's global and local secondary indexes to in.
+func (r resolver) indexes(in *dynamodb.CreateTableInput, gsis, lsis []*yaml.Node, provisioned bool) error {
+	for i, n := range gsis {
+		gsi, err := r.globalIndex(n, fmt.Sprintf("GlobalSecondaryIndexes[%d]", i), provisioned)
 		if err != nil {
-			return Table{}, err
+			return err
 		}
-		if enabled {
-			if tbl.TTLAttribute, err = r.str(lookup(ttl, "AttributeName"), "TimeToLiveSpecification.AttributeName"); err != nil {
-				return Table{}, err
-			}
-		}
+		in.GlobalSecondaryIndexes = append(in.GlobalSecondaryIndexes, gsi)
 	}
-	return tbl, nil
+	for i, n := range lsis {
+		lsi, err := r.localIndex(n, fmt.Sprintf("LocalSecondaryIndexes[%d]", i))
+		if err != nil {
+			return err
+		}
+		in.LocalSecondaryIndexes = append(in.LocalSecondaryIndexes, lsi)
+	}
+	return nil
+}
+
+// ttlAttribute is the TTL attribute of an enabled TimeToLiveSpecification
+// ("" for none, or a disabled one).
+func (r resolver) ttlAttribute(ttl *yaml.Node) (string, error) {
+	if ttl == nil {
+		return "", nil
+	}
+	enabled, err := r.boolean(lookup(ttl, "Enabled"), "TimeToLiveSpecification.Enabled")
+	if err != nil || !enabled {
+		return "", err
+	}
+	return r.str(lookup(ttl, "AttributeName"), "TimeToLiveSpecification.AttributeName")
 }
 
 func (r resolver) attributeDefinitions(n *yaml.Node) ([]types.AttributeDefinition, error) {
