@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"syscall"
 	"testing"
@@ -24,10 +25,10 @@ import (
 
 // Rooms end to end, on the real bootstraps: a sample server in us-west
 // offers 3 rooms when its first game links; the next allocations take its
-// rooms through its session callback, each game links, heartbeats and ends
-// on its own, a player's win ends one game only, GameServerAllocated says
-// where each went, and when the server dies the health sweep gives every
-// room back and closes it.
+// rooms through its session callback, each game links and ends on its own
+// while one all-sessions heartbeat loop renews them all, a player's win
+// ends one game only, GameServerAllocated says where each went, and when
+// the server dies the health sweep gives every room back and closes it.
 func TestRoomsEndToEnd(t *testing.T) {
 	cfg := localstack.Defaults()
 	cfg.AnyFreePorts()
@@ -39,7 +40,7 @@ func TestRoomsEndToEnd(t *testing.T) {
 		cfg.Parameters[k] = v
 	}
 	workDir := t.TempDir()
-	s, _ := startLocalStack(t, cfg, workDir)
+	s, logs := startLocalStack(t, cfg, workDir)
 	ctx := context.Background()
 	backend, us, bus := backendClient(t, s), s.Allocators[0], &eventLog{s: s}
 	servers := store.NewGameServers(harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB), s.Refs["GameServersTable"], s.Refs["GameInstancesTable"], time.Hour)
@@ -81,6 +82,28 @@ func TestRoomsEndToEnd(t *testing.T) {
 	testkit.WaitFor(t, 15*time.Second, "three games Linked", func() bool {
 		return state("gi-room-2") == "Linked" && state("gi-room-3") == "Linked"
 	})
+	// The server heartbeats through its first game only ({"allSessions":
+	// true}), and that renews the other two: the backend records their
+	// heartbeats (at most once per HEALTH_PERIOD, 2 s here).
+	linkedAt := map[string]time.Time{}
+	for _, id := range []string{"gi-room-2", "gi-room-3"} {
+		a, err := backend.Get(ctx, id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		linkedAt[id] = a.LinkedAt
+	}
+	testkit.WaitFor(t, 10*time.Second, "gi-room-2 and gi-room-3 renewed", func() bool {
+		for id, at := range linkedAt {
+			if a, err := backend.Get(ctx, id); err != nil || a.State != "Linked" || !a.LastHeartbeatAt.After(at) {
+				return false
+			}
+		}
+		return true
+	})
+	if loops := regexp.MustCompile(`heartbeating every session through (\S+)`).FindAllStringSubmatch(logs.String(), -1); len(loops) != 1 || loops[0][1] != "gi-room-1" {
+		t.Fatalf("the server's heartbeat loops: %q, want one through gi-room-1", loops)
+	}
 	// Full: GameFabric has no other us-west server.
 	if status, a, _ := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: "gi-room-full", DesiredRegion: "us-west"}); status != http.StatusServiceUnavailable ||
 		len(a.Attempts) != 1 || a.Attempts[0].Placement != "" {

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"maps"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -109,9 +112,19 @@ type fakeBackend struct {
 	links          []gameserver.LinkRequest
 	linkAttempts   map[string]int // by game instance, refused ones included
 	heartbeats     int
-	heartbeatState string
+	heartbeatState string            // every instance's, but those in states
+	states         map[string]string // game instance → the state its heartbeats answer
+	beats          []heartbeatCall   // every heartbeat, in order
 	ends           []string
 	calls          []backendCall // links and ends, in order
+}
+
+// heartbeatCall is one heartbeat the backend answered: through which
+// instance's token, and whether it asked for all sessions.
+type heartbeatCall struct {
+	id  string
+	all bool
+	at  time.Time
 }
 
 // backendCall is one link or end the backend recorded.
@@ -122,7 +135,8 @@ type backendCall struct {
 }
 
 func newFakeBackend(t *testing.T, token string) *fakeBackend {
-	f := &fakeBackend{token: token, heartbeatState: "Linked", tokens: map[string]string{}, linkAttempts: map[string]int{}}
+	f := &fakeBackend{token: token, heartbeatState: "Linked", tokens: map[string]string{}, linkAttempts: map[string]int{},
+		states: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/game-instances/{id}/{op}", func(w http.ResponseWriter, r *http.Request) {
 		id := r.PathValue("id")
@@ -136,6 +150,7 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 			http.Error(w, `{"error":"unauthorized"}`, http.StatusUnauthorized)
 			return
 		}
+		answer := map[string]any{"gameInstanceId": id}
 		state := "Linked"
 		switch r.PathValue("op") {
 		case "link":
@@ -158,8 +173,19 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 			f.links = append(f.links, body)
 			f.calls = append(f.calls, backendCall{op: "link", id: id, link: body})
 		case "heartbeat":
+			// The SDK's plain heartbeat has no body; HeartbeatSessions
+			// sends {"allSessions": true}.
+			var body struct{ AllSessions bool }
+			if err := json.NewDecoder(r.Body).Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+				http.Error(w, err.Error(), http.StatusBadRequest)
+				return
+			}
 			f.heartbeats++
-			state = f.heartbeatState
+			f.beats = append(f.beats, heartbeatCall{id: id, all: body.AllSessions, at: time.Now()})
+			state = f.stateOf(id)
+			if body.AllSessions {
+				answer["sessions"] = f.others(id)
+			}
 		case "end":
 			var body struct{ Reason string }
 			if err := json.NewDecoder(r.Body).Decode(&body); err != nil {
@@ -173,11 +199,48 @@ func newFakeBackend(t *testing.T, token string) *fakeBackend {
 			http.NotFound(w, r)
 			return
 		}
-		writeJSON(w, http.StatusOK, map[string]string{"gameInstanceId": id, "state": state})
+		answer["state"] = state
+		writeJSON(w, http.StatusOK, answer)
 	})
 	f.Server = httptest.NewServer(mux)
 	t.Cleanup(f.Close)
 	return f
+}
+
+// stateOf is the state id's heartbeats answer; f.mu is held.
+func (f *fakeBackend) stateOf(id string) string {
+	if s, ok := f.states[id]; ok {
+		return s
+	}
+	return f.heartbeatState
+}
+
+// others is an all-sessions heartbeat's sessions: every other instance
+// that linked, Ended once it ended, else as its heartbeats would answer.
+// f.mu is held.
+func (f *fakeBackend) others(id string) []gameserver.Session {
+	states := map[string]string{}
+	for _, c := range f.calls {
+		switch {
+		case c.id == id:
+		case c.op == "end":
+			states[c.id] = "Ended"
+		case states[c.id] == "":
+			states[c.id] = f.stateOf(c.id)
+		}
+	}
+	out := []gameserver.Session{}
+	for _, other := range slices.Sorted(maps.Keys(states)) {
+		out = append(out, gameserver.Session{GameInstanceID: other, State: gameserver.State(states[other])})
+	}
+	return out
+}
+
+// heartbeatCalls is every heartbeat answered so far.
+func (f *fakeBackend) heartbeatCalls() []heartbeatCall {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]heartbeatCall(nil), f.beats...)
 }
 
 func (f *fakeBackend) snapshot() (links []gameserver.LinkRequest, heartbeats int, ends []string) {
@@ -207,6 +270,14 @@ func (f *fakeBackend) setHeartbeatState(s string) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.heartbeatState = s
+}
+
+// setInstanceState makes id's heartbeats, and the all-sessions answers
+// listing it, say s.
+func (f *fakeBackend) setInstanceState(id, s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.states[id] = s
 }
 
 // harness runs the server in-process against the fakes.

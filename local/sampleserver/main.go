@@ -8,9 +8,9 @@
 //
 // With ROOMS=N (2-256) it hosts up to N sessions at once: its first
 // session offers the rooms when it links, the service sends the others to
-// its session callback (SESSION_PORT, path /sessions), and each ends on
-// its own while the server keeps taking new ones until it is told to
-// stop. Players then pick their session on the shared game port with
+// its session callback (SESSION_PORT, path /sessions), one heartbeat loop
+// renews them all ({"allSessions": true}), and each ends on its own while
+// the server keeps taking new ones until it is told to stop. Players then pick their session on the shared game port with
 // JOIN <gameInstanceId> (lobby.go).
 //
 // Configuration comes from the environment; see Config.

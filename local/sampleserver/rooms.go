@@ -15,9 +15,10 @@ import (
 // host is a rooms server's allocated life: several sessions (game
 // instances) at once on one game port. The first comes from the payload
 // file and offers the rooms when it links; the service sends the others
-// to the session callback. Each session links, heartbeats and ends on its
-// own (IWON, MAX_GAME_LENGTH, the backend); one failing drops it alone.
-// The server keeps taking sessions until it is told to stop.
+// to the session callback. Each session links and ends on its own (IWON,
+// MAX_GAME_LENGTH, the backend); one failing drops it alone. The host
+// heartbeats them all in one loop (roomsbeat.go). The server keeps taking
+// sessions until it is told to stop.
 type host struct {
 	cfg      Config
 	name     string
@@ -30,7 +31,8 @@ type host struct {
 
 	mu       sync.Mutex
 	live     map[string]*session // by game instance, until play returns
-	sessions sync.WaitGroup
+	sessions sync.WaitGroup      // the sessions' goroutines and the heartbeat loop
+	beatWake chan struct{}       // a session linked: the loop may have one to beat through
 }
 
 // closeGrace bounds the link that closes the server to new sessions; the
@@ -60,6 +62,8 @@ func (h *host) run(ctx context.Context, first gameserver.Payload, ln net.Listene
 	// to new ones, not the moment ctx ends.
 	sessCtx, terminate := context.WithCancel(context.WithoutCancel(ctx))
 	defer terminate()
+	stopBeats := h.startHeartbeats(sessCtx)
+	defer stopBeats()
 	firstFailed := make(chan error, 1)
 	h.start(sessCtx, first, h.callback.Offer(callbackURL, h.cfg.Rooms), firstFailed)
 	var err error
@@ -76,6 +80,9 @@ serve:
 		}
 	}
 	h.closeToNewSessions(ctx)
+	// The loop stops first: no heartbeat renews a session the host is
+	// ending.
+	stopBeats()
 	terminate()
 	h.endUnstarted(ctx)
 	h.sessions.Wait()
@@ -105,7 +112,7 @@ func (h *host) start(ctx context.Context, p gameserver.Payload, offer *gameserve
 		return
 	}
 	s := &session{cfg: h.cfg, name: h.name, address: h.address, gamePort: h.gamePort, table: h.game.table(id), gs: gs,
-		log: logger, offer: offer}
+		log: logger, offer: offer, beat: newHostBeat(h.beatWake)}
 	h.live[id] = s
 	logger.Printf("session started (%d in play)", len(h.live))
 	h.sessions.Go(func() {

@@ -64,6 +64,9 @@ func TestRunEndToEnd(t *testing.T) {
 		return len(links) == 1 && hbs > 0
 	})
 	links, _, _ := h.backend.snapshot()
+	if hb := h.backend.heartbeatCalls()[0]; hb.all || hb.id != "gi-42" {
+		t.Fatalf("a dedicated server's heartbeat %+v, want gi-42's own", hb)
+	}
 	if want := (gameserver.LinkRequest{Address: reg.Address, Ports: map[string]int{"game": gamePort}, ServerName: wantName}); !reflect.DeepEqual(links[0], want) {
 		t.Fatalf("link body %+v, want %+v", links[0], want)
 	}

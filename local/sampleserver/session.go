@@ -29,7 +29,10 @@ type session struct {
 	linked     atomic.Bool // the link succeeded
 	cancelLink context.CancelFunc
 	linking    sync.WaitGroup
-	hb         *gameserver.Heartbeater // nil until linked
+	hb         *gameserver.Heartbeater // nil until linked; never with beat
+	// beat, on a rooms server, is its part in the host's one heartbeat
+	// loop (roomsbeat.go): the session starts no Heartbeater of its own.
+	beat *hostBeat
 }
 
 // linkRequest is what the session reports when it links, offering rooms.
@@ -50,6 +53,10 @@ func (s *session) play(ctx context.Context) error {
 		linked <- err
 	})
 	var hbDone <-chan struct{} // nil, so never ready, until linked
+	var over <-chan error      // the host's word that the game is over; nil without one
+	if s.beat != nil {
+		over = s.beat.over
+	}
 	for {
 		select {
 		case err := <-linked:
@@ -67,6 +74,10 @@ func (s *session) play(ctx context.Context) error {
 				s.log.Printf("linked; players may join on %s", s.address)
 			}
 			s.table.letIn()
+			if s.beat != nil {
+				s.beat.linked() // the host's loop heartbeats it from now on
+				continue
+			}
 			s.hb = s.gs.StartHeartbeats(ctx, gameserver.HeartbeatOptions{Interval: s.cfg.HeartbeatInterval})
 			hbDone = s.hb.Done()
 		case <-s.table.wins:
@@ -76,24 +87,36 @@ func (s *session) play(ctx context.Context) error {
 		case <-ctx.Done():
 			return s.end(ctx, "Terminated")
 		case <-hbDone:
-			err := s.hb.Err()
-			s.stopBackground()
-			s.table.finish()
-			if errors.Is(err, gameserver.ErrEnded) || errors.Is(err, gameserver.ErrUnhealthy) {
-				s.log.Printf("%v; game over", err)
-				return nil
-			}
-			return fmt.Errorf("heartbeat: %w", err)
+			return s.heartbeatsStopped(s.hb.Err())
+		case err := <-over:
+			return s.heartbeatsStopped(err)
 		}
 	}
 }
 
-// stopBackground stops linking and heartbeating and waits for both.
+// heartbeatsStopped closes the game when its heartbeats say it is over
+// (err wraps ErrEnded or ErrUnhealthy: the backend closed it, so no end
+// call) or cannot go on (err is why).
+func (s *session) heartbeatsStopped(err error) error {
+	s.stopBackground()
+	s.table.finish()
+	if errors.Is(err, gameserver.ErrEnded) || errors.Is(err, gameserver.ErrUnhealthy) {
+		s.log.Printf("%v; game over", err)
+		return nil
+	}
+	return fmt.Errorf("heartbeat: %w", err)
+}
+
+// stopBackground stops linking and heartbeating (its own, or the host's
+// through its client) and waits for both.
 func (s *session) stopBackground() {
 	s.cancelLink()
 	s.linking.Wait()
 	if s.hb != nil {
 		_ = s.hb.Stop() // why it stopped was handled in play
+	}
+	if s.beat != nil {
+		s.beat.stop()
 	}
 }
 
