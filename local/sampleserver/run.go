@@ -23,27 +23,14 @@ import (
 // to stop (rooms.go). It returns nil on every orderly exit (game over,
 // shutdown requested through ctx, idle timeout) and an error otherwise.
 func run(ctx context.Context, cfg Config) error {
-	gameLn, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.GamePort)))
+	ls, err := listen(cfg)
 	if err != nil {
-		return fmt.Errorf("game port: %w", err)
+		return err
 	}
-	allocLn, err := net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.AllocPort)))
-	if err != nil {
-		gameLn.Close()
-		return fmt.Errorf("alloc port: %w", err)
+	if ls.session != nil {
+		defer ls.session.Close() // harmless once served
 	}
-	// The session callback's port is taken now too, so a port in use
-	// fails the start rather than the first allocation.
-	var sessionLn net.Listener
-	if cfg.Rooms > 0 {
-		if sessionLn, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.SessionPort))); err != nil {
-			gameLn.Close()
-			allocLn.Close()
-			return fmt.Errorf("session port: %w", err)
-		}
-		defer sessionLn.Close() // harmless once served
-	}
-	gamePort, allocPort := gameLn.Addr().(*net.TCPAddr).Port, allocLn.Addr().(*net.TCPAddr).Port
+	gamePort, allocPort := ls.game.Addr().(*net.TCPAddr).Port, ls.alloc.Addr().(*net.TCPAddr).Port
 	name := cfg.ServerName
 	if name == "" {
 		name = fmt.Sprintf("sample-%s-%d", cfg.Region, gamePort)
@@ -55,8 +42,8 @@ func run(ctx context.Context, cfg Config) error {
 	logger := log.New(out, name+" ", log.LstdFlags|log.Lmicroseconds)
 	address := net.JoinHostPort(cfg.Host, strconv.Itoa(gamePort))
 	logger.Printf("game port %s, alloc port %d", address, allocPort)
-	if sessionLn != nil {
-		logger.Printf("hosting %d sessions at once; session callback on port %d", cfg.Rooms, sessionLn.Addr().(*net.TCPAddr).Port)
+	if ls.session != nil {
+		logger.Printf("hosting %d sessions at once; session callback on port %d", cfg.Rooms, ls.session.Addr().(*net.TCPAddr).Port)
 	}
 
 	// A payload left by an earlier process in this directory belongs to a
@@ -65,13 +52,74 @@ func run(ctx context.Context, cfg Config) error {
 		logger.Printf("removed a stale %s", cfg.PayloadFile)
 	}
 
-	g := newGame(gameLn, name, cfg.Rooms > 0, logger)
+	g := newGame(ls.game, name, cfg.Rooms > 0, logger)
 	go g.serve()
 	defer g.close()
 
 	client := &http.Client{Timeout: 10 * time.Second}
-	reg := newRegistry(cfg, client, logger, address, net.JoinHostPort(cfg.Host, strconv.Itoa(allocPort))+"/allocate", allocPort)
+	if ok, err := awaitAllocated(ctx, cfg, ls.alloc, client, logger, name, address); !ok {
+		return err
+	}
+	// From here on the server is what a studio's would be: it reads the
+	// payload file the sidecar wrote and talks to the backend through the
+	// game-server SDK.
+	payload, err := gameserver.WaitForPayload(ctx, cfg.PayloadFile, 0)
+	if err != nil {
+		g.finish()
+		return err
+	}
+	if cfg.Rooms > 0 {
+		cb, err := gameserver.NewSessionCallback(gameserver.SessionCallbackOptions{Logger: sdkLogger(logger)})
+		if err != nil {
+			g.finish()
+			return err
+		}
+		h := &host{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g, client: client, log: logger,
+			callback: cb, live: map[string]*session{}}
+		return h.run(ctx, payload, ls.session)
+	}
+	gs, err := newClient(cfg, payload, client, logger)
+	if err != nil {
+		g.finish()
+		return err
+	}
+	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, table: g.table(payload.GameInstanceID), log: logger, gs: gs}
+	return s.play(ctx)
+}
 
+// listeners are the server's ports: its game's, GameFabric's allocation
+// callback's and, with rooms, the session callback's.
+type listeners struct{ game, alloc, session net.Listener }
+
+// listen takes every port at start, so a port in use fails the start
+// rather than the first allocation.
+func listen(cfg Config) (listeners, error) {
+	var ls listeners
+	var err error
+	if ls.game, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.GamePort))); err != nil {
+		return ls, fmt.Errorf("game port: %w", err)
+	}
+	if ls.alloc, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.AllocPort))); err != nil {
+		ls.game.Close()
+		return ls, fmt.Errorf("alloc port: %w", err)
+	}
+	if cfg.Rooms > 0 {
+		if ls.session, err = net.Listen("tcp", net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.SessionPort))); err != nil {
+			ls.game.Close()
+			ls.alloc.Close()
+			return ls, fmt.Errorf("session port: %w", err)
+		}
+	}
+	return ls, nil
+}
+
+// awaitAllocated registers the server and serves GameFabric's allocation
+// callback until it is allocated (true), or ctx ends or the idle timeout
+// passes (false, after deregistering; err says why, nil for an orderly
+// stop). The callback endpoint is closed either way.
+func awaitAllocated(ctx context.Context, cfg Config, allocLn net.Listener, client *http.Client, logger *log.Logger, name, address string) (bool, error) {
+	allocPort := allocLn.Addr().(*net.TCPAddr).Port
+	reg := newRegistry(cfg, client, logger, address, net.JoinHostPort(cfg.Host, strconv.Itoa(allocPort))+"/allocate", allocPort)
 	regCtx, stopKeepAlives := context.WithCancel(ctx)
 	defer stopKeepAlives()
 	regDone := make(chan struct{})
@@ -99,7 +147,7 @@ func run(ctx context.Context, cfg Config) error {
 	<-regDone
 	if !ok {
 		reg.deregister(ctx)
-		return err
+		return false, err
 	}
 	// GameFabric's manual-registration guide: the callback endpoint "must
 	// be stopped when the server becomes allocated".
@@ -110,31 +158,7 @@ func run(ctx context.Context, cfg Config) error {
 		// registration outlives it.
 		reg.deregister(ctx)
 	}
-	// From here on the server is what a studio's would be: it reads the
-	// payload file the sidecar wrote and talks to the backend through the
-	// game-server SDK.
-	payload, err := gameserver.WaitForPayload(ctx, cfg.PayloadFile, 0)
-	if err != nil {
-		g.finish()
-		return err
-	}
-	if cfg.Rooms > 0 {
-		cb, err := gameserver.NewSessionCallback(gameserver.SessionCallbackOptions{Logger: sdkLogger(logger)})
-		if err != nil {
-			g.finish()
-			return err
-		}
-		h := &host{cfg: cfg, name: name, address: address, gamePort: gamePort, game: g, client: client, log: logger,
-			callback: cb, live: map[string]*session{}}
-		return h.run(ctx, payload, sessionLn)
-	}
-	gs, err := newClient(cfg, payload, client, logger)
-	if err != nil {
-		g.finish()
-		return err
-	}
-	s := &session{cfg: cfg, name: name, address: address, gamePort: gamePort, table: g.table(payload.GameInstanceID), log: logger, gs: gs}
-	return s.play(ctx)
+	return true, nil
 }
 
 // newClient is one session's game-server SDK client.
