@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
 func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
@@ -25,11 +25,11 @@ func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("allocate = %d %s", r.status, r.body)
 	}
-	var got gfproto.AllocateResponse
+	var got gamefabric.Allocation
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := gfproto.AllocateResponse{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
+	want := gamefabric.Allocation{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
 		Token: "cb-secret", Payload: json.RawMessage(`{"session":"s-1","ready":true}`)}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("answer = %+v, want %+v", got, want)
@@ -45,8 +45,8 @@ func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
 		t.Fatal("allocated server is still registered")
 	}
 	allocs := f.emu.Allocations()
-	if len(allocs) != 1 || allocs[0].Region != "us-west" || allocs[0].Address != "127.0.0.1:7001" ||
-		allocs[0].Token != "cb-secret" || string(allocs[0].Payload) != payload {
+	if len(allocs) != 1 || allocs[0].Region != "us-west" || allocs[0].Server != "127.0.0.1:7001" ||
+		allocs[0].Token != "alloc-old" || allocs[0].Payload["GameInstanceId"] != "g-1" {
 		t.Fatalf("Allocations() = %+v", allocs)
 	}
 }
@@ -197,7 +197,7 @@ func TestAllocateConcurrentHandsOutEachServerOnce(t *testing.T) {
 				return
 			}
 			defer resp.Body.Close()
-			var a gfproto.AllocateResponse
+			var a gamefabric.Allocation
 			_ = json.NewDecoder(resp.Body).Decode(&a)
 			results <- result{status: resp.StatusCode, address: a.Address}
 		}()

@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Drain makes region (a region string, as allocate calls send it) run dry
@@ -59,6 +57,6 @@ func (e *Emulator) answerDrained(w http.ResponseWriter, region string, attrs map
 	}
 	wait := max(1, int(math.Ceil(until.Sub(e.now()).Seconds())))
 	w.Header().Set("Retry-After", strconv.Itoa(wait))
-	gfproto.WriteError(w, http.StatusNotFound, noServerMessage(region, attrs, 0)+" (drained for "+strconv.Itoa(wait)+" s more)")
+	writeError(w, http.StatusNotFound, noServerMessage(region, attrs, 0)+" (drained for "+strconv.Itoa(wait)+" s more)")
 	return true
 }
