@@ -141,7 +141,7 @@ func TestPingRefreshAndRegionsAPI(t *testing.T) {
 		// A shape we do not understand at all must not empty the cache.
 		{RawBody: `{"regions":{"us-west":[{"host":"127.0.0.10","ports":{"ping":7600}}]}}`},
 	} {
-		e.stub.Ping.Fail(failure)
+		e.stub.Ping.Script(failure)
 		if _, err := e.refresher.Refresh(ctx); err == nil {
 			t.Fatalf("refresh with %+v succeeded", failure)
 		}
@@ -261,7 +261,7 @@ func TestPingRefreshTolerantAnswer(t *testing.T) {
 		t.Fatalf("first refresh = %+v, %v", s, err)
 	}
 
-	e.stub.Ping.SetBody(richAnswer)
+	e.stub.Ping.Script(gfemu.Answer{RawBody: richAnswer})
 	s, err := e.refresher.Refresh(ctx)
 	if err != nil {
 		t.Fatalf("refresh of a richer answer: %v", err)

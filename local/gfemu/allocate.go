@@ -49,19 +49,14 @@ func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	}
 	var object map[string]any
 	_ = json.Unmarshal(payload, &object) // only an object is logged
-	// The call is recorded before it is answered: an answer cut short
-	// reaches the client before this handler returns.
+	// The call is recorded before it is answered, and its answer before
+	// that is sent: whoever reads the log after the answer finds both.
 	i := e.record(Call{Region: req.Region, Attributes: req.Attributes, Payload: object, Token: token})
-	var status int
-	var server string
 	if a, ok := e.scripted(req.Region); ok {
-		status, server = e.answerScripted(w, r, a, object)
-	} else {
-		status, server = e.allocate(w, r, req.Region, req.Attributes, payload)
+		e.answerScripted(w, r, a, object, i)
+		return
 	}
-	e.mu.Lock()
-	e.calls[i].Answered, e.calls[i].Server = status, server
-	e.mu.Unlock()
+	e.allocate(w, r, req.Region, req.Attributes, payload, i)
 }
 
 // record logs c as it arrives and returns its index.
@@ -73,11 +68,18 @@ func (e *Emulator) record(c Call) int {
 	return len(e.calls) - 1
 }
 
-// allocate hands out the best registered match, calling its callback, and
-// returns the status answered and the server's address.
-func (e *Emulator) allocate(w http.ResponseWriter, r *http.Request, region string, attrs map[string]string, payload json.RawMessage) (int, string) {
-	if e.answerDrained(w, region, attrs) {
-		return http.StatusNotFound, ""
+// answered logs how call i is answered in full, just before it is.
+func (e *Emulator) answered(i, status int, server string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls[i].Answered, e.calls[i].Server = status, server
+}
+
+// allocate answers call i with the best registered match, calling its
+// callback.
+func (e *Emulator) allocate(w http.ResponseWriter, r *http.Request, region string, attrs map[string]string, payload json.RawMessage, i int) {
+	if e.answerDrained(w, region, attrs, i) {
+		return
 	}
 	failed := 0
 	for r.Context().Err() == nil {
@@ -92,16 +94,17 @@ func (e *Emulator) allocate(w http.ResponseWriter, r *http.Request, region strin
 			continue
 		}
 		e.log.Info("game server allocated", "address", s.Address, "region", region)
+		e.answered(i, http.StatusOK, s.Address)
 		writeJSON(w, http.StatusOK, responseFor(s, answer))
-		return http.StatusOK, s.Address
+		return
 	}
 	if r.Context().Err() != nil {
 		// The caller is gone; nobody reads this, but the status shows in logs.
 		writeError(w, http.StatusServiceUnavailable, "allocate request cancelled")
-		return 0, ""
+		return
 	}
+	e.answered(i, http.StatusNotFound, "")
 	writeError(w, http.StatusNotFound, noServerMessage(region, attrs, failed))
-	return http.StatusNotFound, ""
 }
 
 // take removes the best match from the registry under the lock, so two

@@ -237,3 +237,30 @@ func TestAllocateConcurrentHandsOutEachServerOnce(t *testing.T) {
 		t.Fatalf("callback tokens %v, allocations %d: want each server called once", tokens, len(f.emu.Allocations()))
 	}
 }
+
+// A scripted region is answered from its script, queue first, without
+// asking the registry; every call is logged with what it was answered.
+func TestScriptedAnswers(t *testing.T) {
+	f := newFixture(t, nil)
+	g := newGameServer(t, answering(http.StatusOK, `{}`))
+	f.mustRegister(registerBody("127.0.0.1:7001", 0, g, "cb"))
+	f.emu.Queue("us-west", Answer{Status: http.StatusServiceUnavailable, Error: "full", RetryAfter: "3"})
+	f.emu.Always("us-west", Answer{})
+	body := `{"region":"us-west","payload":{"GameInstanceId":"g-1"}}`
+	if r := f.allocate(body); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "3" || r.errorText(t) != "full" {
+		t.Fatalf("first allocate = %d %q %s, want the queued 503", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	r := f.allocate(body)
+	if got := r.json(t); r.status != http.StatusOK || got["address"] != "127.0.0.1:7000" || got["token"] != "callback-7000" ||
+		!reflect.DeepEqual(got["payload"], map[string]any{"accepted": "g-1"}) {
+		t.Fatalf("second allocate = %d %s, want the made-up allocation", r.status, r.body)
+	}
+	if len(g.Calls()) != 0 || len(f.emu.Servers()) != 1 {
+		t.Fatal("a scripted region asked the registry")
+	}
+	calls := f.emu.Calls()
+	if len(calls) != 2 || calls[0].Answered != 503 || calls[0].Server != "" || calls[1].Answered != 200 ||
+		calls[1].Server != "127.0.0.1:7000" || calls[1].Token != allocTok || calls[1].Payload["GameInstanceId"] != "g-1" {
+		t.Fatalf("Calls() = %+v", calls)
+	}
+}

@@ -8,7 +8,7 @@
 // tests and the benchmark Start an Installation on loopback and script it:
 // per region string, answers (Queue, Always) taken before the registry is
 // asked, with delays, any status, raw bodies and answers cut short; the
-// Ping Service's answer (SetRegions, SetBody, Fail); token rotations
+// Ping Service's answer (SetRegions, Script); token rotations
 // (SetTokens); and a log of every allocate call (Calls).
 //
 // It follows GameFabric's public docs (repository GameFabric/docs, under

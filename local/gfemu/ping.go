@@ -38,7 +38,7 @@ type PingConfig struct {
 // PingService is GameFabric's managed Ping Service: its own URL and its own
 // tokens, listing per Region the game servers registered with the
 // Allocators it discovers through, unless a test scripts its answer
-// (SetRegions, SetBody, Fail). Create it with NewPingService.
+// (SetRegions, Script). Create it with NewPingService.
 type PingService struct {
 	path    string
 	sources []PingSource
@@ -47,8 +47,7 @@ type PingService struct {
 	mu      sync.Mutex
 	tokens  tokens
 	regions map[string][]gamefabric.PingTarget // scripted; nil = discovered
-	body    string                             // scripted raw answer
-	failure *Answer
+	script  Answer                             // the zero Answer answers as usual
 	calls   int
 }
 
@@ -82,26 +81,19 @@ func (p *PingService) SetTokens(list ...string) {
 }
 
 // SetRegions makes the service answer regions instead of what it
-// discovers (nil discovers again), and clears any raw body or failure.
+// discovers (nil discovers again), and ends any Script.
 func (p *PingService) SetRegions(regions map[string][]gamefabric.PingTarget) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.regions, p.body, p.failure = regions, "", nil
+	p.regions, p.script = regions, Answer{}
 }
 
-// SetBody makes the service answer 200 with raw, verbatim, until
-// SetRegions is called: an answer in a shape other than ours.
-func (p *PingService) SetBody(raw string) {
+// Script makes the service answer a until SetRegions is called: a failure,
+// or with a RawBody an answer in a shape other than ours.
+func (p *PingService) Script(a Answer) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.body, p.failure = raw, nil
-}
-
-// Fail makes the service answer a until SetRegions or SetBody is called.
-func (p *PingService) Fail(a Answer) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.failure = &a
+	p.script = a
 }
 
 // Calls counts authorised ping-discovery calls.
@@ -120,14 +112,8 @@ func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
 	}
 	p.mu.Lock()
 	p.calls++
-	failure, regions, raw := p.failure, p.regions, p.body
+	a, regions := p.script, p.regions
 	p.mu.Unlock()
-	a := Answer{}
-	if failure != nil {
-		a = *failure
-	} else if raw != "" {
-		a.RawBody = raw
-	}
 	if !a.wait(r) {
 		return
 	}
@@ -139,7 +125,7 @@ func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
 		body, _ = json.Marshal(map[string]any{"regions": regions})
 		body = append(body, '\n')
 	}
-	a.send(w, r, body)
+	a.send(w, r, body, nil)
 }
 
 // discover lists the servers of every source by GameFabric Region name.

@@ -12,7 +12,7 @@ import (
 )
 
 // Answer is one scripted answer of an Allocator (Queue, Always) or of the
-// Ping Service (Fail). The zero value is a 200 with an allocation (a ping
+// Ping Service (Script). The zero value is a 200 with an allocation (a ping
 // answer for the Ping Service). Besides the documented answers, it may
 // fail the way real networks do: a 200 cut short by a connection reset, or
 // one whose body never finishes.
@@ -80,13 +80,12 @@ func (e *Emulator) scripted(region string) (Answer, bool) {
 	return a, ok
 }
 
-// answerScripted sends a and returns the status sent in full (0 when it
-// was cut short) and the address of the server it handed out, if any. A
-// scripted allocation is made up: the next loopback port, and the payload
-// our sample server's callback answers (the game instance id it was given).
-func (e *Emulator) answerScripted(w http.ResponseWriter, r *http.Request, a Answer, payload map[string]any) (int, string) {
+// answerScripted answers call i with a. A scripted allocation is made up:
+// the next loopback port, and the payload our sample server's callback
+// answers (the game instance id it was given).
+func (e *Emulator) answerScripted(w http.ResponseWriter, r *http.Request, a Answer, payload map[string]any, i int) {
 	if !a.wait(r) {
-		return 0, ""
+		return
 	}
 	body, server := a.body(), ""
 	if body == nil {
@@ -100,10 +99,7 @@ func (e *Emulator) answerScripted(w http.ResponseWriter, r *http.Request, a Answ
 			Ports: map[string]int{"game": port}, Token: "callback-" + strconv.Itoa(port), Payload: accepted})
 		body = append(body, '\n')
 	}
-	if status := a.send(w, r, body); status != 0 {
-		return status, server
-	}
-	return 0, ""
+	a.send(w, r, body, func(status int) { e.answered(i, status, server) })
 }
 
 // wait sleeps a's delay and reports whether the client is still there.
@@ -138,9 +134,9 @@ func (a Answer) body() []byte {
 	return nil
 }
 
-// send writes body as a says and returns the status sent in full, 0 when
-// the answer was cut short.
-func (a Answer) send(w http.ResponseWriter, r *http.Request, body []byte) int {
+// send writes body as a says, calling full (if not nil) just before an
+// answer that is not cut short.
+func (a Answer) send(w http.ResponseWriter, r *http.Request, body []byte, full func(status int)) {
 	if a.RetryAfter != "" {
 		w.Header().Set("Retry-After", a.RetryAfter)
 	}
@@ -148,14 +144,16 @@ func (a Answer) send(w http.ResponseWriter, r *http.Request, body []byte) int {
 	switch {
 	case a.ResetAfter > 0:
 		resetMidBody(w, a.status(), body[:min(a.ResetAfter, len(body))], len(body))
-		return 0
+		return
 	case a.StallAfter > 0:
 		stall(w, r, a.status(), body[:min(a.StallAfter, len(body))], len(body))
-		return 0
+		return
+	}
+	if full != nil {
+		full(a.status())
 	}
 	w.WriteHeader(a.status())
 	_, _ = w.Write(body)
-	return a.status()
 }
 
 // resetMidBody writes the status line, the headers announcing size bytes
