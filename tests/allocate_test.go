@@ -10,14 +10,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 )
 
 func TestAllocateReplayAndGet(t *testing.T) {
 	e := newEnv(t, envOptions{fallbackRegion: "eu-central-1"})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	body := `{"gameInstanceId":"gi-1","desiredRegion":" US-West ","gameServerVersion":"prag::sample-game-armada-set","serverArgs":"-map=arena","partnerSocialToken":"social-token-value"}`
 
 	first := e.allocate(t, body).expect(t, http.StatusCreated, "")
@@ -71,33 +71,33 @@ func TestAllocateReplayAndGet(t *testing.T) {
 }
 
 func TestAllocateUpstreamOutcomes(t *testing.T) {
-	ok := gfstub.Response{}
+	ok := gfemu.Answer{}
 	tests := []struct {
 		name         string
-		primary      []gfstub.Response
-		fallback     []gfstub.Response
+		primary      []gfemu.Answer
+		fallback     []gfemu.Answer
 		wantStatus   int
 		wantCode     string
 		wantRegion   string
 		wantAttempts []string // region:status of each attempt
 	}{
-		{name: "primary succeeds", primary: []gfstub.Response{ok},
+		{name: "primary succeeds", primary: []gfemu.Answer{ok},
 			wantStatus: 201, wantRegion: "us-west", wantAttempts: []string{"us-west:200"}},
-		{name: "503 falls back", primary: []gfstub.Response{{Status: 503, Error: "no servers"}}, fallback: []gfstub.Response{ok},
+		{name: "503 falls back", primary: []gfemu.Answer{{Status: 503, Error: "no servers"}}, fallback: []gfemu.Answer{ok},
 			wantStatus: 201, wantRegion: "eu-central-1", wantAttempts: []string{"us-west:503", "eu-central-1:200"}},
-		{name: "429 with Retry-After retried in region", primary: []gfstub.Response{{Status: 429, RetryAfter: "1"}, ok},
+		{name: "429 with Retry-After retried in region", primary: []gfemu.Answer{{Status: 429, RetryAfter: "1"}, ok},
 			wantStatus: 201, wantRegion: "us-west", wantAttempts: []string{"us-west:429", "us-west:200"}},
-		{name: "429 exhausted skips the same Allocator's fallback", primary: []gfstub.Response{{Status: 429}, {Status: 429}, {Status: 429}}, fallback: []gfstub.Response{ok},
+		{name: "429 exhausted skips the same Allocator's fallback", primary: []gfemu.Answer{{Status: 429}, {Status: 429}, {Status: 429}}, fallback: []gfemu.Answer{ok},
 			wantStatus: 429, wantCode: "RATE_LIMITED", wantAttempts: []string{"us-west:429", "us-west:429", "us-west:429", "eu-central-1:0"}},
-		{name: "slow primary times out, fallback succeeds", primary: []gfstub.Response{{Delay: 2 * time.Second}}, fallback: []gfstub.Response{ok},
+		{name: "slow primary times out, fallback succeeds", primary: []gfemu.Answer{{Delay: 2 * time.Second}}, fallback: []gfemu.Answer{ok},
 			wantStatus: 201, wantRegion: "eu-central-1", wantAttempts: []string{"us-west:0", "eu-central-1:200"}},
-		{name: "200 without address falls back", primary: []gfstub.Response{{RawBody: `{"ip":"127.0.0.1"}`}}, fallback: []gfstub.Response{ok},
+		{name: "200 without address falls back", primary: []gfemu.Answer{{RawBody: `{"ip":"127.0.0.1"}`}}, fallback: []gfemu.Answer{ok},
 			wantStatus: 201, wantRegion: "eu-central-1", wantAttempts: []string{"us-west:0", "eu-central-1:200"}},
-		{name: "no capacity anywhere", primary: []gfstub.Response{{Status: 404}}, fallback: []gfstub.Response{{Status: 409}},
+		{name: "no capacity anywhere", primary: []gfemu.Answer{{Status: 404}}, fallback: []gfemu.Answer{{Status: 409}},
 			wantStatus: 503, wantCode: "NO_CAPACITY", wantAttempts: []string{"us-west:404", "eu-central-1:409"}},
-		{name: "timeouts everywhere", primary: []gfstub.Response{{Delay: 2 * time.Second}}, fallback: []gfstub.Response{{Delay: 2 * time.Second}},
+		{name: "timeouts everywhere", primary: []gfemu.Answer{{Delay: 2 * time.Second}}, fallback: []gfemu.Answer{{Delay: 2 * time.Second}},
 			wantStatus: 504, wantCode: "UPSTREAM_TIMEOUT", wantAttempts: []string{"us-west:0", "eu-central-1:0"}},
-		{name: "errors and malformed bodies", primary: []gfstub.Response{{Status: 500, Error: "boom"}}, fallback: []gfstub.Response{{RawBody: `{"address":`}},
+		{name: "errors and malformed bodies", primary: []gfemu.Answer{{Status: 500, Error: "boom"}}, fallback: []gfemu.Answer{{RawBody: `{"address":`}},
 			wantStatus: 502, wantCode: "ALLOCATION_FAILED", wantAttempts: []string{"us-west:500", "eu-central-1:0"}},
 	}
 	for _, tc := range tests {
@@ -133,7 +133,7 @@ func itoa(v any) string {
 
 func TestFailedAllocationMayBeRetried(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Queue("us-west", gfstub.Response{Status: 503, Error: "full"})
+	e.stub.Queue("us-west", gfemu.Answer{Status: 503, Error: "full"})
 	body := `{"gameInstanceId":"gi-retry","desiredRegion":"us-west"}`
 	e.allocate(t, body).expect(t, http.StatusServiceUnavailable, "NO_CAPACITY")
 	// The record shows why it failed, under the same error shape.
@@ -141,7 +141,7 @@ func TestFailedAllocationMayBeRetried(t *testing.T) {
 	if got.Body["state"] != "Failed" {
 		t.Fatalf("failed record = %s", got.Raw)
 	}
-	e.stub.Queue("us-west", gfstub.Response{})
+	e.stub.Queue("us-west", gfemu.Answer{})
 	r := e.allocate(t, body).expect(t, http.StatusCreated, "")
 	if len(r.attempts()) != 1 || r.Body["error"] != nil {
 		t.Fatalf("retry kept stale failure data: %s", r.Raw)
@@ -150,7 +150,7 @@ func TestFailedAllocationMayBeRetried(t *testing.T) {
 
 func TestTokenRotationRefreshesOnce(t *testing.T) {
 	e := newEnv(t, envOptions{secretValue: `{"tokens":["t1","t2"]}`, validTokens: []string{"t2"}})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	e.allocate(t, `{"gameInstanceId":"gi-a","desiredRegion":"us-west"}`).expect(t, http.StatusCreated, "")
 
 	// GameFabric rotates to t3 and the secret follows; our cached t2 gets a
@@ -182,7 +182,7 @@ func TestSecretProblemsLeaveNoRecord(t *testing.T) {
 
 func TestClaimInFlightAndExpiredLease(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	ctx := context.Background()
 	claim := func(id string, lease time.Duration) {
 		now := time.Now()

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/app/allocateapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
@@ -32,7 +32,7 @@ import (
 // each with its own URL, tokens and token secret.
 type twoAllocators struct {
 	*env
-	us, eu             *gfstub.Server
+	us, eu             *gfemu.Installation
 	usSecret, euSecret string
 }
 
@@ -43,25 +43,25 @@ type twoAllocatorsOptions struct {
 func newTwoAllocators(t *testing.T, o twoAllocatorsOptions) *twoAllocators {
 	t.Helper()
 	d := &twoAllocators{env: &env{table: newTable(t)},
-		us: gfstub.New("us-current"), eu: gfstub.New("eu-current"),
+		us: gfemu.Start("us-current"), eu: gfemu.Start("eu-current"),
 		usSecret: newSecret(t, `{"tokens":["us-old","us-current"]}`), euSecret: newSecret(t, `{"tokens":["eu-old","eu-current"]}`)}
 	t.Cleanup(d.us.Close)
 	t.Cleanup(d.eu.Close)
 	// Every region has servers unless a test says otherwise.
-	d.us.Always("prod-us-west", gfstub.Response{})
-	d.eu.Always("prod-eu-central", gfstub.Response{})
-	d.eu.Always("prod-eu-west", gfstub.Response{})
+	d.us.Always("prod-us-west", gfemu.Answer{})
+	d.eu.Always("prod-eu-central", gfemu.Answer{})
+	d.eu.Always("prod-eu-west", gfemu.Answer{})
 	if o.euSecretID == "" {
 		o.euSecretID = d.euSecret
 	}
-	euURL := d.eu.BaseURL() + "/" + d.eu.AllocatePath()
+	euURL := d.eu.AllocateURL()
 	listed, _ := json.Marshal(map[string]config.Allocator{
-		"us-west":      {URL: d.us.BaseURL() + "/" + d.us.AllocatePath(), Region: "prod-us-west"},
+		"us-west":      {URL: d.us.AllocateURL(), Region: "prod-us-west"},
 		"EU-Central-1": {URL: euURL, Region: "prod-eu-central", TokenSecretID: o.euSecretID},
 		"eu-west":      {URL: euURL, Region: "prod-eu-west", TokenSecretID: o.euSecretID},
 	})
 	vars := map[string]string{
-		"GAMEFABRIC_URL": d.us.BaseURL(), "GAMEFABRIC_ALLOCATE_PATH": d.us.AllocatePath(),
+		"GAMEFABRIC_URL": d.us.URL, "GAMEFABRIC_ALLOCATE_PATH": d.us.AllocatePath(),
 		"ALLOCATOR_TOKEN_SECRET_ID": d.usSecret, "GAMEFABRIC_ALLOCATORS": string(listed),
 		"BACKEND_ADDRESS": "http://127.0.0.1:10100", "GAME_INSTANCES_TABLE": d.table,
 		"FALLBACK_REGION": "us-west", "FALLBACK_ENVIRONMENT": "prag", "FALLBACK_ARMADA_SET": "sample-game-armada-set",
@@ -80,7 +80,7 @@ func newTwoAllocators(t *testing.T, o twoAllocatorsOptions) *twoAllocators {
 }
 
 // sent lists each call a stand-in received as "regionString token".
-func sent(s *gfstub.Server) []string {
+func sent(s *gfemu.Installation) []string {
 	var out []string
 	for _, c := range s.Calls() {
 		out = append(out, c.Region+" "+c.Token)
@@ -103,7 +103,7 @@ func summary(r response) []string {
 
 func TestFallbackAcrossAllocators(t *testing.T) {
 	d := newTwoAllocators(t, twoAllocatorsOptions{})
-	d.eu.Queue("prod-eu-central", gfstub.Response{Status: 503, Error: "buffer exhausted"})
+	d.eu.Queue("prod-eu-central", gfemu.Answer{Status: 503, Error: "buffer exhausted"})
 	r := d.allocate(t, `{"gameInstanceId": "gi-across", "desiredRegion": "EU-CENTRAL-1"}`).expect(t, 201, "")
 	if r.Body["region"] != "us-west" || r.Body["fallbackUsed"] != true {
 		t.Fatalf("allocated %v, want us-west by fallback", r.Raw)
@@ -121,7 +121,7 @@ func TestFallbackAcrossAllocators(t *testing.T) {
 
 func TestRateLimitedAllocatorIsSkippedForItsOtherRegions(t *testing.T) {
 	d := newTwoAllocators(t, twoAllocatorsOptions{})
-	d.eu.Always("prod-eu-central", gfstub.Response{Status: 429, Error: "rate limit exceeded"})
+	d.eu.Always("prod-eu-central", gfemu.Answer{Status: 429, Error: "rate limit exceeded"})
 	r := d.allocate(t, `{"gameInstanceId": "gi-rl", "preferredRegions": ["eu-central-1", "eu-west", "us-west"]}`).expect(t, 201, "")
 	if r.Body["region"] != "us-west" {
 		t.Fatalf("allocated %s, want us-west", r.Raw)
@@ -140,8 +140,8 @@ func TestRateLimitedAllocatorIsSkippedForItsOtherRegions(t *testing.T) {
 func TestEveryAllocatorRateLimited(t *testing.T) {
 	d := newTwoAllocators(t, twoAllocatorsOptions{})
 	// Retry-After over the 2 s the policy waits: each region is asked once.
-	d.eu.Always("prod-eu-central", gfstub.Response{Status: 429, Error: "slow down", RetryAfter: "5"})
-	d.us.Always("prod-us-west", gfstub.Response{Status: 429, Error: "slow down", RetryAfter: "7"})
+	d.eu.Always("prod-eu-central", gfemu.Answer{Status: 429, Error: "slow down", RetryAfter: "5"})
+	d.us.Always("prod-us-west", gfemu.Answer{Status: 429, Error: "slow down", RetryAfter: "7"})
 	r := d.allocate(t, `{"gameInstanceId": "gi-all-rl", "preferredRegions": ["eu-central-1", "eu-west", "us-west"]}`).expect(t, 429, "RATE_LIMITED")
 	if got := r.Header.Get("Retry-After"); got != "7" {
 		t.Errorf("Retry-After = %q, want the Allocators' longest, 7", got)
@@ -155,7 +155,7 @@ func TestEveryAllocatorRateLimited(t *testing.T) {
 		t.Fatalf("record = %v, want Failed RATE_LIMITED", item)
 	}
 	// Failed may be retried: once the limit lifts, the same id allocates.
-	d.us.Always("prod-us-west", gfstub.Response{})
+	d.us.Always("prod-us-west", gfemu.Answer{})
 	d.allocate(t, `{"gameInstanceId": "gi-all-rl", "preferredRegions": ["eu-central-1", "eu-west", "us-west"]}`).expect(t, 201, "")
 }
 

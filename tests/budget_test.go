@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gateway"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
@@ -27,15 +27,15 @@ import (
 // leaves the record Failed, not Allocating.
 func TestAllocationFitsTheGateway(t *testing.T) {
 	t.Parallel()
-	stub := gfstub.New("current-token")
+	stub := gfemu.Start("current-token")
 	t.Cleanup(stub.Close)
 	for _, region := range []string{"us-west", "ap-south", "eu-central-1"} {
-		stub.Always(region, gfstub.Response{Delay: 15 * time.Second})
+		stub.Always(region, gfemu.Answer{Delay: 15 * time.Second})
 	}
 	refs := newTables(t)
 	refs["PlacementQueue"] = newPlacementQueue(t)
 	for k, v := range map[string]string{
-		"GameFabricUrl":           stub.BaseURL(),
+		"GameFabricUrl":           stub.URL,
 		"GameFabricAllocatePath":  stub.AllocatePath(),
 		"AllocatorTokenSecretArn": newSecret(t, `{"tokens":["current-token"]}`),
 		"BackendAddress":          "http://127.0.0.1:10100",
@@ -95,7 +95,7 @@ func TestAllocationFitsTheGateway(t *testing.T) {
 	}
 
 	// GameFabric answers again: the retry the answer asked for allocates.
-	stub.Always("us-west", gfstub.Response{})
+	stub.Always("us-west", gfemu.Answer{})
 	next := e.allocate(t, `{"gameInstanceId":"gi-30s","preferredRegions":["us-west","ap-south"]}`).expect(t, http.StatusCreated, "")
 	if next.Body["region"] != "us-west" || str(e.rawItem(t, "gi-30s"), "state") != "Allocated" {
 		t.Fatalf("retry = %s", next.Raw)

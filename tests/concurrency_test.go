@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 )
 
 // Fifty backends (or fifty retries) ask for the same game instance at once:
@@ -18,7 +18,7 @@ func TestConcurrentAllocateOneUpstreamCall(t *testing.T) {
 	const callers = 50
 	e := newEnv(t, envOptions{fallbackRegion: "eu-central-1"})
 	// Slow enough that most callers arrive while the allocation is in flight.
-	e.stub.Always("us-west", gfstub.Response{Delay: 300 * time.Millisecond})
+	e.stub.Always("us-west", gfemu.Answer{Delay: 300 * time.Millisecond})
 	body := `{"gameInstanceId":"gi-race","desiredRegion":"us-west","gameServerVersion":"prag::sample-game-armada-set"}`
 
 	start := make(chan struct{})
@@ -51,7 +51,7 @@ func TestConcurrentAllocateOneUpstreamCall(t *testing.T) {
 		}
 	}
 	t.Logf("answers by status: %v", counts)
-	if n := e.stub.Allocations(); n != 1 || len(e.stub.Calls()) != 1 {
+	if n := len(e.stub.Allocations()); n != 1 || len(e.stub.Calls()) != 1 {
 		t.Fatalf("GameFabric allocated %d servers in %d calls, want exactly 1", n, len(e.stub.Calls()))
 	}
 	if counts[http.StatusCreated] != 1 || len(addresses) != 1 {

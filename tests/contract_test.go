@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/contract"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
@@ -28,11 +28,11 @@ import (
 // covers every operation whatever else runs.
 func TestContractCoversEveryOperation(t *testing.T) {
 	e := newEnv(t, envOptions{attemptTimeout: 300 * time.Millisecond})
-	e.stub.Always("us-west", gfstub.Response{})
-	e.stub.Always("full", gfstub.Response{Status: 503, Error: "no game server available", RetryAfter: "3"})
-	e.stub.Always("limited", gfstub.Response{Status: 429, Error: "rate limit exceeded", RetryAfter: "1"})
-	e.stub.Always("broken", gfstub.Response{Status: 500, Error: "allocator error"})
-	e.stub.Always("slow", gfstub.Response{Delay: 2 * time.Second})
+	e.stub.Always("us-west", gfemu.Answer{})
+	e.stub.Always("full", gfemu.Answer{Status: 503, Error: "no game server available", RetryAfter: "3"})
+	e.stub.Always("limited", gfemu.Answer{Status: 429, Error: "rate limit exceeded", RetryAfter: "1"})
+	e.stub.Always("broken", gfemu.Answer{Status: 500, Error: "allocator error"})
+	e.stub.Always("slow", gfemu.Answer{Delay: 2 * time.Second})
 	ctx := context.Background()
 	alloc := func(id, region string) string {
 		return fmt.Sprintf(`{"gameInstanceId":%q,"desiredRegion":%q,"gameServerVersion":"prag::sample-game-armada-set",`+

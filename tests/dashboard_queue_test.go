@@ -69,7 +69,7 @@ func watchAPlacementWait(t *testing.T, ctx context.Context, s *localstack.Stack,
 		t.Errorf("gi-dash-q1 has no queuedUntil: %v", doc)
 	}
 	for _, a := range s.Allocators[0].Emulator.Allocations() {
-		if strings.Contains(string(a.Payload), `"GameInstanceId":"gi-dash-q2"`) {
+		if a.Payload["GameInstanceId"] == "gi-dash-q2" {
 			t.Error("the cancelled placement reached GameFabric")
 		}
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
 
@@ -47,8 +47,8 @@ func TestLostReplies(t *testing.T) {
 	}
 	replay := func(t *testing.T, e *env, id string, first response) {
 		r := allocate(t, e, id).expect(t, http.StatusOK, "")
-		if serverAddress(r) != serverAddress(first) || e.stub.Allocations() != 1 {
-			t.Fatalf("replay = %s after %d allocations, want the first call's server and no new allocation", r.Raw, e.stub.Allocations())
+		if serverAddress(r) != serverAddress(first) || len(e.stub.Allocations()) != 1 {
+			t.Fatalf("replay = %s after %d allocations, want the first call's server and no new allocation", r.Raw, len(e.stub.Allocations()))
 		}
 	}
 	linked := func(t *testing.T, e *env, _ *harness.Clock, id string) {
@@ -66,7 +66,7 @@ func TestLostReplies(t *testing.T) {
 			status: 201, state: "Allocated", version: "2", next: replay},
 		{name: "failed outcome", write: outcomeWrite, times: 1,
 			setup: func(t *testing.T, e *env, _ *harness.Clock, _ string) {
-				e.stub.Queue("us-west", gfstub.Response{Status: http.StatusNotFound, Error: "no game server available"})
+				e.stub.Queue("us-west", gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"})
 			},
 			call: allocate, status: 503, code: "NO_CAPACITY", state: "Failed", version: "2",
 			next: func(t *testing.T, e *env, id string, _ response) {
@@ -121,7 +121,7 @@ func TestLostReplies(t *testing.T) {
 			proxy := newReplyLoss(t, stack.ddbEndpoint)
 			clk := harness.NewClock(time.Now().UTC())
 			e := newEnv(t, envOptions{ddbEndpoint: proxy.Endpoint(), now: clk.Now})
-			e.stub.Always("us-west", gfstub.Response{})
+			e.stub.Always("us-west", gfemu.Answer{})
 			id := unique("gi-lost")
 			if row.setup != nil {
 				row.setup(t, e, clk, id)
@@ -141,7 +141,7 @@ func TestLostReplies(t *testing.T) {
 				_, stored := plainItem(t, item)
 				t.Fatalf("left %s at version %s, want %s at version %s: %s", got, num(item, "version"), row.state, row.version, stored)
 			}
-			if n := e.stub.Allocations(); n != 1 && row.code == "" {
+			if n := len(e.stub.Allocations()); n != 1 && row.code == "" {
 				t.Fatalf("%d upstream allocations, want 1", n)
 			}
 			if row.next != nil {

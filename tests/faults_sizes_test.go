@@ -7,7 +7,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 )
 
 // An allocation that is valid in every way but its size.
@@ -16,36 +16,36 @@ var oversizedAllocation = fmt.Sprintf(`{"address":"127.0.0.1:7999","ip":"127.0.0
 
 // sizeFaults are the sizes GameFabric controls in the fault matrix.
 func sizeFaults() []upstreamFault {
-	ok := gfstub.Response{}
+	ok := gfemu.Answer{}
 	return []upstreamFault{
 		// Sizes GameFabric controls: what it sends is bounded where it
 		// enters, so the record fits DynamoDB and the answer stays small.
 		{
-			name: "503 with a 900 KB error text", primary: []gfstub.Response{hugeError},
+			name: "503 with a 900 KB error text", primary: []gfemu.Answer{hugeError},
 			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:503"}, errHas: "full full",
 		},
 		{
-			name: "503 with a 900 KB error text then fallback", fallback: true, primary: []gfstub.Response{hugeError}, second: []gfstub.Response{ok},
+			name: "503 with a 900 KB error text then fallback", fallback: true, primary: []gfemu.Answer{hugeError}, second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:503", "eu-central-1:200"},
 		},
 		{
-			name: "900 KB error texts everywhere", fallback: true, primary: []gfstub.Response{hugeError}, second: []gfstub.Response{hugeError},
+			name: "900 KB error texts everywhere", fallback: true, primary: []gfemu.Answer{hugeError}, second: []gfemu.Answer{hugeError},
 			status: 503, code: "NO_CAPACITY", attempts: []string{"us-west:503", "eu-central-1:503"},
 		},
 		{
 			// A server was handed out, in an answer we cannot trust.
-			name: "200 with 40,000 ports", primary: []gfstub.Response{{RawBody: manyPorts(40_000)}},
+			name: "200 with 40,000 ports", primary: []gfemu.Answer{{RawBody: manyPorts(40_000)}},
 			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "40000 ports", orphan: true,
 		},
 		{
-			name: "200 with 40,000 ports then fallback", fallback: true, primary: []gfstub.Response{{RawBody: manyPorts(40_000)}}, second: []gfstub.Response{ok},
+			name: "200 with 40,000 ports then fallback", fallback: true, primary: []gfemu.Answer{{RawBody: manyPorts(40_000)}}, second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "40000 ports", orphan: true,
 		},
 	}
 }
 
 // hugeError is a 503 whose {"error"} text is 900 KB.
-var hugeError = gfstub.Response{Status: http.StatusServiceUnavailable, Error: strings.Repeat("full ", 180_000)}
+var hugeError = gfemu.Answer{Status: http.StatusServiceUnavailable, Error: strings.Repeat("full ", 180_000)}
 
 // manyPorts is a 200 allocation listing n named ports.
 func manyPorts(n int) string {

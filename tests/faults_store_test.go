@@ -17,7 +17,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 )
@@ -32,7 +32,7 @@ func TestSecretsManagerFaults(t *testing.T) {
 	t.Run("unreachable", func(t *testing.T) {
 		proxy := newFaultProxy(t, stack.smEndpoint)
 		e := newEnv(t, envOptions{smEndpoint: proxy.Endpoint()})
-		e.stub.Always("us-west", gfstub.Response{})
+		e.stub.Always("us-west", gfemu.Answer{})
 		proxy.SetDown(true)
 		r := e.allocate(t, faultBody).expect(t, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 		requireRetryAfter(t, r)
@@ -40,14 +40,14 @@ func TestSecretsManagerFaults(t *testing.T) {
 
 		proxy.SetDown(false)
 		e.allocate(t, faultBody).expect(t, http.StatusCreated, "")
-		if n := e.stub.Allocations(); n != 1 {
+		if n := len(e.stub.Allocations()); n != 1 {
 			t.Fatalf("%d upstream allocations, want 1", n)
 		}
 	})
 	t.Run("secret missing", func(t *testing.T) {
 		name := unique("gamefabric/not-created-yet")
 		e := newEnv(t, envOptions{secretID: name})
-		e.stub.Always("us-west", gfstub.Response{})
+		e.stub.Always("us-west", gfemu.Answer{})
 		r := e.allocate(t, faultBody).expect(t, http.StatusInternalServerError, "INTERNAL")
 		requireNothingLeft(t, e, r)
 
@@ -63,7 +63,7 @@ func TestSecretsManagerFaults(t *testing.T) {
 func TestDynamoDBUnavailable(t *testing.T) {
 	proxy := newFaultProxy(t, stack.ddbEndpoint)
 	e := newEnv(t, envOptions{ddbEndpoint: proxy.Endpoint()})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	proxy.SetDown(true)
 
 	r := e.allocate(t, faultBody).expect(t, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
@@ -74,7 +74,7 @@ func TestDynamoDBUnavailable(t *testing.T) {
 
 	proxy.SetDown(false)
 	e.allocate(t, faultBody).expect(t, http.StatusCreated, "")
-	if n := e.stub.Allocations(); n != 1 {
+	if n := len(e.stub.Allocations()); n != 1 {
 		t.Fatalf("%d upstream allocations, want 1", n)
 	}
 }
@@ -92,13 +92,13 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		failNext.Store(true)
 		// Between us and GameFabric: the outage starts while GameFabric
 		// is allocating, so the claim was written and the outcome is not.
-		var stub atomic.Pointer[gfstub.Server] // set before the first request
+		var stub atomic.Pointer[gfemu.Installation] // set before the first request
 		cut := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if failNext.Swap(false) {
 				proxy.SetDown(true)
 			}
-			target, _ := url.Parse(stub.Load().BaseURL())
-			r.URL.Path = stub.Load().Path
+			target, _ := url.Parse(stub.Load().URL)
+			r.URL.Path = "/" + stub.Load().AllocatePath()
 			httputil.NewSingleHostReverseProxy(target).ServeHTTP(w, r)
 		}))
 		t.Cleanup(cut.Close)
@@ -107,8 +107,8 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		stub.Store(e.stub)
 		// The fallback's server is the one allocated: it holds the second
 		// plan step's token, not the first.
-		e.stub.Queue("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "full"})
-		e.stub.Always("eu-central-1", gfstub.Response{})
+		e.stub.Queue("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "full"})
+		e.stub.Always("eu-central-1", gfemu.Answer{})
 
 		r := e.allocate(t, body).expect(t, http.StatusServiceUnavailable, "SERVICE_UNAVAILABLE")
 		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < 1 || ra > int(lease.Seconds()) {
@@ -119,9 +119,9 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		}
 		proxy.SetDown(false)
 		item := e.rawItem(t, "gi-f")
-		if str(item, "state") != "Allocating" || num(item, "healthDeadline") == "" || e.stub.Allocations() != 1 {
+		if str(item, "state") != "Allocating" || num(item, "healthDeadline") == "" || len(e.stub.Allocations()) != 1 {
 			t.Fatalf("left state %q, health deadline %q after %d allocations; want an Allocating claim the sweep watches",
-				str(item, "state"), num(item, "healthDeadline"), e.stub.Allocations())
+				str(item, "state"), num(item, "healthDeadline"), len(e.stub.Allocations()))
 		}
 		calls := e.stub.Calls()
 		token, _ := calls[len(calls)-1].Payload["PartnerGameToken"].(string)
@@ -137,7 +137,7 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		if ra, _ := strconv.Atoi(r.Header.Get("Retry-After")); ra < int((linkTimeout - 2*time.Second).Seconds()) {
 			t.Fatalf("in-doubt Retry-After = %q, want about the link timeout", r.Header.Get("Retry-After"))
 		}
-		if n := e.stub.Allocations(); n != 1 {
+		if n := len(e.stub.Allocations()); n != 1 {
 			t.Fatalf("%d upstream allocations while in doubt, want 1", n)
 		}
 		return e, clk, token
@@ -154,7 +154,7 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		if r.Body["state"] != "Linked" || r.Body["recoveredByLink"] != true || server["address"] != "127.0.0.1:7000" {
 			t.Fatalf("retry after recovery = %s", r.Raw)
 		}
-		if n := e.stub.Allocations(); n != 1 {
+		if n := len(e.stub.Allocations()); n != 1 {
 			t.Fatalf("%d upstream allocations, want 1", n)
 		}
 		// From now on the instance answers that server's token only.
@@ -180,7 +180,7 @@ func TestDynamoDBLostAfterUpstreamSuccess(t *testing.T) {
 		// Only now may a retry allocate again; the first server, had it
 		// come up this late, can no longer link: the new claim has a new token.
 		e.allocate(t, faultBody).expect(t, http.StatusCreated, "")
-		if n := e.stub.Allocations(); n != 2 {
+		if n := len(e.stub.Allocations()); n != 2 {
 			t.Fatalf("%d upstream allocations, want 2", n)
 		}
 		e.linkAs(t, token).expect(t, http.StatusUnauthorized, "UNAUTHORIZED")

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -22,10 +22,10 @@ import (
 // the next call must then see.
 type upstreamFault struct {
 	name     string
-	fallback bool              // FALLBACK_REGION=eu-central-1; otherwise us-west is the only region
-	primary  []gfstub.Response // us-west's answers to the faulty call, in order
-	second   []gfstub.Response // eu-central-1's answers
-	refused  bool              // nothing listens at the allocator URL
+	fallback bool           // FALLBACK_REGION=eu-central-1; otherwise us-west is the only region
+	primary  []gfemu.Answer // us-west's answers to the faulty call, in order
+	second   []gfemu.Answer // eu-central-1's answers
+	refused  bool           // nothing listens at the allocator URL
 	// prepare runs before the faulty call, recover after it (besides the
 	// stand-in answering OK from then on).
 	prepare, recover func(t *testing.T, e *env)
@@ -40,26 +40,26 @@ type upstreamFault struct {
 	// minTime/maxTime bound the faulty call's duration, when set.
 	minTime, maxTime time.Duration
 	secrets          []string // besides the allocator and callback tokens, must never be shown
-	check            func(t *testing.T, e *env, calls []gfstub.Call)
+	check            func(t *testing.T, e *env, calls []gfemu.Call)
 	nextAttempts     []string // of the next call; default us-west:200
 }
 
 const faultGameInstance = "gi-fault"
 
 func upstreamFaults() []upstreamFault {
-	ok := gfstub.Response{}
+	ok := gfemu.Answer{}
 	capacity := func(status int) upstreamFault {
-		return upstreamFault{name: fmt.Sprint(status), primary: []gfstub.Response{{Status: status, Error: "no game server available"}},
+		return upstreamFault{name: fmt.Sprint(status), primary: []gfemu.Answer{{Status: status, Error: "no game server available"}},
 			status: 503, code: "NO_CAPACITY", attempts: []string{fmt.Sprintf("us-west:%d", status)}}
 	}
 	failed := func(status int) upstreamFault {
-		return upstreamFault{name: fmt.Sprint(status), primary: []gfstub.Response{{Status: status, Error: "allocator error"}},
+		return upstreamFault{name: fmt.Sprint(status), primary: []gfemu.Answer{{Status: status, Error: "allocator error"}},
 			status: 502, code: "ALLOCATION_FAILED", attempts: []string{fmt.Sprintf("us-west:%d", status)}}
 	}
-	tooMany := func(n int, retryAfter string) []gfstub.Response {
-		var rs []gfstub.Response
+	tooMany := func(n int, retryAfter string) []gfemu.Answer {
+		var rs []gfemu.Answer
 		for range n {
-			rs = append(rs, gfstub.Response{Status: 429, Error: "rate limit exceeded", RetryAfter: retryAfter})
+			rs = append(rs, gfemu.Answer{Status: 429, Error: "rate limit exceeded", RetryAfter: retryAfter})
 		}
 		return rs
 	}
@@ -72,7 +72,7 @@ func upstreamFaults() []upstreamFault {
 			name: "401 after one token refresh",
 			prepare: func(t *testing.T, e *env) {
 				// A warm instance: the token is cached before the rotation.
-				e.stub.Queue("us-west", gfstub.Response{})
+				e.stub.Queue("us-west", gfemu.Answer{})
 				e.allocate(t, `{"gameInstanceId":"gi-warm","desiredRegion":"us-west"}`).expect(t, http.StatusCreated, "")
 				e.stub.SetTokens("rotated-token")
 				putSecret(t, e.secret, `{"tokens":["current-token","mis-rotated-token"]}`)
@@ -82,7 +82,7 @@ func upstreamFaults() []upstreamFault {
 			},
 			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:401", "us-west:401"},
 			secrets: []string{"rotated-token"},
-			check: func(t *testing.T, e *env, calls []gfstub.Call) {
+			check: func(t *testing.T, e *env, calls []gfemu.Call) {
 				// calls[0] is the warm-up; then one call per token.
 				if len(calls) != 3 || calls[1].Token != "current-token" || calls[2].Token != "mis-rotated-token" {
 					t.Fatalf("upstream calls %+v, want the cached token and then the re-read one", calls)
@@ -115,7 +115,7 @@ func upstreamFaults() []upstreamFault {
 		capacity(503),
 		{
 			// The allocator's gateway timed out: a timeout, not a failure.
-			name: "504", primary: []gfstub.Response{{Status: 504, Error: "gateway timeout"}},
+			name: "504", primary: []gfemu.Answer{{Status: 504, Error: "gateway timeout"}},
 			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:504"}, orphan: true,
 		},
 		{
@@ -124,61 +124,61 @@ func upstreamFaults() []upstreamFault {
 		},
 		{
 			// "read response" proves the failure came after the 200's headers.
-			name: "connection reset mid-body", primary: []gfstub.Response{{ResetAfter: 20}},
+			name: "connection reset mid-body", primary: []gfemu.Answer{{ResetAfter: 20}},
 			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "read response", orphan: true,
 		},
 		{
-			name: "body that never finishes", primary: []gfstub.Response{{StallAfter: 20}},
+			name: "body that never finishes", primary: []gfemu.Answer{{StallAfter: 20}},
 			status: 504, code: "UPSTREAM_TIMEOUT", attempts: []string{"us-west:0"}, errHas: "no answer before the attempt timeout", orphan: true,
 			minTime: 300 * time.Millisecond, maxTime: 2 * time.Second,
 		},
 		{
 			// A proxy's error page with a 200: not JSON at all.
-			name: "malformed JSON", primary: []gfstub.Response{{RawBody: "<html><body>upstream error</body></html>"}},
+			name: "malformed JSON", primary: []gfemu.Answer{{RawBody: "<html><body>upstream error</body></html>"}},
 			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "not an allocation JSON object", orphan: true,
 		},
 		{
 			// The documented success shape without its address; it still
 			// carries the callback token, which must not reach the caller.
 			name:    "200 without address",
-			primary: []gfstub.Response{{RawBody: `{"ip":"127.0.0.1","ports":{"game":7000},"token":"callback-7000","payload":{"accepted":"gi-fault"}}`}},
+			primary: []gfemu.Answer{{RawBody: `{"ip":"127.0.0.1","ports":{"game":7000},"token":"callback-7000","payload":{"accepted":"gi-fault"}}`}},
 			status:  502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "no address", orphan: true,
 		},
 		{
-			name: "body over 1 MiB", primary: []gfstub.Response{{RawBody: oversizedAllocation}},
+			name: "body over 1 MiB", primary: []gfemu.Answer{{RawBody: oversizedAllocation}},
 			status: 502, code: "ALLOCATION_FAILED", attempts: []string{"us-west:0"}, errHas: "exceeds", orphan: true,
 		},
 
 		// With a fallback region the same faults move on to it.
 		{
-			name: "500 then fallback", fallback: true, primary: []gfstub.Response{{Status: 500, Error: "boom"}}, second: []gfstub.Response{ok},
+			name: "500 then fallback", fallback: true, primary: []gfemu.Answer{{Status: 500, Error: "boom"}}, second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:500", "eu-central-1:200"},
 		},
 		{
-			name: "504 then fallback", fallback: true, primary: []gfstub.Response{{Status: 504, Error: "gateway timeout"}}, second: []gfstub.Response{ok},
+			name: "504 then fallback", fallback: true, primary: []gfemu.Answer{{Status: 504, Error: "gateway timeout"}}, second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:504", "eu-central-1:200"}, orphan: true,
 		},
 		{
-			name: "reset mid-body then fallback", fallback: true, primary: []gfstub.Response{{ResetAfter: 20}}, second: []gfstub.Response{ok},
+			name: "reset mid-body then fallback", fallback: true, primary: []gfemu.Answer{{ResetAfter: 20}}, second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, errHas: "read response", orphan: true,
 		},
 		{
-			name: "body that never finishes then fallback", fallback: true, primary: []gfstub.Response{{StallAfter: 20}}, second: []gfstub.Response{ok},
+			name: "body that never finishes then fallback", fallback: true, primary: []gfemu.Answer{{StallAfter: 20}}, second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, minTime: 300 * time.Millisecond, orphan: true,
 		},
 		{
 			// JSON cut short, after the callback token.
-			name: "malformed JSON then fallback", fallback: true, primary: []gfstub.Response{{RawBody: `{"address":"127.0.0.1:7000","token":"callback-7000","ports":{"game":`}},
-			second: []gfstub.Response{ok},
+			name: "malformed JSON then fallback", fallback: true, primary: []gfemu.Answer{{RawBody: `{"address":"127.0.0.1:7000","token":"callback-7000","ports":{"game":`}},
+			second: []gfemu.Answer{ok},
 			status: 201, attempts: []string{"us-west:0", "eu-central-1:200"}, orphan: true,
 		},
 		{
 			// One Allocator serves both regions here, so its rate limit
 			// covers the fallback too (tests/allocators_test.go has the
 			// fallback to another Allocator).
-			name: "429 on the only Allocator skips the fallback region", fallback: true, primary: tooMany(1, "5"), second: []gfstub.Response{ok},
+			name: "429 on the only Allocator skips the fallback region", fallback: true, primary: tooMany(1, "5"), second: []gfemu.Answer{ok},
 			status: 429, code: "RATE_LIMITED", attempts: []string{"us-west:429", "eu-central-1:0"}, maxTime: 3 * time.Second,
-			check: func(t *testing.T, e *env, calls []gfstub.Call) {
+			check: func(t *testing.T, e *env, calls []gfemu.Call) {
 				if len(calls) != 1 {
 					t.Fatalf("upstream calls %+v, want only the rate-limited one", calls)
 				}
@@ -285,9 +285,9 @@ func runUpstreamFault(t *testing.T, tc upstreamFault) {
 	}
 
 	// The next call for the same game instance, with GameFabric well again.
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	if tc.refused {
-		serveOn(t, refused, e.stub.Config.Handler)
+		serveOn(t, refused, e.stub.Handler())
 	}
 	if tc.recover != nil {
 		tc.recover(t, e)
@@ -333,17 +333,17 @@ func runUpstreamFault(t *testing.T, tc upstreamFault) {
 // The stand-in's cut answers are what the matrix claims: the client gets a
 // 200 and its headers, then the body fails (reset) or never ends (stall).
 func TestUpstreamFaultStubCutsBodies(t *testing.T) {
-	stub := gfstub.New("current-token")
+	stub := gfemu.Start("current-token")
 	t.Cleanup(stub.Close)
 	post := func(ctx context.Context) (*http.Response, error) {
-		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, stub.BaseURL()+"/"+stub.AllocatePath(),
+		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, stub.AllocateURL(),
 			strings.NewReader(`{"region":"us-west","attributes":{},"payload":{"GameInstanceId":"gi-stub"}}`))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Authorization", "Bearer current-token")
 		return http.DefaultClient.Do(req)
 	}
 
-	stub.Queue("us-west", gfstub.Response{ResetAfter: 20})
+	stub.Queue("us-west", gfemu.Answer{ResetAfter: 20})
 	resp, err := post(context.Background())
 	if err != nil || resp.StatusCode != http.StatusOK || resp.ContentLength <= 20 {
 		t.Fatalf("reset: %v %+v, want a 200 announcing more than 20 bytes", err, resp)
@@ -354,7 +354,7 @@ func TestUpstreamFaultStubCutsBodies(t *testing.T) {
 		t.Fatalf("reset: read %q, %v; want 20 bytes, then connection reset", got, err)
 	}
 
-	stub.Queue("us-west", gfstub.Response{StallAfter: 20})
+	stub.Queue("us-west", gfemu.Answer{StallAfter: 20})
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	resp, err = post(ctx)

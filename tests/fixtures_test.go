@@ -24,7 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
 	"github.com/gamefabric-alloc/allocsvc/local/contract"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
@@ -142,7 +142,7 @@ func contractReporter(t *testing.T) func(error) {
 // link-back and regions routes on one server, as the HTTP API would route
 // them, each exchange validated against the API contract.
 type env struct {
-	stub   *gfstub.Server
+	stub   *gfemu.Installation
 	table  string
 	secret string
 	store  *store.GameInstances
@@ -186,7 +186,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	if o.secretValue == "" {
 		o.secretValue, o.validTokens = `{"tokens":["old-token","current-token"]}`, []string{"current-token"}
 	}
-	stub := gfstub.New(o.validTokens...)
+	stub := gfemu.Start(o.validTokens...)
 	t.Cleanup(stub.Close)
 	tables := newTables(t)
 	e := &env{stub: stub, table: tables["GameInstancesTable"], secret: newSecret(t, o.secretValue), matchesTable: tables["MatchesTable"]}
@@ -212,7 +212,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 	}
 	e.lifecycle = &lifecycle.Service{Store: e.store, Policy: policy, Now: o.now, Rooms: true}
 	if o.allocatorURL == "" {
-		o.allocatorURL = stub.BaseURL() + "/" + stub.AllocatePath()
+		o.allocatorURL = stub.AllocateURL()
 	}
 	var queue allocation.Queue
 	if o.queue {

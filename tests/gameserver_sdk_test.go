@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
 )
@@ -45,7 +45,7 @@ func (e *env) sdkClient(t *testing.T, p gameserver.Payload, logs *testkit.SyncBu
 // sidecar writes the payload GameFabric received for id to path, as the
 // allocation sidecar does, in two writes: a server polling the file must
 // not take the first half for the whole.
-func sidecar(ctx context.Context, stub *gfstub.Server, id, path string) error {
+func sidecar(ctx context.Context, stub *gfemu.Installation, id, path string) error {
 	for {
 		for _, c := range stub.Calls() {
 			if c.Payload["GameInstanceId"] != id {
@@ -82,7 +82,7 @@ func sidecar(ctx context.Context, stub *gfstub.Server, id, path string) error {
 func TestGameServerSDKLifecycle(t *testing.T) {
 	e := newEnv(t, envOptions{})
 	// The allocator answers a second after the callback (the payload).
-	e.stub.Always("us-west", gfstub.Response{Delay: time.Second})
+	e.stub.Always("us-west", gfemu.Answer{Delay: time.Second})
 	id := unique("gi-sdk")
 	path := filepath.Join(t.TempDir(), "payload.json")
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
@@ -179,7 +179,7 @@ func TestGameServerSDKLifecycle(t *testing.T) {
 // ErrEnded. A wrong token fails at once with UNAUTHORIZED.
 func TestGameServerSDKEndedByBackend(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	id := unique("gi-sdk-del")
 	e.allocated(t, id)
 	logs := &testkit.SyncBuffer{}

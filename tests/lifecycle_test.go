@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -39,8 +39,8 @@ func (e *env) state(t *testing.T, id string) string {
 func TestLifecycleStateMachine(t *testing.T) {
 	clk := harness.NewClock(time.Now().UTC())
 	e := newEnv(t, envOptions{now: clk.Now})
-	e.stub.Always("us-west", gfstub.Response{})
-	e.stub.Always("nowhere", gfstub.Response{Status: 503})
+	e.stub.Always("us-west", gfemu.Answer{})
+	e.stub.Always("nowhere", gfemu.Answer{Status: 503})
 
 	// One game instance in each state, reached through the real calls.
 	setups := map[string]func(id string){
@@ -138,7 +138,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 func TestLinkBackTokens(t *testing.T) {
 	logs := &testkit.SyncBuffer{}
 	e := newEnv(t, envOptions{logs: logs})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	e.allocated(t, "gi-tok")
 
 	missing := e.doAuth(t, http.MethodPost, "/v1/game-instances/gi-tok/link", "", "").expect(t, 401, "UNAUTHORIZED")
@@ -190,7 +190,7 @@ func TestLinkBackTokens(t *testing.T) {
 // instance ends Ended, never back in Linked.
 func TestConcurrentLinkAndEnd(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	for round := range 3 {
 		id := fmt.Sprintf("gi-race-%d", round)
 		e.allocated(t, id)
@@ -225,7 +225,7 @@ func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 	t0 := time.Now().UTC().Truncate(time.Second)
 	clk := harness.NewClock(t0)
 	e := newEnv(t, envOptions{now: clk.Now})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	group := func(prefix string, n int, then func(id string)) []string {
 		var ids []string
 		for i := range n {
@@ -306,7 +306,7 @@ func TestHeartbeatWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			clk := harness.NewClock(time.Now().UTC())
 			e := newEnv(t, envOptions{now: clk.Now})
-			e.stub.Always("us-west", gfstub.Response{})
+			e.stub.Always("us-west", gfemu.Answer{})
 			e.lifecycle.ReadBeforeHeartbeat = tc.readFirst
 			p := e.lifecycle.Policy
 			id := unique("gi-beat")

@@ -99,7 +99,7 @@ func lastAllocation(a *localstack.Allocator) (regionString, address string) {
 	if len(all) == 0 {
 		return "", ""
 	}
-	return all[len(all)-1].Region, all[len(all)-1].Address
+	return all[len(all)-1].Region, all[len(all)-1].Server
 }
 
 // sampleServerEnv is the tests' sample server: registered with make dev's

@@ -17,7 +17,7 @@ import (
 	awsgamelift "github.com/aws/aws-sdk-go-v2/service/gamelift"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gamelift"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamelifttickets"
@@ -139,8 +139,8 @@ func TestMatchmakingFrontDoor(t *testing.T) {
 		{name: "no capacity anywhere: Failed, and a late copy does not try again", players: 2, custom: custom, wantState: gameinstance.StateFailed,
 			wantCode: gameinstance.CodeNoCapacity, wantCalls: 2, run: twice,
 			script: func(_ matchFront, e *env, _ string) {
-				e.stub.Always(near, gfstub.Response{Status: http.StatusNotFound, Error: "no game server available"})
-				e.stub.Always(far, gfstub.Response{Status: http.StatusNotFound, Error: "no game server available"})
+				e.stub.Always(near, gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"})
+				e.stub.Always(far, gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"})
 			}},
 		{name: "a match whose instance already ended", players: 2, custom: custom, wantState: gameinstance.StateEnded, wantRegion: near, wantCalls: 1,
 			run: func(f matchFront, ev []byte) []error {
@@ -158,8 +158,8 @@ func TestMatchmakingFrontDoor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			e := newEnv(t, envOptions{fallbackRegion: far})
-			e.stub.Always(near, gfstub.Response{})
-			e.stub.Always(far, gfstub.Response{})
+			e.stub.Always(near, gfemu.Answer{})
+			e.stub.Always(far, gfemu.Answer{})
 			f := newMatchFront(t, e, 0)
 			f.env = e
 			id := unique("match")
@@ -229,9 +229,9 @@ func TestMatchmakingNotAMatch(t *testing.T) {
 // placed by the placement queue's worker once a server is back.
 func TestMatchmakingQueuedWhileDrained(t *testing.T) {
 	e := newEnv(t, envOptions{fallbackRegion: "us-west", queue: true})
-	e.stub.Queue("us-west", gfstub.Response{Status: http.StatusNotFound, Error: "no game server available"},
-		gfstub.Response{Status: http.StatusNotFound, Error: "no game server available"})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Queue("us-west", gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"},
+		gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"})
+	e.stub.Always("us-west", gfemu.Answer{})
 	f := newMatchFront(t, e, time.Minute)
 	id := unique("match")
 	if err := f.Handle(context.Background(), matchEvent(id, 2, `{"region":"us-west"}`)); err != nil {
@@ -245,7 +245,7 @@ func TestMatchmakingQueuedWhileDrained(t *testing.T) {
 		rec, _ = e.store.Get(context.Background(), id)
 		return rec.State == gameinstance.StateAllocated
 	})
-	if rec.State != gameinstance.StateAllocated || !rec.Fingerprint.Match || e.stub.Allocations() != 1 {
-		t.Fatalf("record %s (match %v), %d allocations; want one, Allocated", rec.State, rec.Fingerprint.Match, e.stub.Allocations())
+	if rec.State != gameinstance.StateAllocated || !rec.Fingerprint.Match || len(e.stub.Allocations()) != 1 {
+		t.Fatalf("record %s (match %v), %d allocations; want one, Allocated", rec.State, rec.Fingerprint.Match, len(e.stub.Allocations()))
 	}
 }

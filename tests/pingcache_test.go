@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/regionsapi"
@@ -25,14 +25,14 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store/pingtable"
 )
 
-var pingRegions = map[string][]gfstub.PingTarget{
+var pingRegions = map[string][]gamefabric.PingTarget{
 	"us-west":      {{Address: "127.0.0.10", Port: 7600, Protocol: "udp"}},
 	"eu-central-1": {{Address: "127.0.0.20", Port: 7600}},
 	"ap-south":     {{Address: "127.0.0.30", Port: 7600}},
 }
 
 type pingEnv struct {
-	stub       *gfstub.Server
+	stub       *gfemu.Installation
 	pingSecret string // the Ping Service's tokens, in GameFabric's rotation format
 	cache      *pingtable.Table
 	refresher  *pingcache.Refresher
@@ -45,14 +45,14 @@ type pingEnv struct {
 // (the allocator's do not work there).
 func newPingEnv(t *testing.T) *pingEnv {
 	t.Helper()
-	stub := gfstub.New("current-token")
+	stub := gfemu.Start("current-token")
 	t.Cleanup(stub.Close)
-	stub.SetPingTokens("current-ping-token")
-	stub.SetPingRegions(pingRegions)
+	stub.Ping.SetTokens("current-ping-token")
+	stub.Ping.SetRegions(pingRegions)
 	e := &pingEnv{stub: stub, cache: pingtable.New(stack.ddb, newPingTable(t)), now: time.Now(),
 		pingSecret: newSecret(t, `{"tokens":["old-ping-token","current-ping-token"]}`)}
 	e.refresher = &pingcache.Refresher{
-		Source: gamefabric.NewPingClient(&http.Client{Timeout: 5 * time.Second}, stub.PingURL()),
+		Source: gamefabric.NewPingClient(&http.Client{Timeout: 5 * time.Second}, stub.PingURL),
 		Tokens: secrets.NewTokenSource(stack.sm, e.pingSecret, time.Minute, nil),
 		Store:  e.cache,
 		Zones:  map[string]string{"us-west": "US_WEST", "eu-central-1": "EU_CENTRAL"},
@@ -86,7 +86,7 @@ func (e *pingEnv) get(t *testing.T, ifNoneMatch string) regionsAnswer {
 		var doc struct {
 			Regions []struct {
 				Region, Zone, RefreshedAt string
-				PingTargets               []gfstub.PingTarget
+				PingTargets               []gamefabric.PingTarget
 			}
 		}
 		if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
@@ -134,7 +134,7 @@ func TestPingRefreshAndRegionsAPI(t *testing.T) {
 	}
 
 	// Failed refreshes keep the previous cache, byte for byte.
-	for _, failure := range []gfstub.Response{
+	for _, failure := range []gfemu.Answer{
 		{Status: 500, Error: "ping service down"},
 		{Status: 503},
 		{RawBody: `{"servers":["127.0.0.1"]}`},
@@ -142,7 +142,7 @@ func TestPingRefreshAndRegionsAPI(t *testing.T) {
 		// A shape we do not understand at all must not empty the cache.
 		{RawBody: `{"regions":{"us-west":[{"host":"127.0.0.10","ports":{"ping":7600}}]}}`},
 	} {
-		e.stub.FailPing(failure)
+		e.stub.Ping.Script(failure)
 		if _, err := e.refresher.Refresh(ctx); err == nil {
 			t.Fatalf("refresh with %+v succeeded", failure)
 		}
@@ -152,7 +152,7 @@ func TestPingRefreshAndRegionsAPI(t *testing.T) {
 	}
 
 	// A region that disappeared upstream is removed.
-	e.stub.SetPingRegions(map[string][]gfstub.PingTarget{"us-west": pingRegions["us-west"]})
+	e.stub.Ping.SetRegions(map[string][]gamefabric.PingTarget{"us-west": pingRegions["us-west"]})
 	s, err := e.refresher.Refresh(ctx)
 	if err != nil || s.Removed != 1 {
 		t.Fatalf("refresh = %+v, %v; want one region removed", s, err)
@@ -168,7 +168,7 @@ func TestPingRefreshAndRegionsAPI(t *testing.T) {
 	}
 
 	// An empty but valid answer clears the cache.
-	e.stub.SetPingRegions(map[string][]gfstub.PingTarget{})
+	e.stub.Ping.SetRegions(map[string][]gamefabric.PingTarget{})
 	if _, err := e.refresher.Refresh(ctx); err != nil {
 		t.Fatal(err)
 	}
@@ -180,16 +180,16 @@ func TestPingRefreshAndRegionsAPI(t *testing.T) {
 func TestPingRefreshManyRegionsInBatches(t *testing.T) {
 	e := newPingEnv(t)
 	e.refresher.Zones = nil // every region is exposed
-	many := map[string][]gfstub.PingTarget{}
+	many := map[string][]gamefabric.PingTarget{}
 	for i := range 60 {
-		many["region-"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))] = []gfstub.PingTarget{{Address: "127.0.0.1", Port: 7600 + i}}
+		many["region-"+strings.Repeat("x", i%5)+string(rune('a'+i%26))+string(rune('a'+i/26))] = []gamefabric.PingTarget{{Address: "127.0.0.1", Port: 7600 + i}}
 	}
-	e.stub.SetPingRegions(many)
+	e.stub.Ping.SetRegions(many)
 	s, err := e.refresher.Refresh(context.Background())
 	if err != nil || len(s.Stored) != len(many) || len(e.stored(t)) != len(many) {
 		t.Fatalf("stored %d of %d regions: %v", len(e.stored(t)), len(many), err)
 	}
-	e.stub.SetPingRegions(map[string][]gfstub.PingTarget{"region-aa": many["region-aa"]})
+	e.stub.Ping.SetRegions(map[string][]gamefabric.PingTarget{"region-aa": many["region-aa"]})
 	if s, err = e.refresher.Refresh(context.Background()); err != nil || s.Removed != len(many)-1 || len(e.stored(t)) != 1 {
 		t.Fatalf("refresh = %+v, %v; stored %v", s, err, e.stored(t))
 	}
@@ -202,12 +202,12 @@ func TestPingRefreshManyRegionsInBatches(t *testing.T) {
 func TestPingRefreshFromItsOwnService(t *testing.T) {
 	e := newPingEnv(t)
 	ctx := context.Background()
-	if strings.HasPrefix(e.stub.PingURL(), e.stub.BaseURL()) {
-		t.Fatalf("the Ping Service %s is not separate from the allocator %s", e.stub.PingURL(), e.stub.BaseURL())
+	if strings.HasPrefix(e.stub.PingURL, e.stub.URL) {
+		t.Fatalf("the Ping Service %s is not separate from the allocator %s", e.stub.PingURL, e.stub.URL)
 	}
 	s, err := e.refresher.Refresh(ctx)
-	if err != nil || !reflect.DeepEqual(s.Stored, []string{"eu-central-1", "us-west"}) || e.stub.PingCalls() != 1 {
-		t.Fatalf("refresh = %+v, %v after %d ping calls", s, err, e.stub.PingCalls())
+	if err != nil || !reflect.DeepEqual(s.Stored, []string{"eu-central-1", "us-west"}) || e.stub.Ping.Calls() != 1 {
+		t.Fatalf("refresh = %+v, %v after %d ping calls", s, err, e.stub.Ping.Calls())
 	}
 	first := e.get(t, "")
 
@@ -225,8 +225,8 @@ func TestPingRefreshFromItsOwnService(t *testing.T) {
 	// Rotation: the new token is appended, then the old one retired. The
 	// cached token gets a 401, the secret is re-read and its last token used.
 	putSecret(t, e.pingSecret, `{"tokens":["current-ping-token","next-ping-token"]}`)
-	e.stub.SetPingTokens("next-ping-token")
-	e.stub.SetPingRegions(map[string][]gfstub.PingTarget{"us-west": pingRegions["us-west"]})
+	e.stub.Ping.SetTokens("next-ping-token")
+	e.stub.Ping.SetRegions(map[string][]gamefabric.PingTarget{"us-west": pingRegions["us-west"]})
 	if s, err := e.refresher.Refresh(ctx); err != nil || !reflect.DeepEqual(s.Stored, []string{"us-west"}) {
 		t.Fatalf("refresh after the rotation = %+v, %v", s, err)
 	}
@@ -262,7 +262,7 @@ func TestPingRefreshTolerantAnswer(t *testing.T) {
 		t.Fatalf("first refresh = %+v, %v", s, err)
 	}
 
-	e.stub.SetPingBody(richAnswer)
+	e.stub.Ping.Script(gfemu.Answer{RawBody: richAnswer})
 	s, err := e.refresher.Refresh(ctx)
 	if err != nil {
 		t.Fatalf("refresh of a richer answer: %v", err)

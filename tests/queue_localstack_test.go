@@ -5,7 +5,6 @@ package tests
 import (
 	"context"
 	"net/http"
-	"strings"
 	"testing"
 	"time"
 
@@ -83,7 +82,7 @@ func TestQueuedPlacementOnTheLocalStack(t *testing.T) {
 		t.Fatalf("%d upstream allocations after capacity returned, want 1", got)
 	}
 	for _, a := range us.Emulator.Allocations() {
-		if strings.Contains(string(a.Payload), `"GameInstanceId":"gi-cancelled"`) {
+		if a.Payload["GameInstanceId"] == "gi-cancelled" {
 			t.Fatal("the cancelled placement reached GameFabric")
 		}
 	}

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -23,7 +23,7 @@ func queuedBody(id string, timeout int, extra string) string {
 	return fmt.Sprintf(`{"gameInstanceId":%q,"desiredRegion":"us-west","queueTimeoutSeconds":%d%s}`, id, timeout, extra)
 }
 
-func allocationsIn(stub *gfstub.Server, region string) (calls int) {
+func allocationsIn(stub *gfemu.Installation, region string) (calls int) {
 	for _, c := range stub.Calls() {
 		if c.Region == region {
 			calls++
@@ -34,7 +34,7 @@ func allocationsIn(stub *gfstub.Server, region string) (calls int) {
 
 func TestQueuedPlacementIsFulfilledWhenCapacityReturns(t *testing.T) {
 	e := newEnv(t, envOptions{queue: true})
-	e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "buffer drained", RetryAfter: "1"})
+	e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "buffer drained", RetryAfter: "1"})
 	first := e.allocate(t, queuedBody("gi-refill", 60, ""))
 	first.expect(t, http.StatusAccepted, "")
 	if first.Body["state"] != "Queued" || first.Body["queuedUntil"] == nil || first.Header.Get("Location") != "/v1/allocations/gi-refill" {
@@ -52,12 +52,12 @@ func TestQueuedPlacementIsFulfilledWhenCapacityReturns(t *testing.T) {
 	if rec := e.stateOf(t, "gi-refill"); rec.State != gameinstance.StateQueued {
 		t.Fatalf("still dry, the placement is %s", rec.State)
 	}
-	e.stub.Always("us-west", gfstub.Response{}) // the Armada scaled up
+	e.stub.Always("us-west", gfemu.Answer{}) // the Armada scaled up
 	refilled := time.Now()
 	e.work(t, 20*time.Second, func() bool { return e.stateOf(t, "gi-refill").State == gameinstance.StateAllocated })
 	rec := e.stateOf(t, "gi-refill")
-	if rec.State != gameinstance.StateAllocated || e.stub.Allocations() != 1 {
-		t.Fatalf("after refilling: %s with %d upstream allocations", rec.State, e.stub.Allocations())
+	if rec.State != gameinstance.StateAllocated || len(e.stub.Allocations()) != 1 {
+		t.Fatalf("after refilling: %s with %d upstream allocations", rec.State, len(e.stub.Allocations()))
 	}
 	t.Logf("placed %s after capacity returned", time.Since(refilled).Round(100*time.Millisecond))
 	e.allocate(t, queuedBody("gi-refill", 60, "")).expect(t, http.StatusOK, "") // a replay once placed
@@ -68,7 +68,7 @@ func TestQueuedPlacementIsFulfilledWhenCapacityReturns(t *testing.T) {
 
 func TestQueuedPlacementTimesOut(t *testing.T) {
 	e := newEnv(t, envOptions{queue: true})
-	e.stub.Always("us-west", gfstub.Response{Status: http.StatusNotFound, Error: "no server"})
+	e.stub.Always("us-west", gfemu.Answer{Status: http.StatusNotFound, Error: "no server"})
 	start := time.Now()
 	e.allocate(t, queuedBody("gi-dry", 4, "")).expect(t, http.StatusAccepted, "")
 	e.work(t, 25*time.Second, func() bool { return e.stateOf(t, "gi-dry").State != gameinstance.StateQueued })
@@ -90,14 +90,14 @@ func TestQueuedPlacementTimesOut(t *testing.T) {
 
 func TestDeleteCancelsAQueuedPlacement(t *testing.T) {
 	e := newEnv(t, envOptions{queue: true})
-	e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained"})
+	e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained"})
 	e.allocate(t, queuedBody("gi-cancel", 60, "")).expect(t, http.StatusAccepted, "")
 	before := len(e.stub.Calls())
 	del := e.do(t, "DELETE", "/v1/allocations/gi-cancel", "")
 	if del.Status != http.StatusOK || del.Body["state"] != "Failed" || del.Body["error"].(map[string]any)["code"] != "PLACEMENT_CANCELLED" {
 		t.Fatalf("DELETE: %d %s", del.Status, del.Raw)
 	}
-	e.stub.Always("us-west", gfstub.Response{}) // capacity returns: nobody may use it for this instance
+	e.stub.Always("us-west", gfemu.Answer{}) // capacity returns: nobody may use it for this instance
 	if handed := e.work(t, 4*time.Second, func() bool { return e.pending(t) == 0 }); handed == 0 {
 		t.Fatal("the queued message never came")
 	}
@@ -111,8 +111,8 @@ func TestDeleteCancelsAQueuedPlacement(t *testing.T) {
 
 func TestLatencyPoliciesKeepAFarRegionUnasked(t *testing.T) {
 	e := newEnv(t, envOptions{queue: true})
-	e.stub.Always("near", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained"})
-	e.stub.Always("far", gfstub.Response{})
+	e.stub.Always("near", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained"})
+	e.stub.Always("far", gfemu.Answer{})
 	body := `{"gameInstanceId":"gi-far","queueTimeoutSeconds":60,
 		"playerLatencies":[{"playerId":"a","latencyMs":{"near":30,"far":140}},{"playerId":"b","latencyMs":{"near":45,"far":120}}],
 		"latencyPolicies":[{"maxPlayerLatencyMs":50,"durationSeconds":3},{"maxPlayerLatencyMs":200}]}`
@@ -156,7 +156,7 @@ func TestQueuedPlacementFaults(t *testing.T) {
 	})
 	t.Run("hard failures fail at once", func(t *testing.T) {
 		e := newEnv(t, envOptions{queue: true})
-		e.stub.Always("us-west", gfstub.Response{Status: http.StatusForbidden, Error: "forbidden"})
+		e.stub.Always("us-west", gfemu.Answer{Status: http.StatusForbidden, Error: "forbidden"})
 		e.allocate(t, queuedBody("gi-hard", 60, "")).expect(t, http.StatusBadGateway, "ALLOCATION_FAILED")
 		if rec := e.stateOf(t, "gi-hard"); rec.State != gameinstance.StateFailed || e.pending(t) != 0 || len(e.stub.Calls()) != 1 {
 			t.Fatalf("record %s, %d messages, %d calls", rec.State, e.pending(t), len(e.stub.Calls()))
@@ -164,7 +164,7 @@ func TestQueuedPlacementFaults(t *testing.T) {
 	})
 	t.Run("SQS down when the caller is answered: no 202", func(t *testing.T) {
 		e := newEnv(t, envOptions{queue: true, queueEndpoint: "http://" + closedPort(t)})
-		e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained"})
+		e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained"})
 		e.allocate(t, queuedBody("gi-nosqs", 60, "")).expect(t, http.StatusServiceUnavailable, "NO_CAPACITY")
 		if rec := e.stateOf(t, "gi-nosqs"); rec.State != gameinstance.StateFailed || rec.Failure.Code != gameinstance.CodeNoCapacity {
 			t.Fatalf("record %+v", rec)
@@ -172,7 +172,7 @@ func TestQueuedPlacementFaults(t *testing.T) {
 	})
 	t.Run("a message delivered after the deadline asks nobody", func(t *testing.T) {
 		e := newEnv(t, envOptions{queue: true})
-		e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained", RetryAfter: "3"})
+		e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained", RetryAfter: "3"})
 		e.allocate(t, queuedBody("gi-late", 1, "")).expect(t, http.StatusServiceUnavailable, "NO_CAPACITY") // no whole delay left: fails fast
 		e.allocate(t, queuedBody("gi-late2", 2, "")).expect(t, http.StatusAccepted, "")
 		calls := len(e.stub.Calls())
@@ -184,9 +184,9 @@ func TestQueuedPlacementFaults(t *testing.T) {
 	})
 	t.Run("a DELETE racing the worker's successful call", func(t *testing.T) {
 		e := newEnv(t, envOptions{queue: true})
-		e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained", RetryAfter: "1"})
+		e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained", RetryAfter: "1"})
 		e.allocate(t, queuedBody("gi-race", 60, "")).expect(t, http.StatusAccepted, "")
-		e.stub.Always("us-west", gfstub.Response{Delay: 1500 * time.Millisecond}) // the worker's call is slow, and succeeds
+		e.stub.Always("us-west", gfemu.Answer{Delay: 1500 * time.Millisecond}) // the worker's call is slow, and succeeds
 		var wg sync.WaitGroup
 		wg.Add(1)
 		go func() {
@@ -202,26 +202,26 @@ func TestQueuedPlacementFaults(t *testing.T) {
 		}
 		wg.Wait()
 		del.expect(t, http.StatusConflict, "ALLOCATION_IN_PROGRESS")
-		if rec := e.stateOf(t, "gi-race"); rec.State != gameinstance.StateAllocated || e.stub.Allocations() != 1 {
-			t.Fatalf("record %s, %d allocations", rec.State, e.stub.Allocations())
+		if rec := e.stateOf(t, "gi-race"); rec.State != gameinstance.StateAllocated || len(e.stub.Allocations()) != 1 {
+			t.Fatalf("record %s, %d allocations", rec.State, len(e.stub.Allocations()))
 		}
 		e.do(t, "DELETE", "/v1/allocations/gi-race", "").expect(t, http.StatusOK, "") // retried: ends it
 	})
 	t.Run("the worker's outcome write saved, its reply lost", func(t *testing.T) {
 		proxy := newReplyLoss(t, stack.ddbEndpoint)
 		e := newEnv(t, envOptions{queue: true, ddbEndpoint: proxy.Endpoint()})
-		e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained", RetryAfter: "1"})
+		e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained", RetryAfter: "1"})
 		e.allocate(t, queuedBody("gi-lost", 60, "")).expect(t, http.StatusAccepted, "")
-		e.stub.Always("us-west", gfstub.Response{})
+		e.stub.Always("us-west", gfemu.Answer{})
 		rule := proxy.Lose("UpdateItem", `"Allocated"`, 1)
 		e.work(t, 10*time.Second, func() bool { return e.stateOf(t, "gi-lost").State == gameinstance.StateAllocated && e.pending(t) == 0 })
-		if proxy.Lost(rule) != 1 || e.stateOf(t, "gi-lost").State != gameinstance.StateAllocated || e.stub.Allocations() != 1 || e.pending(t) != 0 {
-			t.Fatalf("lost %d replies; record %s, %d allocations, %d messages", proxy.Lost(rule), e.stateOf(t, "gi-lost").State, e.stub.Allocations(), e.pending(t))
+		if proxy.Lost(rule) != 1 || e.stateOf(t, "gi-lost").State != gameinstance.StateAllocated || len(e.stub.Allocations()) != 1 || e.pending(t) != 0 {
+			t.Fatalf("lost %d replies; record %s, %d allocations, %d messages", proxy.Lost(rule), e.stateOf(t, "gi-lost").State, len(e.stub.Allocations()), e.pending(t))
 		}
 	})
 	t.Run("a lost message: the sweep fails the placement at its deadline", func(t *testing.T) {
 		e := newEnv(t, envOptions{queue: true})
-		e.stub.Always("us-west", gfstub.Response{Status: http.StatusServiceUnavailable, Error: "drained"})
+		e.stub.Always("us-west", gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "drained"})
 		e.allocate(t, queuedBody("gi-orphaned", 2, "")).expect(t, http.StatusAccepted, "")
 		if _, err := e.lifecycle.Sweep(context.Background()); err != nil || e.stateOf(t, "gi-orphaned").State != gameinstance.StateQueued {
 			t.Fatalf("before the deadline the sweep moved it: %v", err)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -23,7 +23,7 @@ import (
 func roomsEnv(t *testing.T, o envOptions, capacity int) (*env, *sessionServer, string) {
 	t.Helper()
 	e := newEnv(t, o)
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	cb := newSessionServer(t)
 	addr := serverAddress(e.allocate(t, `{"gameInstanceId":"gi-1","desiredRegion":"us-west","partnerGameToken":"`+tokenFor("gi-1")+`"}`).
 		expect(t, http.StatusCreated, ""))
@@ -322,7 +322,7 @@ func TestRoomsLostReplies(t *testing.T) {
 	t.Run("the joining link", func(t *testing.T) {
 		proxy := newReplyLoss(t, stack.ddbEndpoint)
 		e := newEnv(t, envOptions{ddbEndpoint: proxy.Endpoint()})
-		e.stub.Always("us-west", gfstub.Response{})
+		e.stub.Always("us-west", gfemu.Answer{})
 		cb := newSessionServer(t)
 		e.allocated(t, "gi-1")
 		rule := proxy.Lose("TransactWriteItems", "ADD #sessions", 1)

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -18,7 +18,7 @@ import (
 // Allocator, and every session that ends gives its room back.
 func TestRoomsShareAGameServer(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	cb := newSessionServer(t)
 
 	first := e.allocate(t, `{"gameInstanceId":"gi-1","desiredRegion":"us-west","partnerGameToken":"`+tokenFor("gi-1")+`"}`).expect(t, http.StatusCreated, "")
@@ -42,7 +42,7 @@ func TestRoomsShareAGameServer(t *testing.T) {
 	if a := second.attempts()[0]; a["status"] != float64(200) || a["region"] != "us-west" || a["reason"] != "requested" {
 		t.Fatalf("room attempt = %v", a)
 	}
-	if n := e.stub.Allocations(); n != 1 {
+	if n := len(e.stub.Allocations()); n != 1 {
 		t.Fatalf("%d upstream allocations, want 1", n)
 	}
 	session := cb.payloadOf(t, "gi-2")
@@ -90,7 +90,7 @@ func TestRoomsShareAGameServer(t *testing.T) {
 	if inUse := e.requireRoomsBalance(t); inUse[addr] != 2 {
 		t.Fatalf("rooms in use %v, want 2 on %s", inUse, addr)
 	}
-	if n := e.stub.Allocations(); n != 3 {
+	if n := len(e.stub.Allocations()); n != 3 {
 		t.Fatalf("%d upstream allocations, want 3 (gi-1, gi-4, gi-5)", n)
 	}
 }
@@ -99,7 +99,7 @@ func TestRoomsShareAGameServer(t *testing.T) {
 // with the most.
 func TestRoomsScheduling(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	roomy, tight := newSessionServer(t), newSessionServer(t)
 	offer := func(id string, capacity int, cb *sessionServer) string {
 		// Dedicated: a server of its own, not a room on the first.
@@ -134,7 +134,7 @@ func TestRoomsScheduling(t *testing.T) {
 // 400 naming its field, and the link does not happen.
 func TestRoomOffersBadInput(t *testing.T) {
 	e := newEnv(t, envOptions{})
-	e.stub.Always("us-west", gfstub.Response{})
+	e.stub.Always("us-west", gfemu.Answer{})
 	cb := newSessionServer(t)
 	e.allocated(t, "gi-1")
 	tests := []struct{ name, body, want string }{

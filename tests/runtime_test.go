@@ -18,7 +18,7 @@ import (
 	"github.com/aws/aws-lambda-go/events"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gamelift"
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -254,18 +254,18 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 		}
 	}
 
-	stub := gfstub.New("current-token")
+	stub := gfemu.Start("current-token")
 	defer stub.Close()
-	stub.Always("us-west", gfstub.Response{})
+	stub.Always("us-west", gfemu.Answer{})
 	// The Ping Service as GameFabric runs it: its own URL and tokens.
-	stub.SetPingTokens("current-ping-token")
-	stub.SetPingRegions(pingRegions)
+	stub.Ping.SetTokens("current-ping-token")
+	stub.Ping.SetRegions(pingRegions)
 	// A second Allocator, with its own URL, tokens and region string.
-	euStub := gfstub.New("eu-token")
+	euStub := gfemu.Start("eu-token")
 	defer euStub.Close()
-	euStub.Always("prod-eu-central", gfstub.Response{})
+	euStub.Always("prod-eu-central", gfemu.Answer{})
 	allocators, _ := json.Marshal(map[string]map[string]string{"eu-central-1": {
-		"url": euStub.BaseURL() + "/" + euStub.AllocatePath(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
+		"url": euStub.AllocateURL(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
 	refs := newTables(t)
 	matchRefs = refs
 	matchTickets = gamelift.New()
@@ -278,9 +278,9 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	placementQueue = refs["PlacementQueue"]
 	for k, v := range map[string]string{
 		"Allocators":              string(allocators),
-		"GameFabricUrl":           stub.BaseURL(),
+		"GameFabricUrl":           stub.URL,
 		"GameFabricAllocatePath":  stub.AllocatePath(),
-		"GameFabricPingUrl":       stub.PingURL(),
+		"GameFabricPingUrl":       stub.PingURL,
 		"AllocatorTokenSecretArn": newSecret(t, `{"tokens":["old-token","current-token"]}`),
 		"PingTokenSecretArn":      newSecret(t, `{"tokens":["old-ping-token","current-ping-token"]}`),
 		"BackendAddress":          "http://127.0.0.1:10100",
@@ -339,7 +339,7 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 			x.check(t, body)
 		})
 	}
-	if n := stub.Allocations(); n != 2 {
+	if n := len(stub.Allocations()); n != 2 {
 		t.Errorf("GameFabric allocated %d servers for the events, want 2 (gi-event-1 and the match)", n)
 	}
 	// link-rooms.json gave the server a record holding gi-event-1's room;

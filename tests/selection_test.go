@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 )
 
 func reasons(r response) []string {
@@ -54,10 +54,10 @@ func TestRegionSelection(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newEnv(t, envOptions{fallbackRegion: "eu-central-1"})
 			for _, region := range []string{"us-west", "eu-central-1", "us-east-1", "ap-south", "a", "b", "c", "d"} {
-				e.stub.Always(region, gfstub.Response{})
+				e.stub.Always(region, gfemu.Answer{})
 			}
 			for _, region := range tc.full {
-				e.stub.Always(region, gfstub.Response{Status: 503, Error: "full"})
+				e.stub.Always(region, gfemu.Answer{Status: 503, Error: "full"})
 			}
 			r := e.allocate(t, tc.body)
 			if r.Status != tc.wantStatus {

@@ -9,7 +9,7 @@
 // many health sweep runs a backlog of due instances takes.
 //
 // Every component is real (DynamoDB Local, moto, the built bootstraps
-// behind the local HTTP API) except GameFabric, which is local/gfstub with a
+// behind the local HTTP API) except GameFabric, which is local/gfemu scripted with a
 // fixed delay. Every phase is bounded in count and time, and listens on
 // 127.0.0.1 only.
 package bench

@@ -61,9 +61,9 @@ func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
 	cfg.GameFabric.Ping.Tokens = []string{standInToken}
 	cfg.Fleet.Regions = nil // the stand-in allocates; no game servers needed
 	for k, v := range map[string]string{
-		"GameFabricUrl":          o.StandIn.BaseURL(),
+		"GameFabricUrl":          o.StandIn.URL,
 		"GameFabricAllocatePath": o.StandIn.AllocatePath(),
-		"GameFabricPingUrl":      o.StandIn.PingURL(),
+		"GameFabricPingUrl":      o.StandIn.PingURL,
 		"FallbackRegion":         RegionFallback,
 		"ZonesByRegion":          RegionOK + "=US_WEST," + RegionFallback + "=EU_CENTRAL," + RegionDown + "=US_EAST",
 		// Nothing links back (the stand-in's servers do not exist): keep the

@@ -12,7 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
@@ -79,7 +79,7 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	ctx, cancel := context.WithTimeout(ctx, o.Dry+time.Duration(o.QueueTimeout)*time.Second+30*time.Second)
 	defer cancel()
 	s.StandIn.Always(RegionQueued, noCapacity(RegionQueued))
-	defer s.StandIn.Always(RegionQueued, gfstub.Response{Delay: s.StandIn.Delay})
+	defer s.StandIn.Always(RegionQueued, gfemu.Answer{Delay: s.StandIn.Delay})
 	run := runID()
 	gets := &getCounter{base: http.DefaultTransport}
 	queueClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1,
@@ -104,7 +104,7 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 		}()
 	}
 	_ = wait.Sleep(ctx, time.Until(began.Add(o.Dry)))
-	s.StandIn.Always(RegionQueued, gfstub.Response{Delay: s.StandIn.Delay})
+	s.StandIn.Always(RegionQueued, gfemu.Answer{Delay: s.StandIn.Delay})
 	back := time.Now()
 	wg.Wait()
 	res.Gets = float64(gets.n.Load()) / float64(o.N)
@@ -119,8 +119,8 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 
 // noCapacity is GameFabric's answer when no game server is ready (as
 // local/gfemu answers it): 404, no Retry-After.
-func noCapacity(region string) gfstub.Response {
-	return gfstub.Response{Status: http.StatusNotFound, Error: "no game server available in region " + region + " (bench: drained)"}
+func noCapacity(region string) gfemu.Answer {
+	return gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available in region " + region + " (bench: drained)"}
 }
 
 // queuedRequest is what a game backend sends for id, in RegionQueued.
@@ -174,7 +174,7 @@ func retryLoop(ctx context.Context, c *allocclient.Client, id string, at time.Ti
 
 // summarise checks every outcome against the stand-in's calls and times
 // the placements from back, when capacity returned.
-func (r *QueuedLatency) summarise(queued, retried []placementOutcome, back time.Time, calls []gfstub.Call) {
+func (r *QueuedLatency) summarise(queued, retried []placementOutcome, back time.Time, calls []gfemu.Call) {
 	perID := map[string][2]int{} // GameFabric calls, servers handed out
 	for _, c := range calls {
 		id, _ := c.Payload["GameInstanceId"].(string)

@@ -12,7 +12,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
@@ -146,7 +146,7 @@ func runCohort(ctx context.Context, s *Stack, prefix string, w time.Duration, o 
 	if err := wait.Sleep(ctx, time.Until(back)); err != nil {
 		return c, err
 	}
-	rig.standIn.Always(RegionQueued, gfstub.Response{Delay: rig.standIn.Delay})
+	rig.standIn.Always(RegionQueued, gfemu.Answer{Delay: rig.standIn.Delay})
 	if err := rig.settle(ctx, s, prefix, n, &c); err != nil {
 		return c, err
 	}

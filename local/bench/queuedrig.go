@@ -59,7 +59,7 @@ func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRi
 	if err != nil {
 		return r, err
 	}
-	override := map[string]string{"GAMEFABRIC_URL": r.standIn.BaseURL(), "PLACEMENT_QUEUE_URL": r.queueURL}
+	override := map[string]string{"GAMEFABRIC_URL": r.standIn.URL, "PLACEMENT_QUEUE_URL": r.queueURL}
 	if r.post, err = newInProcess(s, override); err != nil {
 		return r, err
 	}

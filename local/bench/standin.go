@@ -5,7 +5,7 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfstub"
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
@@ -27,31 +27,31 @@ const (
 	standInToken     = "bench-allocator-token"
 )
 
-// StandIn is GameFabric's allocator played by local/gfstub, which follows
+// StandIn is GameFabric's allocator played by local/gfemu, which follows
 // the documented protocol, with a fixed delay per successful answer.
 type StandIn struct {
-	*gfstub.Server
+	*gfemu.Installation
 	Delay  time.Duration
 	client *gamefabric.Client
 }
 
 // StartStandIn serves the stand-in on loopback.
 func StartStandIn(delay time.Duration) *StandIn {
-	srv := gfstub.New(standInToken)
-	srv.Always(RegionOK, gfstub.Response{Delay: delay})
-	srv.Always(RegionFallback, gfstub.Response{Delay: delay})
-	srv.Always(RegionDown, gfstub.Response{Status: http.StatusServiceUnavailable, Error: "no capacity (bench: primary down)"})
+	srv := gfemu.Start(standInToken)
+	srv.Always(RegionOK, gfemu.Answer{Delay: delay})
+	srv.Always(RegionFallback, gfemu.Answer{Delay: delay})
+	srv.Always(RegionDown, gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "no capacity (bench: primary down)"})
 	// Live ping targets for every region, so the scheduled ping refresh
 	// keeps them Deployed instead of marking them Unhealthy for lack of pings.
-	targets := map[string][]gfstub.PingTarget{}
+	targets := map[string][]gamefabric.PingTarget{}
 	for _, r := range []string{RegionOK, RegionFallback, RegionDown} {
-		targets[r] = []gfstub.PingTarget{{Address: "127.0.0.1", Port: 7600, Protocol: "udp"}}
+		targets[r] = []gamefabric.PingTarget{{Address: "127.0.0.1", Port: 7600, Protocol: "udp"}}
 	}
-	srv.SetPingRegions(targets)
+	srv.Ping.SetRegions(targets)
 	// The same client the allocate function uses for each attempt, so the
 	// direct reference pays the same encoding, HTTP and decoding work.
-	client := gamefabric.NewClient(&http.Client{}, srv.BaseURL()+"/"+srv.AllocatePath())
-	return &StandIn{Server: srv, Delay: delay, client: client}
+	client := gamefabric.NewClient(&http.Client{}, srv.AllocateURL())
+	return &StandIn{Installation: srv, Delay: delay, client: client}
 }
 
 // Direct makes one allocate call straight to the stand-in with the body

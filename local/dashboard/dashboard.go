@@ -27,7 +27,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
@@ -122,7 +121,7 @@ func New(src Sources) *Dashboard {
 // ServeHTTP serves loopback callers only (see guard).
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := guard(r, d.cop); msg != "" {
-		gfproto.WriteError(w, http.StatusForbidden, msg)
+		writeJSON(w, http.StatusForbidden, map[string]string{"error": msg})
 		return
 	}
 	// The page loads nothing from elsewhere; the policy makes that a rule.
@@ -133,10 +132,21 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.mux.ServeHTTP(w, r)
 }
 
+// writeJSON answers status with v as JSON and a trailing newline.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":"encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
 func (d *Dashboard) handleState(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
 	defer cancel()
-	gfproto.WriteJSON(w, http.StatusOK, d.state(ctx))
+	writeJSON(w, http.StatusOK, d.state(ctx))
 }
 
 // allocateForm is POST /api/allocate's body.
@@ -164,7 +174,7 @@ type actionAnswer struct {
 func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	var f allocateForm
 	if err := readJSON(r, &f); err != nil {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	f.GameInstanceID, f.Region, f.Version = strings.TrimSpace(f.GameInstanceID), strings.TrimSpace(f.Region), strings.TrimSpace(f.Version)
@@ -179,11 +189,11 @@ func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		gfproto.WriteJSON(w, status, ans)
+		writeJSON(w, status, ans)
 		return
 	}
 	ans.Message = outcomeMessage(alloc)
-	gfproto.WriteJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // endForm is POST /api/end's body.
@@ -205,23 +215,23 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, _ = apiFailure(err)
-		gfproto.WriteJSON(w, status, ans)
+		writeJSON(w, status, ans)
 		return
 	}
 	if err := player.Winnable(f.GameInstanceID, a.State); err != nil {
 		ans.Message = err.Error()
-		gfproto.WriteJSON(w, http.StatusConflict, ans)
+		writeJSON(w, http.StatusConflict, ans)
 		return
 	}
 	if a.Server == nil {
 		ans.Message = f.GameInstanceID + " has no game server in its record"
-		gfproto.WriteJSON(w, http.StatusConflict, ans)
+		writeJSON(w, http.StatusConflict, ans)
 		return
 	}
 	addr, err := player.GameAddress(a.Server.IP, a.Server.Address, a.Server.Ports)
 	if err != nil {
 		ans.Message = err.Error()
-		gfproto.WriteJSON(w, http.StatusConflict, ans)
+		writeJSON(w, http.StatusConflict, ans)
 		return
 	}
 	out, err := d.src.Win(ctx, addr, f.GameInstanceID)
@@ -231,14 +241,14 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, player.ErrNotReady) || errors.Is(err, player.ErrGameOver) || errors.Is(err, player.ErrOtherGame) {
 			status = http.StatusConflict
 		}
-		gfproto.WriteJSON(w, status, ans)
+		writeJSON(w, status, ans)
 		return
 	}
 	ans.OK, ans.Message = true, "IWON sent to "+addr
 	if out.GameOver {
 		ans.Message += "; the server answered GAME OVER"
 	}
-	gfproto.WriteJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // newGameInstanceID names an instance the dashboard allocates: when, and
@@ -262,7 +272,7 @@ func readJSON(r *http.Request, v any) error {
 // 400 and ok is false.
 func instanceForm(w http.ResponseWriter, r *http.Request) (f endForm, ok bool) {
 	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
+		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
 		return f, false
 	}
 	return f, true

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 )
 
@@ -48,7 +47,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	a, err := d.api.Get(ctx, f.GameInstanceID)
 	if err == nil && a.State != allocclient.StateQueued {
 		ans.Message = f.GameInstanceID + " is " + a.State + ": only a Queued placement can be cancelled"
-		gfproto.WriteJSON(w, http.StatusConflict, ans)
+		writeJSON(w, http.StatusConflict, ans)
 		return
 	}
 	if err == nil {
@@ -57,7 +56,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		gfproto.WriteJSON(w, status, ans)
+		writeJSON(w, status, ans)
 		return
 	}
 	ans.OK, ans.Allocation, ans.Message = true, a, f.GameInstanceID+" is "+a.State
@@ -65,7 +64,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 		ans.Code = a.Error.Code
 		ans.Message += " (" + a.Error.Code + ")"
 	}
-	gfproto.WriteJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, ans)
 }
 
 // drainForm is POST /api/drain's body.
@@ -79,12 +78,12 @@ type drainForm struct {
 func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 	var f drainForm
 	if err := readJSON(r, &f); err != nil {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	f.Region = strings.TrimSpace(f.Region)
 	if d.src.Drain == nil {
-		gfproto.WriteJSON(w, http.StatusNotImplemented, actionAnswer{Message: "this dashboard cannot drain regions (no emulated Allocators)"})
+		writeJSON(w, http.StatusNotImplemented, actionAnswer{Message: "this dashboard cannot drain regions (no emulated Allocators)"})
 		return
 	}
 	period := drainFor
@@ -92,12 +91,12 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		period = time.Duration(*f.Seconds) * time.Second
 	}
 	if f.Region == "" || period < 0 || period > maxDrainFor {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a region and 0 to " + strconv.Itoa(int(maxDrainFor/time.Second)) + " seconds are required"})
+		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: "a region and 0 to " + strconv.Itoa(int(maxDrainFor/time.Second)) + " seconds are required"})
 		return
 	}
 	until, err := d.src.Drain(f.Region, period)
 	if err != nil {
-		gfproto.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	ans := actionAnswer{OK: true, Message: f.Region + "'s Allocator refilled: allocations there work again"}
@@ -105,5 +104,5 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		ans.Message = f.Region + "'s Allocator runs dry until " + until.UTC().Format(time.TimeOnly) +
 			" UTC: allocate there with a queue timeout (and a whole server) to watch the placement wait"
 	}
-	gfproto.WriteJSON(w, http.StatusOK, ans)
+	writeJSON(w, http.StatusOK, ans)
 }

@@ -3,6 +3,7 @@ package gfemu
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"net"
@@ -10,38 +11,79 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
 func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
-	if !gfproto.Authorize(w, r, e.allocTokens, "allocator") {
+	e.mu.Lock()
+	ts := e.allocTokens
+	e.mu.Unlock()
+	token, ok := authorize(w, r, ts, "allocator")
+	if !ok {
+		e.record(Call{Token: token, Answered: http.StatusUnauthorized})
 		return
 	}
 	if e.limiter != nil && !e.limiter.AllowN(e.now(), 1) {
-		gfproto.WriteRateLimited(w, strconv.Itoa(e.retryAfter()))
+		e.record(Call{Token: token, Answered: http.StatusTooManyRequests})
+		w.Header().Set("Retry-After", strconv.Itoa(e.retryAfter()))
+		writeError(w, http.StatusTooManyRequests, "rate limit exceeded")
 		return
 	}
-	var req gfproto.AllocateRequest
-	if err := gfproto.DecodeJSON(w, r, &req, false); err != nil {
-		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
+	// The payload is kept verbatim for the callback: decoding into the
+	// pointer the client's interface field holds fills it as it is.
+	var payload json.RawMessage
+	req := gamefabric.AllocateRequest{Payload: &payload}
+	err := decodeJSON(w, r, &req, false)
+	if err == nil && req.Region == "" {
+		err = errors.New("region is required")
+	}
+	if err != nil {
+		e.record(Call{Token: token, Answered: http.StatusBadRequest})
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	if req.Region == "" {
-		gfproto.WriteError(w, http.StatusBadRequest, "region is required")
-		return
-	}
-	if e.answerDrained(w, req.Region, req.Attributes) {
-		return
-	}
-	payload := req.Payload
 	if len(payload) == 0 {
 		payload = json.RawMessage("null")
 	}
+	var object map[string]any
+	_ = json.Unmarshal(payload, &object) // only an object is logged
+	// The call is recorded before it is answered, and its answer before
+	// that is sent: whoever reads the log after the answer finds both.
+	i := e.record(Call{Region: req.Region, Attributes: req.Attributes, Payload: object, Token: token})
+	if a, ok := e.scripted(req.Region); ok {
+		e.answerScripted(w, r, a, object, i)
+		return
+	}
+	e.allocate(w, r, req.Region, req.Attributes, payload, i)
+}
 
+// record logs c as it arrives and returns its index.
+func (e *Emulator) record(c Call) int {
+	c.At = time.Now()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls = append(e.calls, c)
+	return len(e.calls) - 1
+}
+
+// answered logs how call i is answered in full, just before it is.
+func (e *Emulator) answered(i, status int, server string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.calls[i].Answered, e.calls[i].Server = status, server
+}
+
+// allocate answers call i with the best registered match, calling its
+// callback.
+func (e *Emulator) allocate(w http.ResponseWriter, r *http.Request, region string, attrs map[string]string, payload json.RawMessage, i int) {
+	if e.answerDrained(w, region, attrs, i) {
+		return
+	}
 	failed := 0
 	for r.Context().Err() == nil {
-		s, ok := e.take(req.Region, req.Attributes)
+		s, ok := e.take(region, attrs)
 		if !ok {
 			break
 		}
@@ -51,24 +93,18 @@ func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 			e.log.Warn("allocation callback failed; dropping game server", "address", s.Address, "error", err)
 			continue
 		}
-		e.mu.Lock()
-		e.allocations = append(e.allocations, Allocation{
-			Region:  req.Region,
-			Address: s.Address,
-			Token:   callbackToken(s),
-			Payload: slices.Clone(payload),
-		})
-		e.mu.Unlock()
-		e.log.Info("game server allocated", "address", s.Address, "region", req.Region)
-		gfproto.WriteJSON(w, http.StatusOK, responseFor(s, answer))
+		e.log.Info("game server allocated", "address", s.Address, "region", region)
+		e.answered(i, http.StatusOK, s.Address)
+		writeJSON(w, http.StatusOK, responseFor(s, answer))
 		return
 	}
 	if r.Context().Err() != nil {
 		// The caller is gone; nobody reads this, but the status shows in logs.
-		gfproto.WriteError(w, http.StatusServiceUnavailable, "allocate request cancelled")
+		writeError(w, http.StatusServiceUnavailable, "allocate request cancelled")
 		return
 	}
-	gfproto.WriteError(w, http.StatusNotFound, noServerMessage(req.Region, req.Attributes, failed))
+	e.answered(i, http.StatusNotFound, "")
+	writeError(w, http.StatusNotFound, noServerMessage(region, attrs, failed))
 }
 
 // take removes the best match from the registry under the lock, so two
@@ -104,7 +140,7 @@ func callbackToken(s Server) string {
 	return s.Callback.Token
 }
 
-func responseFor(s Server, answer json.RawMessage) gfproto.AllocateResponse {
+func responseFor(s Server, answer json.RawMessage) gamefabric.Allocation {
 	ip, _, _ := net.SplitHostPort(s.Address) // validated at registration
 	ports := s.Ports
 	if ports == nil {
@@ -113,7 +149,7 @@ func responseFor(s Server, answer json.RawMessage) gfproto.AllocateResponse {
 	if len(answer) == 0 {
 		answer = json.RawMessage("null")
 	}
-	return gfproto.AllocateResponse{Address: s.Address, IP: ip, Ports: ports, Token: callbackToken(s), Payload: answer}
+	return gamefabric.Allocation{Address: s.Address, IP: ip, Ports: ports, Token: callbackToken(s), Payload: answer}
 }
 
 func noServerMessage(region string, attrs map[string]string, failed int) string {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
 func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
@@ -25,11 +25,11 @@ func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
 	if r.status != http.StatusOK {
 		t.Fatalf("allocate = %d %s", r.status, r.body)
 	}
-	var got gfproto.AllocateResponse
+	var got gamefabric.Allocation
 	if err := json.Unmarshal(r.body, &got); err != nil {
 		t.Fatal(err)
 	}
-	want := gfproto.AllocateResponse{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
+	want := gamefabric.Allocation{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001, "alloc": 7101},
 		Token: "cb-secret", Payload: json.RawMessage(`{"session":"s-1","ready":true}`)}
 	if !reflect.DeepEqual(got, want) {
 		t.Fatalf("answer = %+v, want %+v", got, want)
@@ -45,8 +45,8 @@ func TestAllocateForwardsPayloadAndReturnsAnswer(t *testing.T) {
 		t.Fatal("allocated server is still registered")
 	}
 	allocs := f.emu.Allocations()
-	if len(allocs) != 1 || allocs[0].Region != "us-west" || allocs[0].Address != "127.0.0.1:7001" ||
-		allocs[0].Token != "cb-secret" || string(allocs[0].Payload) != payload {
+	if len(allocs) != 1 || allocs[0].Region != "us-west" || allocs[0].Server != "127.0.0.1:7001" ||
+		allocs[0].Token != "alloc-old" || allocs[0].Payload["GameInstanceId"] != "g-1" {
 		t.Fatalf("Allocations() = %+v", allocs)
 	}
 }
@@ -197,7 +197,7 @@ func TestAllocateConcurrentHandsOutEachServerOnce(t *testing.T) {
 				return
 			}
 			defer resp.Body.Close()
-			var a gfproto.AllocateResponse
+			var a gamefabric.Allocation
 			_ = json.NewDecoder(resp.Body).Decode(&a)
 			results <- result{status: resp.StatusCode, address: a.Address}
 		}()
@@ -235,5 +235,32 @@ func TestAllocateConcurrentHandsOutEachServerOnce(t *testing.T) {
 	}
 	if len(tokens) != servers || len(f.emu.Allocations()) != servers {
 		t.Fatalf("callback tokens %v, allocations %d: want each server called once", tokens, len(f.emu.Allocations()))
+	}
+}
+
+// A scripted region is answered from its script, queue first, without
+// asking the registry; every call is logged with what it was answered.
+func TestScriptedAnswers(t *testing.T) {
+	f := newFixture(t, nil)
+	g := newGameServer(t, answering(http.StatusOK, `{}`))
+	f.mustRegister(registerBody("127.0.0.1:7001", 0, g, "cb"))
+	f.emu.Queue("us-west", Answer{Status: http.StatusServiceUnavailable, Error: "full", RetryAfter: "3"})
+	f.emu.Always("us-west", Answer{})
+	body := `{"region":"us-west","payload":{"GameInstanceId":"g-1"}}`
+	if r := f.allocate(body); r.status != http.StatusServiceUnavailable || r.header.Get("Retry-After") != "3" || r.errorText(t) != "full" {
+		t.Fatalf("first allocate = %d %q %s, want the queued 503", r.status, r.header.Get("Retry-After"), r.body)
+	}
+	r := f.allocate(body)
+	if got := r.json(t); r.status != http.StatusOK || got["address"] != "127.0.0.1:7000" || got["token"] != "callback-7000" ||
+		!reflect.DeepEqual(got["payload"], map[string]any{"accepted": "g-1"}) {
+		t.Fatalf("second allocate = %d %s, want the made-up allocation", r.status, r.body)
+	}
+	if len(g.Calls()) != 0 || len(f.emu.Servers()) != 1 {
+		t.Fatal("a scripted region asked the registry")
+	}
+	calls := f.emu.Calls()
+	if len(calls) != 2 || calls[0].Answered != 503 || calls[0].Server != "" || calls[1].Answered != 200 ||
+		calls[1].Server != "127.0.0.1:7000" || calls[1].Token != allocTok || calls[1].Payload["GameInstanceId"] != "g-1" {
+		t.Fatalf("Calls() = %+v", calls)
 	}
 }

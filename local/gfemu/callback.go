@@ -9,8 +9,6 @@ import (
 	"io"
 	"net/http"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // errNotJSON: the answer cannot be returned as the allocation's payload.
@@ -37,7 +35,7 @@ func newCallbackClient(timeout time.Duration) *http.Client {
 // "Bearer <token>". GameFabric documents only that the token travels in
 // that header, so the stack can send either form. A server registered
 // without a token gets no Authorization header.
-func callback(ctx context.Context, client *http.Client, cb gfproto.Callback, bearer bool, payload json.RawMessage) (json.RawMessage, error) {
+func callback(ctx context.Context, client *http.Client, cb Callback, bearer bool, payload json.RawMessage) (json.RawMessage, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, cb.URL, bytes.NewReader(payload))
 	if err != nil {
 		return nil, fmt.Errorf("build callback request: %w", err)
@@ -56,15 +54,15 @@ func callback(ctx context.Context, client *http.Client, cb gfproto.Callback, bea
 		return nil, err
 	}
 	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, gfproto.MaxBodyBytes+1))
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, maxBodyBytes+1))
 	if err != nil {
 		return nil, fmt.Errorf("read callback answer: %w", err)
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("callback answered %s", resp.Status)
 	}
-	if len(raw) > gfproto.MaxBodyBytes {
-		return nil, fmt.Errorf("callback answer exceeds %d bytes", gfproto.MaxBodyBytes)
+	if len(raw) > maxBodyBytes {
+		return nil, fmt.Errorf("callback answer exceeds %d bytes", maxBodyBytes)
 	}
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 {

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
 // The callback token travels in the Authorization header verbatim or, when
@@ -75,7 +75,7 @@ func TestAllocateAnswerPayload(t *testing.T) {
 			if r.status != http.StatusOK {
 				t.Fatalf("allocate = %d %s", r.status, r.body)
 			}
-			var got gfproto.AllocateResponse
+			var got gamefabric.Allocation
 			if err := json.Unmarshal(r.body, &got); err != nil {
 				t.Fatal(err)
 			}
@@ -138,7 +138,7 @@ func TestAllocateSkipsFailedCallbacks(t *testing.T) {
 			if got := f.addresses(); !reflect.DeepEqual(got, []string{"127.0.0.1:7003"}) {
 				t.Fatalf("registered = %v, want the failed server dropped and only the spare left", got)
 			}
-			if allocs := f.emu.Allocations(); len(allocs) != 1 || allocs[0].Address != "127.0.0.1:7002" {
+			if allocs := f.emu.Allocations(); len(allocs) != 1 || allocs[0].Server != "127.0.0.1:7002" {
 				t.Fatalf("Allocations() = %+v, want only the good one", allocs)
 			}
 		})

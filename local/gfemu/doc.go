@@ -1,15 +1,26 @@
-// Package gfemu is an in-memory emulator of Nitrado's GameFabric Allocators
-// and Ping Service. An Emulator is one Allocator: the Registry game servers
-// keep themselves in and the Allocation endpoint that hands one of them
-// out, with its own tokens and rate limit. A PingService is the managed
-// Ping Service, with its own URL and tokens, which discovers game servers
-// through one or more Allocators. The Docker-free local stack and the
-// end-to-end tests talk to them instead of GameFabric.
+// Package gfemu is the one GameFabric of the local stack and the tests: an
+// in-memory emulator of Nitrado's GameFabric Allocators and Ping Service.
+// An Emulator is one Allocator: the Registry game servers keep themselves
+// in and the Allocation endpoint that hands one of them out, with its own
+// tokens and rate limit. A PingService is the managed Ping Service, with
+// its own URL and tokens, which discovers game servers through one or more
+// Allocators. make dev (local/stack) runs them as an installation; the
+// tests and the benchmark Start an Installation on loopback and script it:
+// per region string, answers (Queue, Always) taken before the registry is
+// asked, with delays, any status, raw bodies and answers cut short; the
+// Ping Service's answer (SetRegions, Script); token rotations
+// (SetTokens); and a log of every allocate call (Calls).
 //
 // It follows GameFabric's public docs (repository GameFabric/docs, under
 // src/multiplayer-servers/: architecture/allocators.md, sidecars.md and
-// ping-services.md, and multiplayer-services/server-allocation/) and speaks
-// the wire format of local/gfproto, which local/gfstub shares.
+// ping-services.md, and multiplayer-services/server-allocation/; the
+// Allocator, Registry and Ping Discovery API pages under
+// src/api/multiplayer-servers/). Allocate's request and answer, and a ping
+// target, are the client's own types (shared/gamefabric): the protocol is
+// the same, and this package's tests send raw JSON bodies and read the
+// answers' fields by name, so the client cannot drift from the documented
+// shape unnoticed. The Registry's bodies exist only here.
+//
 // Routes of an Allocator (Prefix defaults to "/allocator/local"):
 //
 //	POST   {Prefix}/servers                   register (registry token)
@@ -84,4 +95,9 @@
 //     shared/gamefabric.DecodePing.
 //   - Unknown routes answer 404 and wrong methods 405 (with Allow), as JSON.
 //     An Allocator has no ping route.
+//   - A scripted allocation (an Answer with no status or raw body) hands
+//     out 127.0.0.1 at the Allocator's next port from 7000, with callback
+//     token "callback-<port>" and payload {"accepted": <GameInstanceId>},
+//     what our sample server's callback answers. A scripted region never
+//     asks the registry, drains or callbacks.
 package gfemu

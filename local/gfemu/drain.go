@@ -5,8 +5,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Drain makes region (a region string, as allocate calls send it) run dry
@@ -47,18 +45,19 @@ func (e *Emulator) DrainedUntil(region string) (until time.Time, ok bool) {
 	return until, true
 }
 
-// answerDrained answers an allocate for a drained region and reports
+// answerDrained answers allocate call i for a drained region and reports
 // whether it did. The answer is the emulator's own "no matching server"
 // (GameFabric's real status for it is not public), plus a Retry-After of
 // the time left, rounded up: the service's queue honours it, so a queued
 // placement is tried again as the region refills, not a backoff later.
-func (e *Emulator) answerDrained(w http.ResponseWriter, region string, attrs map[string]string) bool {
+func (e *Emulator) answerDrained(w http.ResponseWriter, region string, attrs map[string]string, i int) bool {
 	until, ok := e.DrainedUntil(region)
 	if !ok {
 		return false
 	}
 	wait := max(1, int(math.Ceil(until.Sub(e.now()).Seconds())))
+	e.answered(i, http.StatusNotFound, "")
 	w.Header().Set("Retry-After", strconv.Itoa(wait))
-	gfproto.WriteError(w, http.StatusNotFound, noServerMessage(region, attrs, 0)+" (drained for "+strconv.Itoa(wait)+" s more)")
+	writeError(w, http.StatusNotFound, noServerMessage(region, attrs, 0)+" (drained for "+strconv.Itoa(wait)+" s more)")
 	return true
 }

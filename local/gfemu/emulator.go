@@ -1,19 +1,17 @@
 package gfemu
 
 import (
-	"encoding/json"
 	"io"
 	"log/slog"
 	"math"
 	"net/http"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
 	"time"
 
 	"golang.org/x/time/rate"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Config configures one emulated Allocator. The zero value works except
@@ -37,32 +35,28 @@ const DefaultPrefix = "/allocator/local"
 const defaultCallbackTimeout = 2 * time.Second
 
 // Emulator is one in-memory GameFabric Allocator: its Registry and its
-// Allocation endpoint. Create it with New.
+// Allocation endpoint, with answers a test may script per region (script.go)
+// and a log of every allocate call. Create it with New.
 type Emulator struct {
-	prefix      string
-	allocTokens gfproto.Tokens
-	regTokens   gfproto.Tokens
-	cbTimeout   time.Duration
-	cbBearer    bool
-	now         func() time.Time
-	client      *http.Client
-	log         *slog.Logger
-	limiter     *rate.Limiter // nil = unlimited; asked with the injected clock
-	mux         *http.ServeMux
+	prefix    string
+	regTokens tokens
+	cbTimeout time.Duration
+	cbBearer  bool
+	now       func() time.Time
+	client    *http.Client
+	log       *slog.Logger
+	limiter   *rate.Limiter // nil = unlimited; asked with the injected clock
+	mux       *http.ServeMux
 
 	mu          sync.Mutex
-	servers     map[string]*entry // by address
-	seq         uint64            // registration counter, orders ties
-	allocations []Allocation
+	allocTokens tokens               // SetTokens rotates them
+	servers     map[string]*entry    // by address
+	seq         uint64               // registration counter, orders ties
 	drained     map[string]time.Time // region string → when it refills (drain.go)
-}
-
-// Allocation records one successful allocation.
-type Allocation struct {
-	Region  string          `json:"region"`
-	Address string          `json:"address"`
-	Token   string          `json:"token"`   // the server's callback token
-	Payload json.RawMessage `json:"payload"` // the payload the caller sent
+	script      map[string][]Answer  // region string → one-shot answers
+	sticky      map[string]Answer    // region string → the answer once its script is used up
+	nextPort    int                  // of the next scripted allocation
+	calls       []Call
 }
 
 // New builds an emulator. It panics when Prefix cannot be part of a route
@@ -70,14 +64,17 @@ type Allocation struct {
 func New(cfg Config) *Emulator {
 	e := &Emulator{
 		prefix:      normalizePrefix(cfg.Prefix),
-		allocTokens: gfproto.NewTokens(cfg.AllocatorTokens...),
-		regTokens:   gfproto.NewTokens(cfg.RegistryTokens...),
+		allocTokens: newTokens(cfg.AllocatorTokens...),
+		regTokens:   newTokens(cfg.RegistryTokens...),
 		cbTimeout:   cfg.CallbackTimeout,
 		cbBearer:    cfg.CallbackBearer,
 		now:         cfg.Now,
 		client:      cfg.Client,
 		log:         cfg.Logger,
 		servers:     make(map[string]*entry),
+		script:      make(map[string][]Answer),
+		sticky:      make(map[string]Answer),
+		nextPort:    7000,
 	}
 	if e.cbTimeout <= 0 {
 		e.cbTimeout = defaultCallbackTimeout
@@ -113,7 +110,7 @@ func New(cfg Config) *Emulator {
 func (e *Emulator) Prefix() string { return e.prefix }
 
 // Handler serves the emulator's routes.
-func (e *Emulator) Handler() http.Handler { return gfproto.JSONErrors(e.mux) }
+func (e *Emulator) Handler() http.Handler { return jsonErrors(e.mux) }
 
 // Servers returns a snapshot of the registered (unallocated, unexpired)
 // servers, sorted by region, then priority, then address.
@@ -134,16 +131,24 @@ func (e *Emulator) Servers() []Server {
 	return all
 }
 
-// Allocations returns the successful allocations in the order they completed.
-func (e *Emulator) Allocations() []Allocation {
+// SetTokens replaces the allocator tokens (a rotation).
+func (e *Emulator) SetTokens(list ...string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	out := make([]Allocation, len(e.allocations))
-	for i, a := range e.allocations {
-		a.Payload = append(json.RawMessage(nil), a.Payload...)
-		out[i] = a
-	}
-	return out
+	e.allocTokens = newTokens(list...)
+}
+
+// Calls returns the allocate calls received, in the order they arrived.
+func (e *Emulator) Calls() []Call {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.calls)
+}
+
+// Allocations returns the calls answered 200 in full (a scripted raw body
+// included), in the order they arrived.
+func (e *Emulator) Allocations() []Call {
+	return slices.DeleteFunc(e.Calls(), func(c Call) bool { return c.Answered != http.StatusOK })
 }
 
 // normalizePrefix makes "{prefix}/servers" a clean path whatever slashes the

@@ -2,13 +2,15 @@ package gfemu
 
 import (
 	"cmp"
+	"encoding/json"
 	"net"
 	"net/http"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
 // DefaultPingPath is where the Ping Service answers when PingConfig.Path
@@ -35,18 +37,24 @@ type PingConfig struct {
 
 // PingService is GameFabric's managed Ping Service: its own URL and its own
 // tokens, listing per Region the game servers registered with the
-// Allocators it discovers through. Create it with NewPingService.
+// Allocators it discovers through, unless a test scripts its answer
+// (SetRegions, Script). Create it with NewPingService.
 type PingService struct {
 	path    string
-	tokens  gfproto.Tokens
 	sources []PingSource
 	handler http.Handler
+
+	mu      sync.Mutex
+	tokens  tokens
+	regions map[string][]gamefabric.PingTarget // scripted; nil = discovered
+	script  Answer                             // the zero Answer answers as usual
+	calls   int
 }
 
 // NewPingService builds the Ping Service. It panics when Path cannot be a
 // route pattern, a programming error in the caller's setup.
 func NewPingService(cfg PingConfig) *PingService {
-	p := &PingService{path: cfg.Path, tokens: gfproto.NewTokens(cfg.Tokens...), sources: slices.Clone(cfg.Sources)}
+	p := &PingService{path: cfg.Path, tokens: newTokens(cfg.Tokens...), sources: slices.Clone(cfg.Sources)}
 	if p.path == "" {
 		p.path = DefaultPingPath
 	}
@@ -55,7 +63,7 @@ func NewPingService(cfg PingConfig) *PingService {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET "+p.path, p.handlePing)
-	p.handler = gfproto.JSONErrors(mux)
+	p.handler = jsonErrors(mux)
 	return p
 }
 
@@ -65,11 +73,64 @@ func (p *PingService) Path() string { return p.path }
 // Handler serves the Ping Service.
 func (p *PingService) Handler() http.Handler { return p.handler }
 
+// SetTokens replaces the service's valid tokens (a rotation).
+func (p *PingService) SetTokens(list ...string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.tokens = newTokens(list...)
+}
+
+// SetRegions makes the service answer regions instead of what it
+// discovers (nil discovers again), and ends any Script.
+func (p *PingService) SetRegions(regions map[string][]gamefabric.PingTarget) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.regions, p.script = regions, Answer{}
+}
+
+// Script makes the service answer a until SetRegions is called: a failure,
+// or with a RawBody an answer in a shape other than ours.
+func (p *PingService) Script(a Answer) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.script = a
+}
+
+// Calls counts authorised ping-discovery calls.
+func (p *PingService) Calls() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.calls
+}
+
 func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
-	if !gfproto.Authorize(w, r, p.tokens, "ping") {
+	p.mu.Lock()
+	ts := p.tokens
+	p.mu.Unlock()
+	if _, ok := authorize(w, r, ts, "ping"); !ok {
 		return
 	}
-	regions := map[string][]gfproto.PingTarget{}
+	p.mu.Lock()
+	p.calls++
+	a, regions := p.script, p.regions
+	p.mu.Unlock()
+	if !a.wait(r) {
+		return
+	}
+	body := a.body()
+	if body == nil {
+		if regions == nil {
+			regions = p.discover()
+		}
+		body, _ = json.Marshal(map[string]any{"regions": regions})
+		body = append(body, '\n')
+	}
+	a.send(w, r, body, nil)
+}
+
+// discover lists the servers of every source by GameFabric Region name.
+func (p *PingService) discover() map[string][]gamefabric.PingTarget {
+	regions := map[string][]gamefabric.PingTarget{}
 	for _, src := range p.sources {
 		addPingTargets(regions, src.Allocator.Servers(), func(s string) string {
 			if name, ok := src.Regions[s]; ok {
@@ -79,12 +140,12 @@ func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
 		})
 	}
 	sortPingTargets(regions)
-	gfproto.WriteJSON(w, http.StatusOK, gfproto.PingResponse{Regions: regions})
+	return regions
 }
 
 // addPingTargets adds one udp target per distinct ip:port per Region.
 // Servers without a region string are not listed.
-func addPingTargets(regions map[string][]gfproto.PingTarget, servers []Server, regionName func(string) string) {
+func addPingTargets(regions map[string][]gamefabric.PingTarget, servers []Server, regionName func(string) string) {
 	for _, s := range servers {
 		if s.Region == "" {
 			continue
@@ -96,7 +157,7 @@ func addPingTargets(regions map[string][]gfproto.PingTarget, servers []Server, r
 		} else if p, ok := s.Ports["game"]; ok {
 			port = p
 		}
-		t, name := gfproto.PingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
+		t, name := gamefabric.PingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
 		if !slices.Contains(regions[name], t) {
 			regions[name] = append(regions[name], t)
 		}
@@ -104,9 +165,9 @@ func addPingTargets(regions map[string][]gfproto.PingTarget, servers []Server, r
 }
 
 // sortPingTargets makes the answer stable for tests and caches.
-func sortPingTargets(regions map[string][]gfproto.PingTarget) {
+func sortPingTargets(regions map[string][]gamefabric.PingTarget) {
 	for _, targets := range regions {
-		slices.SortFunc(targets, func(a, b gfproto.PingTarget) int {
+		slices.SortFunc(targets, func(a, b gamefabric.PingTarget) int {
 			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 		})
 	}

@@ -8,9 +8,42 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
+
+// registerRequest is the body of the Registry's POST …/servers. Pointers
+// tell a missing field from its zero value where the protocol requires or
+// defaults it.
+type registerRequest struct {
+	Address            *string           `json:"address"`
+	Attributes         map[string]string `json:"attributes"`
+	RequiredAttributes []string          `json:"requiredAttributes"`
+	Callback           *Callback         `json:"callback"`
+	Ports              map[string]int    `json:"ports"`
+	Priority           *int              `json:"priority"`
+	Region             string            `json:"region"`
+	Timeout            *int              `json:"timeout"`
+}
+
+// Callback is where and with which token the Allocator calls an allocated
+// server.
+type Callback struct {
+	Token string `json:"token"`
+	URL   string `json:"url"`
+}
+
+// keepAliveRequest is the (optional) body of POST …/servers/{addr}/keepalive.
+type keepAliveRequest struct {
+	Timeout *int `json:"timeout"`
+}
+
+// registration is the Registry's answer to register and keep-alive.
+type registration struct {
+	Address   string    `json:"address"`
+	Region    string    `json:"region"`
+	Priority  int       `json:"priority"`
+	Timeout   int       `json:"timeout"` // seconds
+	ExpiresAt time.Time `json:"expiresAt"`
+}
 
 // Bounds on registration fields. The timeout ceiling only catches unit
 // mistakes (milliseconds sent as seconds); GameFabric documents none.
@@ -22,7 +55,7 @@ const (
 // serverOf validates a registration and builds the Server it describes
 // (without registration times). Only what GameFabric documents as required
 // is required; the rest is checked for shape only.
-func serverOf(req gfproto.RegisterRequest) (Server, error) {
+func serverOf(req registerRequest) (Server, error) {
 	if req.Address == nil {
 		return Server{}, errors.New("address is required (host:port)")
 	}
@@ -93,9 +126,9 @@ func checkAddress(addr string) error {
 // callbackOf checks the callback and gives a schemeless URL http://, as
 // GameFabric's sidecar registers "ip:port/path". The token may be empty:
 // GameFabric only recommends protecting the endpoint with one.
-func callbackOf(c gfproto.Callback) (gfproto.Callback, error) {
+func callbackOf(c Callback) (Callback, error) {
 	if c.URL == "" {
-		return gfproto.Callback{}, errors.New("callback.url is required when callback is given")
+		return Callback{}, errors.New("callback.url is required when callback is given")
 	}
 	raw := c.URL
 	if !strings.Contains(raw, "://") {
@@ -103,9 +136,9 @@ func callbackOf(c gfproto.Callback) (gfproto.Callback, error) {
 	}
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return gfproto.Callback{}, fmt.Errorf("callback.url %q must be [http[s]://]host:port/path", c.URL)
+		return Callback{}, fmt.Errorf("callback.url %q must be [http[s]://]host:port/path", c.URL)
 	}
-	return gfproto.Callback{Token: c.Token, URL: u.String()}, nil
+	return Callback{Token: c.Token, URL: u.String()}, nil
 }
 
 // timeoutOf reads a keep-alive window in seconds; nil means the default.

@@ -6,8 +6,6 @@ import (
 	"slices"
 	"sort"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 // Server is a registered game server as the emulator holds it.
@@ -17,7 +15,7 @@ type Server struct {
 	Priority           int               // lower is preferred
 	Attributes         map[string]string // what the server offers
 	RequiredAttributes []string          // keys a request must carry to match
-	Callback           *gfproto.Callback // nil = allocated without a callback; URL always with a scheme
+	Callback           *Callback         // nil = allocated without a callback; URL always with a scheme
 	Ports              map[string]int    // named ports, e.g. game, alloc, ping
 	Timeout            time.Duration     // keep-alive window
 	RegisteredAt       time.Time         // last (re-)registration; breaks priority ties
@@ -69,8 +67,8 @@ func (e *Emulator) snapshotLocked() []Server {
 	return out
 }
 
-func registrationOf(s Server) gfproto.Registration {
-	return gfproto.Registration{
+func registrationOf(s Server) registration {
+	return registration{
 		Address:   s.Address,
 		Region:    s.Region,
 		Priority:  s.Priority,
@@ -80,17 +78,17 @@ func registrationOf(s Server) gfproto.Registration {
 }
 
 func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
-	if !gfproto.Authorize(w, r, e.regTokens, "registry") {
+	if _, ok := authorize(w, r, e.regTokens, "registry"); !ok {
 		return
 	}
-	var req gfproto.RegisterRequest
-	if err := gfproto.DecodeJSON(w, r, &req, false); err != nil {
-		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
+	var req registerRequest
+	if err := decodeJSON(w, r, &req, false); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	s, err := serverOf(req)
 	if err != nil {
-		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 
@@ -111,21 +109,21 @@ func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
 	if keys := unmatchable(s); len(keys) > 0 {
 		e.log.Warn("game server requires attributes it does not offer; no request can match it", "address", s.Address, "keys", keys)
 	}
-	gfproto.WriteJSON(w, status, registrationOf(s))
+	writeJSON(w, status, registrationOf(s))
 }
 
 func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
-	if !gfproto.Authorize(w, r, e.regTokens, "registry") {
+	if _, ok := authorize(w, r, e.regTokens, "registry"); !ok {
 		return
 	}
-	var req gfproto.KeepAliveRequest
-	if err := gfproto.DecodeJSON(w, r, &req, true); err != nil {
-		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
+	var req keepAliveRequest
+	if err := decodeJSON(w, r, &req, true); err != nil {
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	timeout, err := timeoutOf(req.Timeout)
 	if err != nil {
-		gfproto.WriteError(w, http.StatusBadRequest, err.Error())
+		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	addr := r.PathValue("addr")
@@ -146,14 +144,14 @@ func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 
 	if !ok {
-		gfproto.WriteError(w, http.StatusNotFound, notRegistered(addr))
+		writeError(w, http.StatusNotFound, notRegistered(addr))
 		return
 	}
-	gfproto.WriteJSON(w, http.StatusOK, registrationOf(s))
+	writeJSON(w, http.StatusOK, registrationOf(s))
 }
 
 func (e *Emulator) handleDeregister(w http.ResponseWriter, r *http.Request) {
-	if !gfproto.Authorize(w, r, e.regTokens, "registry") {
+	if _, ok := authorize(w, r, e.regTokens, "registry"); !ok {
 		return
 	}
 	addr := r.PathValue("addr")
@@ -164,7 +162,7 @@ func (e *Emulator) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	e.mu.Unlock()
 
 	if !ok {
-		gfproto.WriteError(w, http.StatusNotFound, notRegistered(addr))
+		writeError(w, http.StatusNotFound, notRegistered(addr))
 		return
 	}
 	e.log.Info("game server deregistered", "address", addr)

@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/gfproto"
 )
 
 func TestRegisterValidation(t *testing.T) {
@@ -90,7 +88,7 @@ func TestRegisterStoresNormalizedServer(t *testing.T) {
 	want := Server{
 		Address: "127.0.0.1:7001", Region: "us-west", Priority: 2,
 		Attributes: map[string]string{"env": "prag"}, RequiredAttributes: []string{"env"},
-		Callback: &gfproto.Callback{Token: "cb", URL: "http://127.0.0.1:7101/allocate"},
+		Callback: &Callback{Token: "cb", URL: "http://127.0.0.1:7101/allocate"},
 		Ports:    map[string]int{"game": 7001}, Timeout: 60 * time.Second,
 		RegisteredAt: now, ExpiresAt: now.Add(60 * time.Second),
 	}

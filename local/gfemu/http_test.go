@@ -1,4 +1,4 @@
-package gfproto
+package gfemu
 
 import (
 	"net/http"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestBearerTokenAndTokens(t *testing.T) {
-	ts := NewTokens("", "old", "new")
+	ts := newTokens("", "old", "new")
 	tests := []struct {
 		header    string
 		token     string
@@ -25,26 +25,26 @@ func TestBearerTokenAndTokens(t *testing.T) {
 	for _, tc := range tests {
 		r := httptest.NewRequest(http.MethodGet, "/", nil)
 		r.Header.Set("Authorization", tc.header)
-		token, ok := BearerToken(r)
+		token, ok := bearerToken(r)
 		if token != tc.token || ok != tc.ok {
-			t.Errorf("BearerToken(%q) = %q, %v; want %q, %v", tc.header, token, ok, tc.token, tc.ok)
+			t.Errorf("bearerToken(%q) = %q, %v; want %q, %v", tc.header, token, ok, tc.token, tc.ok)
 		}
-		if got := ok && ts.Accepts(token); got != tc.valid {
+		if got := ok && ts.accepts(token); got != tc.valid {
 			t.Errorf("%q accepted = %v, want %v", tc.header, got, tc.valid)
 		}
 	}
-	if ts.Accepts("") || NewTokens().Accepts("new") {
+	if ts.accepts("") || newTokens().accepts("new") {
 		t.Fatal("an empty token or an empty list authenticated")
 	}
 }
 
 func TestErrorJSONIsWhatWriteErrorSends(t *testing.T) {
 	rec := httptest.NewRecorder()
-	WriteError(rec, http.StatusNotFound, `no <server> "here"`)
-	if got, want := rec.Body.String(), string(ErrorJSON(`no <server> "here"`)); got != want {
-		t.Fatalf("WriteError sent %q, ErrorJSON is %q", got, want)
+	writeError(rec, http.StatusNotFound, `no <server> "here"`)
+	if got, want := rec.Body.String(), string(errorJSON(`no <server> "here"`)); got != want {
+		t.Fatalf("writeError sent %q, errorJSON is %q", got, want)
 	}
 	if rec.Code != http.StatusNotFound || rec.Header().Get("Content-Type") != "application/json" {
-		t.Fatalf("WriteError = %d %q", rec.Code, rec.Header().Get("Content-Type"))
+		t.Fatalf("writeError = %d %q", rec.Code, rec.Header().Get("Content-Type"))
 	}
 }

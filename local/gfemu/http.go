@@ -1,0 +1,155 @@
+package gfemu
+
+import (
+	"bytes"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// maxBodyBytes bounds every body the emulator reads; real ones are a few
+// hundred bytes.
+const maxBodyBytes = 1 << 20
+
+// tokens is a service's list of valid bearer tokens. During a rotation it
+// holds several, and any of them is accepted; an empty list admits nobody,
+// so a misconfigured emulator fails loudly instead of running open.
+type tokens []string
+
+// newTokens drops empty entries: an empty token never authenticates.
+func newTokens(list ...string) tokens {
+	var out tokens
+	for _, t := range list {
+		if t != "" {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// accepts reports whether token is one of ts, in constant time.
+func (ts tokens) accepts(token string) bool {
+	if token == "" {
+		return false
+	}
+	match := 0
+	for _, t := range ts {
+		match |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
+	}
+	return match == 1
+}
+
+// bearerToken reads "Authorization: Bearer <token>" (the scheme in any
+// case); ok is false when the header is missing, has another scheme or no
+// token.
+func bearerToken(r *http.Request) (token string, ok bool) {
+	scheme, token, _ := strings.Cut(strings.TrimSpace(r.Header.Get("Authorization")), " ")
+	token = strings.TrimSpace(token)
+	return token, strings.EqualFold(scheme, "Bearer") && token != ""
+}
+
+// authorize returns the request's bearer token and whether ts accepts it,
+// answering 401 with WWW-Authenticate: Bearer itself when not. what names
+// the token kind ("registry", "allocator", "ping"), which makes a token
+// mix-up in the local stack obvious from the error alone.
+func authorize(w http.ResponseWriter, r *http.Request, ts tokens, what string) (string, bool) {
+	token, ok := bearerToken(r)
+	if ok && ts.accepts(token) {
+		return token, true
+	}
+	w.Header().Set("WWW-Authenticate", "Bearer")
+	if ok {
+		writeError(w, http.StatusUnauthorized, "invalid "+what+" token")
+	} else {
+		writeError(w, http.StatusUnauthorized, "missing bearer token (expected Authorization: Bearer <"+what+" token>)")
+	}
+	return token, false
+}
+
+// writeJSON answers status with v as JSON and a trailing newline.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	body, err := json.Marshal(v)
+	if err != nil {
+		status, body = http.StatusInternalServerError, []byte(`{"error":"encode response"}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(append(body, '\n'))
+}
+
+// writeError answers status with {"error": msg}, every failure's body.
+func writeError(w http.ResponseWriter, status int, msg string) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_, _ = w.Write(errorJSON(msg))
+}
+
+// errorJSON is the body writeError sends, for an answer written in part.
+func errorJSON(msg string) []byte {
+	body, _ := json.Marshal(map[string]string{"error": msg}) // a string cannot fail
+	return append(body, '\n')
+}
+
+// decodeJSON reads exactly one JSON value of at most maxBodyBytes into v,
+// rejecting unknown fields so a misspelled field fails loudly instead of
+// silently taking its default. An empty body is allowed only when
+// allowEmpty (v keeps its zero value). The error reads well as a 400's text.
+func decodeJSON(w http.ResponseWriter, r *http.Request, v any, allowEmpty bool) error {
+	raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBodyBytes))
+	if err != nil {
+		var tooBig *http.MaxBytesError
+		if errors.As(err, &tooBig) {
+			return fmt.Errorf("request body exceeds %d bytes", maxBodyBytes)
+		}
+		return fmt.Errorf("read request body: %v", err)
+	}
+	if len(bytes.TrimSpace(raw)) == 0 {
+		if allowEmpty {
+			return nil
+		}
+		return errors.New("request body is empty; expected a JSON object")
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("invalid JSON body: %s", strings.TrimPrefix(err.Error(), "json: "))
+	}
+	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
+		return errors.New("invalid JSON body: data after the JSON object")
+	}
+	return nil
+}
+
+// jsonErrors lets mux route, but turns its plain-text 404 and 405 answers
+// (the latter with Allow) into the JSON errors every GameFabric client
+// expects.
+func jsonErrors(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
+		mux.ServeHTTP(rec, r)
+		if rec.status == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", rec.header.Get("Allow"))
+			writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
+			return
+		}
+		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
+	})
+}
+
+// statusRecorder captures the mux's own error answer so it can be rewritten.
+type statusRecorder struct {
+	header http.Header
+	status int
+}
+
+func (r *statusRecorder) Header() http.Header         { return r.header }
+func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
+func (r *statusRecorder) WriteHeader(status int)      { r.status = status }
