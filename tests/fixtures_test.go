@@ -238,7 +238,7 @@ func newEnv(t *testing.T, o envOptions) *env {
 		Rooms:          &rooms.Pool{Store: e.servers, Caller: roomcallback.New(nil), CallbackTimeout: o.roomCallback},
 	})
 	e.pings = pingtable.New(ddb, tables["PingCacheTable"])
-	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.BreakerPolicy{}.WithDefaults())
+	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	now := o.now
 	if now == nil {
 		now = time.Now
