@@ -29,6 +29,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocators"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/allocationsapi"
@@ -223,22 +224,28 @@ func newEnv(t *testing.T, o envOptions) *env {
 		}
 		queue = placementqueue.Queue{API: api, URL: e.placementQueue}
 	}
-	svc := allocation.NewService(allocation.Options{
-		Queue:          queue,
-		Store:          e.store,
-		Allocator:      allocators.Allocator{Client: gamefabric.NewClient(&http.Client{}, o.allocatorURL)},
-		Tokens:         secrets.NewTokenSource(sm, o.secretID, time.Minute, nil),
-		Defaults:       allocation.Defaults{Region: o.fallbackRegion, Environment: "prag", ArmadaSet: "sample-game-armada-set", QueueTimeout: o.queueTimeout},
-		BackendAddress: "http://127.0.0.1:10100",
-		AttemptTimeout: o.attemptTimeout,
-		Lease:          o.lease,
-		Retry:          &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second},
-		LinkTimeout:    policy.LinkTimeout,
-		Now:            o.now,
-		Rooms:          &rooms.Pool{Store: e.servers, Caller: roomcallback.New(nil), CallbackTimeout: o.roomCallback},
-	})
+	// The deployment's settings, but for what the test sets.
+	ao := allocation.DefaultOptions()
+	ao.Queue, ao.Store, ao.Now = queue, e.store, o.now
+	ao.Allocator = allocators.Allocator{Client: gamefabric.NewClient(&http.Client{}, o.allocatorURL)}
+	ao.Tokens = secrets.NewTokenSource(sm, o.secretID, time.Minute, nil)
+	ao.Defaults.Region, ao.Defaults.Environment, ao.Defaults.ArmadaSet, ao.Defaults.QueueTimeout = o.fallbackRegion, "prag", "sample-game-armada-set", o.queueTimeout
+	ao.BackendAddress = "http://127.0.0.1:10100"
+	ao.Retry = &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second}
+	ao.LinkTimeout = policy.LinkTimeout
+	if o.attemptTimeout > 0 {
+		ao.AttemptTimeout = o.attemptTimeout
+	}
+	if o.lease > 0 {
+		ao.Lease = o.lease
+	}
+	if o.roomCallback == 0 {
+		o.roomCallback = defaults.RoomCallbackTimeout
+	}
+	ao.Rooms = &rooms.Pool{Store: e.servers, Caller: roomcallback.New(nil), CallbackTimeout: o.roomCallback}
+	svc := allocation.NewService(ao)
 	e.pings = pingtable.New(ddb, tables["PingCacheTable"])
-	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.BreakerPolicy{}.WithDefaults())
+	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	now := o.now
 	if now == nil {
 		now = time.Now

@@ -191,7 +191,9 @@ func TestRejectOnTheStore(t *testing.T) {
 	ctx := context.Background()
 	tables := newTables(t)
 	records := store.NewGameInstances(stack.ddb, tables["GameInstancesTable"])
-	svc := allocation.NewService(allocation.Options{Store: records, Defaults: allocation.Defaults{Region: "eu", Environment: "prod", ArmadaSet: "arena"}})
+	o := allocation.DefaultOptions()
+	o.Store, o.Defaults.Region, o.Defaults.Environment, o.Defaults.ArmadaSet = records, "eu", "prod", "arena"
+	svc := allocation.NewService(o)
 	id := unique("m")
 	tooLarge := gameinstance.Failure{Code: gameinstance.CodeMatchTooLarge, Message: "the match has 201 players"}
 	rec, created, err := svc.Reject(ctx, id, tooLarge)

@@ -5,12 +5,13 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // Realistic inputs: what a backend sends for one match.
 
-var benchDefaults = Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "sample-game-armada-set"}
+var benchDefaults = Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "sample-game-armada-set", MaxAttempts: defaults.MaxAllocationAttempts}
 
 const benchDesiredBody = `{"gameInstanceId":"gi-5f1c2a9e-7b4d-4e0a-9c1f-2d3e4f5a6b7c","desiredRegion":"US-West",` +
 	`"gameServerVersion":"prag::sample-game-armada-set","serverArgs":"-map=arena -mode=ranked -maxPlayers=10",` +

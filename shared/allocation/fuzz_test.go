@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -19,7 +20,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	d := Defaults{Region: "eu", Environment: "prag", ArmadaSet: "set"}
+	d := Defaults{Region: "eu", Environment: "prag", ArmadaSet: "set", MaxAttempts: defaults.MaxAllocationAttempts}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeRequest(body)
 		if err != nil {

@@ -123,7 +123,8 @@ type Defaults struct {
 	// MaxPlayerLatencyMs caps a region's worst player latency when the
 	// request sets no cap; 0 = no cap.
 	MaxPlayerLatencyMs float64
-	// MaxAttempts is how many regions one allocation tries; default 3.
+	// MaxAttempts is how many regions one allocation tries
+	// (MAX_ALLOCATION_ATTEMPTS): at least 1.
 	MaxAttempts int
 	// QueueTimeout is how long a placement may wait for capacity when the
 	// request does not say (QUEUE_TIMEOUT); 0 = fail fast.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -93,7 +94,7 @@ func TestParseVersion(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	const packed = gameinstance.SchedulingPacked
-	d := Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet"}
+	d := Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet", MaxAttempts: defaults.MaxAllocationAttempts}
 	tests := []struct {
 		name    string
 		req     Request

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
@@ -91,9 +90,6 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 	}
 
 	maxRegions := d.MaxAttempts
-	if maxRegions <= 0 {
-		maxRegions = defaults.MaxAllocationAttempts
-	}
 	if len(preferred) == 0 && len(req.PlayerLatencies) == 0 && normalizeRegion(d.Region) == "" {
 		return selection{}, []string{"desiredRegion, preferredRegions or playerLatencies is required because FALLBACK_REGION is not configured"}
 	}

@@ -81,7 +81,11 @@ type noMetrics struct{}
 
 func (noMetrics) Allocated(Outcome) {}
 
-// Options configures a Service. Zero durations take the defaults noted.
+// Options configures a Service. The settings (the durations and
+// Defaults.MaxAttempts) come complete from config.LoadAllocate, which
+// resolves each default once; NewService refuses a zero one rather than
+// filling it in. A caller without the configuration (the tests) starts
+// from DefaultOptions.
 type Options struct {
 	Store Store
 	// Upstreams says which Allocator serves each region. When nil, every
@@ -91,17 +95,21 @@ type Options struct {
 	Tokens         Tokens
 	Defaults       Defaults
 	BackendAddress string
-	AttemptTimeout time.Duration // 10s
-	Lease          time.Duration // 60s
-	Retention      time.Duration // 7 days
-	LinkTimeout    time.Duration // 2m
+	AttemptTimeout time.Duration // ALLOCATE_ATTEMPT_TIMEOUT
+	Lease          time.Duration // ALLOCATION_LEASE
+	Retention      time.Duration // RECORD_RETENTION
+	LinkTimeout    time.Duration // LINK_TIMEOUT
 	// Budget bounds one allocation from the invocation's start: attempts,
-	// backoff, token refreshes and both writes (defaults.AllocationBudget).
-	Budget  time.Duration
-	Retry   *RetryPolicy // DefaultRetryPolicy
+	// backoff, token refreshes and both writes (ALLOCATION_BUDGET).
+	Budget time.Duration
+	// Retry is how 429s are retried; nil = DefaultRetryPolicy (not a
+	// setting: nothing configures it but the tests).
+	Retry *RetryPolicy
+	// Now, Sleep and Random are the clock, the pause and the token source;
+	// nil = the real ones.
 	Now     func() time.Time
 	Sleep   func(context.Context, time.Duration) error
-	Random  func([]byte) error // crypto/rand by default
+	Random  func([]byte) error
 	Metrics Metrics
 	Health  RegionHealth
 	// Rooms is the room pool; nil places every instance on a whole server.
@@ -114,22 +122,22 @@ type Options struct {
 // Service allocates game servers.
 type Service struct{ o Options }
 
-// NewService fills in defaults.
+// DefaultOptions are the documented defaults of the allocation's settings,
+// each from shared/defaults, for whoever builds a Service without the
+// configuration (the tests): set Store and the rest on a copy.
+func DefaultOptions() Options {
+	return Options{AttemptTimeout: defaults.AttemptTimeout, Lease: defaults.AllocationLease, Retention: defaults.RecordRetention,
+		LinkTimeout: defaults.LinkTimeout, Budget: defaults.AllocationBudget, Defaults: Defaults{MaxAttempts: defaults.MaxAllocationAttempts}}
+}
+
+// NewService builds the service on complete settings; a zero one is a
+// wiring mistake (a zero budget would fail every allocation), so it
+// panics at the cold start instead of allocating with it.
 func NewService(o Options) *Service {
-	if o.AttemptTimeout <= 0 {
-		o.AttemptTimeout = defaults.AttemptTimeout
-	}
-	if o.Lease <= 0 {
-		o.Lease = defaults.AllocationLease
-	}
-	if o.Retention <= 0 {
-		o.Retention = defaults.RecordRetention
-	}
-	if o.LinkTimeout <= 0 {
-		o.LinkTimeout = defaults.LinkTimeout
-	}
-	if o.Budget <= 0 {
-		o.Budget = defaults.AllocationBudget
+	if o.AttemptTimeout <= 0 || o.Lease <= 0 || o.Retention <= 0 || o.LinkTimeout <= 0 || o.Budget <= 0 || o.Defaults.MaxAttempts <= 0 {
+		panic(fmt.Sprintf("allocation.NewService: incomplete settings (config.LoadAllocate resolves them; tests start from DefaultOptions): "+
+			"AttemptTimeout %s, Lease %s, Retention %s, LinkTimeout %s, Budget %s, MaxAttempts %d",
+			o.AttemptTimeout, o.Lease, o.Retention, o.LinkTimeout, o.Budget, o.Defaults.MaxAttempts))
 	}
 	if o.Retry == nil {
 		o.Retry = &DefaultRetryPolicy

@@ -96,12 +96,12 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 
 func newTestService(alloc Allocator) (*Service, *memStore) {
 	store := &memStore{records: map[string]gameinstance.Record{}}
-	svc := NewService(Options{
-		Store: store, Allocator: alloc, Tokens: &tokens{current: "old", next: "new"},
-		Defaults:       Defaults{Region: "eu", Environment: "prag", ArmadaSet: "fleet"},
-		BackendAddress: "https://backend.example",
-		Retry:          &RetryPolicy{Max429Retries: 2, BaseBackoff: time.Millisecond, MaxWait: 10 * time.Millisecond},
-	})
+	o := DefaultOptions()
+	o.Store, o.Allocator, o.Tokens = store, alloc, &tokens{current: "old", next: "new"}
+	o.Defaults.Region, o.Defaults.Environment, o.Defaults.ArmadaSet = "eu", "prag", "fleet"
+	o.BackendAddress = "https://backend.example"
+	o.Retry = &RetryPolicy{Max429Retries: 2, BaseBackoff: time.Millisecond, MaxWait: 10 * time.Millisecond}
+	svc := NewService(o)
 	return svc, store
 }
 

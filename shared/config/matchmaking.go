@@ -16,6 +16,9 @@ type Matchmaking struct {
 	// MatchQueueTimeout is FLEXMATCH_QUEUE_TIMEOUT (0 = fail at once); the
 	// embedded QueueTimeout (QUEUE_TIMEOUT) is the API's.
 	MatchQueueTimeout time.Duration
+	// TicketsTimeout bounds reading a match's tickets (not read from the
+	// environment: defaults.DescribeMatchmakingTimeout).
+	TicketsTimeout time.Duration
 }
 
 // LoadMatchmaking reads MatchmakingFunction's configuration.
@@ -26,7 +29,8 @@ func LoadMatchmaking(getenv func(string) string) (Matchmaking, error) {
 		r.problem("%s", err.Error())
 	}
 	c := Matchmaking{Allocate: base, MatchesTable: r.required("MATCHES_TABLE"),
-		MatchQueueTimeout: r.nonNegativeDuration("FLEXMATCH_QUEUE_TIMEOUT", defaults.FlexMatchQueueTimeout)}
+		MatchQueueTimeout: r.nonNegativeDuration("FLEXMATCH_QUEUE_TIMEOUT", defaults.FlexMatchQueueTimeout),
+		TicketsTimeout:    defaults.DescribeMatchmakingTimeout}
 	// Read here, not from base: base is empty when it has problems of its own.
 	r.queueTimeout("FLEXMATCH_QUEUE_TIMEOUT", c.MatchQueueTimeout, r.optional("PLACEMENT_QUEUE_URL"), "a waiting match")
 	if err := r.err(); err != nil {

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 func TestLoadMatchmaking(t *testing.T) {
@@ -35,7 +37,7 @@ func TestLoadMatchmaking(t *testing.T) {
 					t.Errorf("err = %v, want it to name %s", err, w)
 				}
 			}
-			if tt.wantErr == nil && (err != nil || c.MatchQueueTimeout != tt.timeout || c.MatchesTable != "Matches" || c.GameInstancesTable != "GameInstances") {
+			if tt.wantErr == nil && (err != nil || c.MatchQueueTimeout != tt.timeout || c.TicketsTimeout != defaults.DescribeMatchmakingTimeout || c.MatchesTable != "Matches" || c.GameInstancesTable != "GameInstances") {
 				t.Errorf("LoadMatchmaking = %+v, %v", c, err)
 			}
 		})

@@ -13,6 +13,9 @@ type RegionHealth struct {
 	FailureThreshold     int
 	Cooldown             time.Duration
 	NoPingUnhealthyAfter time.Duration
+	// ProbeLease is not read from the environment; it is here so that the
+	// breaker's policy comes whole from the configuration.
+	ProbeLease time.Duration
 }
 
 func (r *reader) regionHealth() RegionHealth {
@@ -21,5 +24,6 @@ func (r *reader) regionHealth() RegionHealth {
 		FailureThreshold:     r.positiveInt("REGION_FAILURE_THRESHOLD", defaults.RegionFailureThreshold),
 		Cooldown:             r.duration("REGION_COOLDOWN", defaults.RegionCooldown),
 		NoPingUnhealthyAfter: r.duration("REGION_NO_PING_UNHEALTHY_AFTER", defaults.RegionNoPingUnhealthyAfter),
+		ProbeLease:           defaults.RegionProbeLease,
 	}
 }

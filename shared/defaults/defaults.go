@@ -1,7 +1,10 @@
-// Package defaults is the one place for every setting's default: the
-// configuration reads them, the domain falls back to them, template.yaml's
-// parameter defaults must equal them (local/template's
-// TestTemplateDefaultsAreShared checks that), and docs/configuration.md quotes them.
+// Package defaults is the one place for every setting's default value:
+// shared/config applies them (the only place that does; the domain receives
+// complete options), template.yaml's parameter defaults must equal them
+// (local/template's TestTemplateDefaultsAreShared checks that), the tests'
+// complete values (regionhealth.DefaultBreakerPolicy, lifecycle.DefaultPolicy,
+// allocation.DefaultOptions) are built from them, and docs/configuration.md
+// quotes them.
 package defaults
 
 import "time"

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // fakeTickets answers Latencies from players (by ticket id), records each
@@ -122,7 +123,7 @@ func TestLatenciesAnyFailureGivesNone(t *testing.T) {
 	}
 }
 
-var testDefaults = allocation.Defaults{Region: "eu", Environment: "prod", ArmadaSet: "arena"}
+var testDefaults = allocation.Defaults{Region: "eu", Environment: "prod", ArmadaSet: "arena", MaxAttempts: defaults.MaxAllocationAttempts}
 
 func TestUsable(t *testing.T) {
 	many := func(n int, from float64) map[string]float64 {

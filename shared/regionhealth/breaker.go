@@ -40,7 +40,7 @@ func (b *Breaker) Admit(ctx context.Context, regions []string) []region.Verdict 
 	for i, r := range regions {
 		h := health[r]
 		h.Region = r
-		d, why := b.Policy.WithDefaults().Decide(h, now)
+		d, why := b.Policy.Decide(h, now)
 		// A region with a health record is one GameFabric listed, that
 		// allocated, or that is configured; a name a caller made up has none.
 		known := !h.FirstSeenAt.IsZero()

@@ -7,7 +7,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
-// BreakerPolicy holds the breaker and staleness settings.
+// BreakerPolicy holds the breaker and staleness settings, every field set
+// (config.RegionHealth resolves them).
 type BreakerPolicy struct {
 	// FailureThreshold consecutive failures make a region Unhealthy.
 	FailureThreshold int
@@ -22,26 +23,12 @@ type BreakerPolicy struct {
 	ProbeLease time.Duration
 }
 
-// DefaultBreakerPolicy holds the documented defaults.
+// DefaultBreakerPolicy is the documented defaults as one complete policy,
+// for whoever builds a breaker without the configuration (the tests). The
+// functions get theirs from config.RegionHealth, which resolves each
+// setting's default once: the breaker never fills a field in.
 var DefaultBreakerPolicy = BreakerPolicy{FailureThreshold: defaults.RegionFailureThreshold, Cooldown: defaults.RegionCooldown,
 	NoPingUnhealthyAfter: defaults.RegionNoPingUnhealthyAfter, ProbeLease: defaults.RegionProbeLease}
-
-// WithDefaults fills every unset (zero or negative) field from DefaultBreakerPolicy.
-func (p BreakerPolicy) WithDefaults() BreakerPolicy {
-	if p.FailureThreshold <= 0 {
-		p.FailureThreshold = DefaultBreakerPolicy.FailureThreshold
-	}
-	if p.Cooldown <= 0 {
-		p.Cooldown = DefaultBreakerPolicy.Cooldown
-	}
-	if p.NoPingUnhealthyAfter <= 0 {
-		p.NoPingUnhealthyAfter = DefaultBreakerPolicy.NoPingUnhealthyAfter
-	}
-	if p.ProbeLease <= 0 {
-		p.ProbeLease = DefaultBreakerPolicy.ProbeLease
-	}
-	return p
-}
 
 // Decision is what the breaker allows for one request.
 type Decision int

@@ -68,21 +68,3 @@ func TestNoPingDue(t *testing.T) {
 		})
 	}
 }
-
-func TestWithDefaults(t *testing.T) {
-	if got := (BreakerPolicy{}).WithDefaults(); got != DefaultBreakerPolicy {
-		t.Errorf("zero policy: got %+v, want %+v", got, DefaultBreakerPolicy)
-	}
-	custom := BreakerPolicy{FailureThreshold: 5, Cooldown: time.Second, NoPingUnhealthyAfter: time.Minute, ProbeLease: time.Second}
-	if got := custom.WithDefaults(); got != custom {
-		t.Errorf("custom policy changed: got %+v", got)
-	}
-}
-
-func TestDecisionString(t *testing.T) {
-	for d, want := range map[Decision]string{Try: "Try", Probe: "Probe", Skip: "Skip", Decision(7): "Decision(7)"} {
-		if got := d.String(); got != want {
-			t.Errorf("%d.String() = %q, want %q", int(d), got, want)
-		}
-	}
-}

@@ -18,7 +18,6 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -61,7 +60,8 @@ type CallResult struct {
 type Pool struct {
 	Store  Store
 	Caller Caller
-	// CallbackTimeout bounds one session callback (ROOM_CALLBACK_TIMEOUT).
+	// CallbackTimeout bounds one session callback (ROOM_CALLBACK_TIMEOUT,
+	// which config resolves; the pool does not fill it in).
 	CallbackTimeout time.Duration
 }
 
@@ -138,7 +138,7 @@ func (p *Pool) Place(ctx context.Context, req allocation.RoomRequest) allocation
 // or the room could not be given back.
 func (p *Pool) call(ctx context.Context, log *slog.Logger, req allocation.RoomRequest, gs gameinstance.GameServer, res *allocation.RoomResult) bool {
 	try := len(res.Attempts)
-	limit := min(p.timeout(), p.callbackTime(req.Deadline))
+	limit := min(p.CallbackTimeout, p.callbackTime(req.Deadline))
 	cctx, cancel := context.WithTimeout(ctx, limit)
 	r := p.Caller.Call(cctx, gs.CallbackURL, gs.CallbackToken, req.Payloads[try])
 	cancel()
@@ -172,13 +172,6 @@ func (p *Pool) call(ctx context.Context, log *slog.Logger, req allocation.RoomRe
 		log.Warn("rooms: game server closed to new sessions: its session callbacks failed twice in a row", "server", gs.Address)
 	}
 	return false
-}
-
-func (p *Pool) timeout() time.Duration {
-	if p.CallbackTimeout > 0 {
-		return p.CallbackTimeout
-	}
-	return defaults.RoomCallbackTimeout
 }
 
 // callbackTime is how long a callback may take before deadline, keeping

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -205,7 +206,7 @@ func TestPlace(t *testing.T) {
 func TestPlaceRespectsTheDeadline(t *testing.T) {
 	st := &fakeStore{servers: servers(2), taken: map[string]string{}, full: map[string]bool{}}
 	caller := &fakeCaller{}
-	res := (&Pool{Store: st, Caller: caller}).Place(context.Background(), allocation.RoomRequest{
+	res := (&Pool{Store: st, Caller: caller, CallbackTimeout: defaults.RoomCallbackTimeout}).Place(context.Background(), allocation.RoomRequest{
 		Payloads: make([]allocation.Payload, 2), Deadline: time.Now().Add(giveBackReserve + minCallback/2)})
 	if res.Server != nil || len(caller.calls) != 0 || len(st.taken) != 0 {
 		t.Fatalf("placed %v with %d calls and %v taken, with no time left", res.Server, len(caller.calls), st.taken)

@@ -15,7 +15,6 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/app"
 	"github.com/gamefabric-alloc/allocsvc/shared/app/allocateapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
-	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamelifttickets"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/matchmaking"
@@ -41,7 +40,7 @@ func Service(cfg config.Matchmaking, c Clients) *matchmaking.Service {
 		Allocations:    allocateapp.Service(cfg.Allocate, c.Clients, records, servers),
 		Matches:        store.NewMatches(c.DynamoDB, cfg.MatchesTable, cfg.RecordRetention),
 		Tickets:        gamelifttickets.Tickets{API: c.GameLift},
-		TicketsTimeout: defaults.DescribeMatchmakingTimeout,
+		TicketsTimeout: cfg.TicketsTimeout,
 		QueueTimeout:   cfg.MatchQueueTimeout,
 	}
 }

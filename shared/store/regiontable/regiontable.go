@@ -38,9 +38,10 @@ type Table struct {
 
 var _ regionhealth.Store = (*Table)(nil)
 
-// New uses table through db; unset policy fields get defaults.
+// New uses table through db; p is complete (config resolves it), and only
+// the writes read it.
 func New(db DB, table string, p regionhealth.BreakerPolicy) *Table {
-	return &Table{db: db, table: table, policy: p.WithDefaults(), retries: 5, backoff: 50 * time.Millisecond}
+	return &Table{db: db, table: table, policy: p, retries: 5, backoff: 50 * time.Millisecond}
 }
 
 // Get reads the regions with strongly consistent reads, so a caller sees a
