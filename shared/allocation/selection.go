@@ -27,46 +27,9 @@ type selection struct {
 
 // selectRegions validates the region-selection fields and builds the plan.
 func (d Defaults) selectRegions(req Request, desired string) (selection, []string) {
-	var problems []string
+	preferred, problems := preferredRegions(req, desired)
+	problems = append(problems, latencyProblems(req.PlayerLatencies)...)
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
-
-	preferred := make([]string, 0, len(req.PreferredRegions))
-	for _, r := range req.PreferredRegions {
-		r = normalizeRegion(r)
-		if r == "" || !validRegion(r) {
-			add("preferredRegions entries must be region names: %s", region.Rule)
-			break
-		}
-		preferred = append(preferred, r)
-	}
-	switch {
-	case len(req.PreferredRegions) > maxPreferredRegions:
-		add("preferredRegions may list at most %d regions", maxPreferredRegions)
-	case desired != "" && len(preferred) > 0 && !(len(preferred) == 1 && preferred[0] == desired):
-		add("give desiredRegion or preferredRegions, not both")
-	case desired != "" && len(preferred) == 0:
-		preferred = []string{desired}
-	}
-
-	if len(req.PlayerLatencies) > MaxPlayers {
-		add("playerLatencies may list at most %d players", MaxPlayers)
-	}
-	for i, p := range req.PlayerLatencies {
-		if len(p.LatencyMs) == 0 || len(p.LatencyMs) > MaxLatencyRegions {
-			add("playerLatencies[%d].latencyMs must list 1-%d regions", i, MaxLatencyRegions)
-			break
-		}
-		bad := false
-		for region, ms := range p.LatencyMs {
-			if !ValidLatency(region, ms) {
-				bad = true
-			}
-		}
-		if bad {
-			add("playerLatencies[%d].latencyMs must map region names to 0-%d ms", i, MaxLatencyMs)
-			break
-		}
-	}
 	latencyCap := d.MaxPlayerLatencyMs
 	if m := req.MaxPlayerLatencyMs; m != nil {
 		if *m <= 0 || *m > MaxLatencyMs {
@@ -106,6 +69,49 @@ func (d Defaults) selectRegions(req Request, desired string) (selection, []strin
 	sel.queueTimeout = queueTimeout
 	sel.digest = regionInputsDigest(req, preferred, desired)
 	return sel, nil
+}
+
+// preferredRegions is the request's region preference (desiredRegion or
+// preferredRegions, normalised), with what is wrong with it.
+func preferredRegions(req Request, desired string) (preferred, problems []string) {
+	preferred = make([]string, 0, len(req.PreferredRegions))
+	for _, r := range req.PreferredRegions {
+		r = normalizeRegion(r)
+		if r == "" || !validRegion(r) {
+			problems = append(problems, "preferredRegions entries must be region names: "+region.Rule)
+			break
+		}
+		preferred = append(preferred, r)
+	}
+	switch {
+	case len(req.PreferredRegions) > maxPreferredRegions:
+		problems = append(problems, fmt.Sprintf("preferredRegions may list at most %d regions", maxPreferredRegions))
+	case desired != "" && len(preferred) > 0 && !(len(preferred) == 1 && preferred[0] == desired):
+		problems = append(problems, "give desiredRegion or preferredRegions, not both")
+	case desired != "" && len(preferred) == 0:
+		preferred = []string{desired}
+	}
+	return preferred, problems
+}
+
+// latencyProblems is what is wrong with playerLatencies (the first bad
+// player only, as each would say the same).
+func latencyProblems(players []PlayerLatency) []string {
+	var problems []string
+	if len(players) > MaxPlayers {
+		problems = append(problems, fmt.Sprintf("playerLatencies may list at most %d players", MaxPlayers))
+	}
+	for i, p := range players {
+		if len(p.LatencyMs) == 0 || len(p.LatencyMs) > MaxLatencyRegions {
+			return append(problems, fmt.Sprintf("playerLatencies[%d].latencyMs must list 1-%d regions", i, MaxLatencyRegions))
+		}
+		for region, ms := range p.LatencyMs {
+			if !ValidLatency(region, ms) {
+				return append(problems, fmt.Sprintf("playerLatencies[%d].latencyMs must map region names to 0-%d ms", i, MaxLatencyMs))
+			}
+		}
+	}
+	return problems
 }
 
 // queuedSelection is a queued placement's plan: never relaxed, each
