@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strconv"
 	"testing"
 	"time"
 
@@ -69,4 +70,29 @@ func TestRoomsOneHeartbeatForAllSessions(t *testing.T) {
 			e.requireRoomsBalance(t)
 		})
 	}
+}
+
+// A renewal saved with its reply lost: the SDK's retry fails its condition
+// against the renewal itself and recognises it, so the call answers 200,
+// the session is listed Linked and its record moved on by one version, not
+// two.
+func TestRoomsRenewalReplyLost(t *testing.T) {
+	proxy := newReplyLoss(t, stack.ddbEndpoint)
+	e, cb, _ := roomsEnv(t, envOptions{ddbEndpoint: proxy.Endpoint()}, 4)
+	e.allocateIn(t, "gi-2", "us-west", "").expect(t, http.StatusCreated, "")
+	e.linkAsSession(t, cb.payloadOf(t, "gi-2")).expect(t, http.StatusOK, "")
+	before, _ := strconv.Atoi(num(e.rawItem(t, "gi-2"), "version"))
+	rule := proxy.Lose("UpdateItem", "roomServer = :room", 1)
+	r := e.server(t, "heartbeat", "gi-1", `{"allSessions":true}`).expect(t, http.StatusOK, "")
+	if lost := proxy.Lost(rule); lost != 1 {
+		t.Fatalf("%d replies lost, want 1: the renewal was not the write called", lost)
+	}
+	if sessions, _ := r.Body["sessions"].([]any); len(sessions) != 1 || sessions[0].(map[string]any)["state"] != "Linked" {
+		t.Fatalf("answer %s, want gi-2 listed Linked", r.Raw)
+	}
+	after := e.rawItem(t, "gi-2")
+	if v, _ := strconv.Atoi(num(after, "version")); v != before+1 || str(after, "lastHeartbeatAt") == "" {
+		t.Fatalf("gi-2 at version %d (was %d), lastHeartbeatAt %q; want one renewal recorded", v, before, str(after, "lastHeartbeatAt"))
+	}
+	e.requireRoomsBalance(t)
 }

@@ -26,19 +26,21 @@ import (
 // the condition against the write itself (lastHeartbeatAt is already now)
 // and recognises it, so one heartbeat is one version, as for every write.
 func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
-	return s.beat(ctx, id, beatGuard{attr: "partnerGameTokenHash", value: tokenHash}, now, indexDeadline)
+	return s.beat(ctx, id, beatGuard{attr: "partnerGameTokenHash", name: ":hash", value: tokenHash}, now, indexDeadline)
 }
 
 // RenewSession is Heartbeat for a session renewed by another session's
 // heartbeat on the same game server: the condition is that the instance
 // holds its room on roomServer, not a token.
 func (s *GameInstances) RenewSession(ctx context.Context, id, roomServer string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
-	return s.beat(ctx, id, beatGuard{attr: "roomServer", value: roomServer}, now, indexDeadline)
+	return s.beat(ctx, id, beatGuard{attr: "roomServer", name: ":room", value: roomServer}, now, indexDeadline)
 }
 
 // beatGuard is the attribute a heartbeat's write is conditioned on, besides
-// the state: the token hash, or the server the session's room is on.
-type beatGuard struct{ attr, value string }
+// the state: the token hash, or the server the session's room is on (name
+// is its value's placeholder, so the two writes read differently in logs
+// and fault rules).
+type beatGuard struct{ attr, name, value string }
 
 func (g beatGuard) holds(rec gameinstance.Record) bool {
 	if g.attr == "roomServer" {
@@ -54,16 +56,16 @@ func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, no
 		UpdateExpression: aws.String("SET lastHeartbeatAt = :now, updatedAt = :now, healthDeadline = :deadline, #v = if_not_exists(#v, :zero) + :one"),
 		// attribute_exists(healthShard): a Linked record without its index
 		// key (written before there was one) takes the full path instead.
-		ConditionExpression: aws.String("#state = :linked AND #guard = :guard AND attribute_exists(healthShard) AND " +
+		ConditionExpression: aws.String("#state = :linked AND " + guard.attr + " = " + guard.name + " AND attribute_exists(healthShard) AND " +
 			"(attribute_not_exists(lastHeartbeatAt) OR lastHeartbeatAt <> :now)"),
-		ExpressionAttributeNames: map[string]string{"#state": "state", "#v": "version", "#guard": guard.attr},
+		ExpressionAttributeNames: map[string]string{"#state": "state", "#v": "version"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
 			":now":      &types.AttributeValueMemberS{Value: formatTime(now)},
 			":deadline": &types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())},
 			":zero":     &types.AttributeValueMemberN{Value: "0"},
 			":one":      &types.AttributeValueMemberN{Value: "1"},
 			":linked":   &types.AttributeValueMemberS{Value: string(gameinstance.StateLinked)},
-			":guard":    &types.AttributeValueMemberS{Value: guard.value},
+			guard.name:  &types.AttributeValueMemberS{Value: guard.value},
 		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
