@@ -38,7 +38,13 @@ func (s *Service) HeartbeatSessions(ctx context.Context, id, token string) (rec 
 	case err != nil:
 		return rec, nil, storeUnavailable(err)
 	}
-	others, err = s.renewAll(ctx, rec.RoomServer, without(ids, id))
+	ids = without(ids, id)
+	if len(ids) > gameinstance.MaxRoomCapacity {
+		// Takes are conditioned on the capacity, so a server never holds
+		// more; bounded all the same, as the answer's list is.
+		ids = ids[:gameinstance.MaxRoomCapacity]
+	}
+	others, err = s.renewAll(ctx, rec.RoomServer, ids)
 	return rec, others, err
 }
 
