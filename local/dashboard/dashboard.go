@@ -208,7 +208,7 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 		gfproto.WriteJSON(w, status, ans)
 		return
 	}
-	if err := player.Winnable(f.GameInstanceID, a.State); err != nil {
+	if err := player.Winnable(f.GameInstanceID, string(a.State)); err != nil {
 		ans.Message = err.Error()
 		gfproto.WriteJSON(w, http.StatusConflict, ans)
 		return

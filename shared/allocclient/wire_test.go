@@ -311,8 +311,8 @@ func TestErrorRoundTripsTheRealHandler(t *testing.T) {
 					t.Fatalf("an allocation from %s", body)
 				}
 			default:
-				if e.Allocation == nil || e.Allocation.GameInstanceID != "gi-err" || e.Allocation.State != tc.wantState ||
-					e.Allocation.Error == nil || e.Allocation.Error.Code != code {
+				if e.Allocation == nil || e.Allocation.GameInstanceID != "gi-err" || string(e.Allocation.State) != tc.wantState ||
+					e.Allocation.Error == nil || string(e.Allocation.Error.Code) != code {
 					t.Fatalf("allocation %+v from %s", e.Allocation, body)
 				}
 				if tc.wantTrace {
