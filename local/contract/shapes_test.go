@@ -11,6 +11,7 @@ import (
 	"github.com/pb33f/libopenapi"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
@@ -44,6 +45,8 @@ func TestShapesMatchTheDocument(t *testing.T) {
 		"Allocation":      reflect.TypeFor[apishape.Allocation](),
 		"GameServerState": reflect.TypeFor[apishape.GameServerState](),
 		"ErrorResponse":   reflect.TypeFor[apishape.ErrorResponse](),
+		// Not one definition yet: regionsapi writes its own view of it.
+		"Regions": reflect.TypeFor[allocclient.Regions](),
 	} {
 		schema := componentSchema(&model.Model, name)
 		if schema == nil {
