@@ -56,7 +56,7 @@ func TestEventsEndToEnd(t *testing.T) {
 		if err != nil {
 			return ""
 		}
-		return a.State
+		return string(a.State)
 	}
 	allocate := func(id, region string) *allocclient.Allocation {
 		t.Helper()

@@ -33,7 +33,7 @@ func TestQueuedPlacementOnTheLocalStack(t *testing.T) {
 	testkit.WaitFor(t, 30*time.Second, "a us-west game server registered", func() bool { return len(registeredAt(us, "dev-us-west")) == 1 })
 	state := func(id string) string {
 		if a, err := backend.Get(ctx, id); err == nil {
-			return a.State
+			return string(a.State)
 		}
 		return ""
 	}

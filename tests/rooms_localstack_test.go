@@ -47,14 +47,14 @@ func TestRoomsEndToEnd(t *testing.T) {
 	testkit.WaitFor(t, 30*time.Second, "a us-west game server registered", func() bool { return len(registeredAt(us, "dev-us-west")) == 1 })
 	state := func(id string) string {
 		if a, err := backend.Get(ctx, id); err == nil {
-			return a.State
+			return string(a.State)
 		}
 		return ""
 	}
 	allocate := func(id, want string) *allocclient.Allocation {
 		t.Helper()
 		status, a, err := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: "us-west"})
-		if status != http.StatusCreated || a.Placement != want {
+		if status != http.StatusCreated || string(a.Placement) != want {
 			t.Fatalf("allocate %s: %d, placement %q (want %q): %+v %v", id, status, a.Placement, want, a, err)
 		}
 		return a

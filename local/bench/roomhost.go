@@ -120,7 +120,7 @@ func stateOf(a *allocclient.Allocation) string {
 	if a == nil {
 		return "unknown"
 	}
-	return a.State
+	return string(a.State)
 }
 
 // linkVia links (or closes) h's instance at base, the stack's API or a

@@ -87,7 +87,7 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 			case r.Status == http.StatusCreated && r.Body.Placement == allocclient.PlacementRoom:
 				room = append(room, r.Took)
 			case r.Status == http.StatusCreated:
-				res.Failures["stack: 201 placed by "+r.Body.Placement]++
+				res.Failures["stack: 201 placed by "+string(r.Body.Placement)]++
 			default:
 				res.Failures["stack: "+r.Outcome()]++
 			}

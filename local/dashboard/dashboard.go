@@ -218,7 +218,7 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, ans)
 		return
 	}
-	if err := player.Winnable(f.GameInstanceID, a.State); err != nil {
+	if err := player.Winnable(f.GameInstanceID, string(a.State)); err != nil {
 		ans.Message = err.Error()
 		writeJSON(w, http.StatusConflict, ans)
 		return

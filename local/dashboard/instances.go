@@ -9,6 +9,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -78,17 +79,17 @@ type instanceView struct {
 	Placement         string      `json:"placement,omitempty"` // room or allocator, once there is a server
 	ServerName        string      `json:"serverName,omitempty"`
 	// Match: a FlexMatch match's instance (its id is the matchId).
-	Match           bool                  `json:"match,omitempty"`
-	Attempts        []httpapi.AttemptView `json:"attempts"`
-	Error           *failureView          `json:"error,omitempty"`
-	CreatedAt       time.Time             `json:"createdAt,omitzero"`
-	UpdatedAt       time.Time             `json:"updatedAt,omitzero"`
-	LinkedAt        time.Time             `json:"linkedAt,omitzero"`
-	LastHeartbeatAt time.Time             `json:"lastHeartbeatAt,omitzero"`
-	EndedAt         time.Time             `json:"endedAt,omitzero"`
-	EndReason       string                `json:"endReason,omitempty"`
-	UnhealthyAt     time.Time             `json:"unhealthyAt,omitzero"`
-	UnhealthyReason string                `json:"unhealthyReason,omitempty"`
+	Match           bool               `json:"match,omitempty"`
+	Attempts        []apishape.Attempt `json:"attempts"`
+	Error           *failureView       `json:"error,omitempty"`
+	CreatedAt       time.Time          `json:"createdAt,omitzero"`
+	UpdatedAt       time.Time          `json:"updatedAt,omitzero"`
+	LinkedAt        time.Time          `json:"linkedAt,omitzero"`
+	LastHeartbeatAt time.Time          `json:"lastHeartbeatAt,omitzero"`
+	EndedAt         time.Time          `json:"endedAt,omitzero"`
+	EndReason       string             `json:"endReason,omitempty"`
+	UnhealthyAt     time.Time          `json:"unhealthyAt,omitzero"`
+	UnhealthyReason string             `json:"unhealthyReason,omitempty"`
 	// QueuedUntil is the deadline of a placement that was ever queued,
 	// kept once it is placed or failed, as the API answers it.
 	QueuedUntil time.Time `json:"queuedUntil,omitzero"`

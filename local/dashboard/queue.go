@@ -21,7 +21,7 @@ const (
 // outcomeMessage says where an allocation stands after the API answered:
 // placed, or queued with its deadline.
 func outcomeMessage(a *allocclient.Allocation) string {
-	msg := a.GameInstanceID + " is " + a.State
+	msg := a.GameInstanceID + " is " + string(a.State)
 	if a.Region != "" {
 		msg += " in " + a.Region
 	}
@@ -46,7 +46,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	a, err := d.api.Get(ctx, f.GameInstanceID)
 	if err == nil && a.State != allocclient.StateQueued {
-		ans.Message = f.GameInstanceID + " is " + a.State + ": only a Queued placement can be cancelled"
+		ans.Message = f.GameInstanceID + " is " + string(a.State) + ": only a Queued placement can be cancelled"
 		writeJSON(w, http.StatusConflict, ans)
 		return
 	}
@@ -59,10 +59,10 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, status, ans)
 		return
 	}
-	ans.OK, ans.Allocation, ans.Message = true, a, f.GameInstanceID+" is "+a.State
+	ans.OK, ans.Allocation, ans.Message = true, a, f.GameInstanceID+" is "+string(a.State)
 	if a.Error != nil {
-		ans.Code = a.Error.Code
-		ans.Message += " (" + a.Error.Code + ")"
+		ans.Code = string(a.Error.Code)
+		ans.Message += " (" + string(a.Error.Code) + ")"
 	}
 	writeJSON(w, http.StatusOK, ans)
 }

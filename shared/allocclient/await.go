@@ -45,7 +45,7 @@ var ErrStillPending = errors.New("allocclient: the placement is still pending af
 // the deployment's QUEUE_TIMEOUT; without either a placement with no
 // capacity fails as it does for Allocate.
 func (c *Client) AllocateAndWait(ctx context.Context, r AllocateRequest) (*Allocation, error) {
-	a, err := c.Allocate(ctx, r)
+	a, retryAfterGiven, err := c.allocate(ctx, r)
 	if err != nil {
 		return nil, err
 	}
@@ -54,14 +54,14 @@ func (c *Client) AllocateAndWait(ctx context.Context, r AllocateRequest) (*Alloc
 		if polls == maxPolls {
 			return a, fmt.Errorf("%w (%d polls, still %s)", ErrStillPending, polls, a.State)
 		}
-		if err := c.sleep(ctx, pollWait(a)); err != nil {
+		if err := c.sleep(ctx, pollWait(a, retryAfterGiven)); err != nil {
 			return a, fmt.Errorf("allocclient: wait for the %s placement: %w", a.State, err)
 		}
-		next, err := c.Get(ctx, r.GameInstanceID)
+		next, nextGiven, err := c.instance(ctx, http.MethodGet, r.GameInstanceID)
 		if err != nil {
 			return a, err
 		}
-		a, op = next, "GET /v1/allocations/{gameInstanceId}"
+		a, retryAfterGiven, op = next, nextGiven, "GET /v1/allocations/{gameInstanceId}"
 	}
 	if a.State == StateFailed {
 		return a, failedPlacement(a, op)
@@ -69,9 +69,10 @@ func (c *Client) AllocateAndWait(ctx context.Context, r AllocateRequest) (*Alloc
 	return a, nil
 }
 
-// pollWait is how long to wait before looking at a pending a again.
-func pollWait(a *Allocation) time.Duration {
-	if !a.retryAfterGiven {
+// pollWait is how long to wait before looking at a pending a again;
+// retryAfterGiven: its answer named a Retry-After (a.RetryAfter).
+func pollWait(a *Allocation, retryAfterGiven bool) time.Duration {
+	if !retryAfterGiven {
 		return defaultPollWait
 	}
 	return min(max(a.RetryAfter, minPollWait), maxPollWait)
@@ -82,7 +83,7 @@ func pollWait(a *Allocation) time.Duration {
 func failedPlacement(a *Allocation, op string) *Error {
 	e := &Error{Status: http.StatusOK, Allocation: a, op: op}
 	if a.Error != nil {
-		e.Code, e.Message = a.Error.Code, a.Error.Message
+		e.Code, e.Message = string(a.Error.Code), a.Error.Message
 	}
 	return e
 }

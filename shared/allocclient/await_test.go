@@ -107,7 +107,7 @@ func TestAllocateAndWait(t *testing.T) {
 			if !slices.Equal(*waits, tc.wantWaits) {
 				t.Errorf("waited %v, want %v", *waits, tc.wantWaits)
 			}
-			if (a == nil && tc.wantState != "") || (a != nil && a.State != tc.wantState) {
+			if (a == nil && tc.wantState != "") || (a != nil && string(a.State) != tc.wantState) {
 				t.Fatalf("allocation %+v, want state %q", a, tc.wantState)
 			}
 			if tc.wantCode == "" {

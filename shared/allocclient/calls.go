@@ -29,57 +29,70 @@ const (
 // Accepted, an Allocation in StateQueued with QueuedUntil and RetryAfter.
 // Get it again after RetryAfter, or let AllocateAndWait do so.
 func (c *Client) Allocate(ctx context.Context, r AllocateRequest) (*Allocation, error) {
+	a, _, err := c.allocate(ctx, r)
+	return a, err
+}
+
+// allocate is Allocate, and whether the answer named a Retry-After at all
+// (RetryAfter 0 is "look again at once" only then).
+func (c *Client) allocate(ctx context.Context, r AllocateRequest) (*Allocation, bool, error) {
 	body, err := json.Marshal(r)
 	if err != nil {
-		return nil, fmt.Errorf("allocclient: encode the allocation request: %w", err)
+		return nil, false, fmt.Errorf("allocclient: encode the allocation request: %w", err)
 	}
 	ans, err := c.do(ctx, call{method: http.MethodPost, path: "/v1/allocations", route: "/v1/allocations",
 		body: body, gameInstanceID: r.GameInstanceID, limit: maxAllocationAnswer})
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	a, err := decodeAllocation(ans, "POST /v1/allocations")
+	a, retryAfterGiven, err := decodeAllocation(ans, "POST /v1/allocations")
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	a.Created = ans.status == http.StatusCreated
-	return a, nil
+	return a, retryAfterGiven, nil
 }
 
 // Get returns the game instance's record (NOT_FOUND when there is none).
 func (c *Client) Get(ctx context.Context, gameInstanceID string) (*Allocation, error) {
-	return c.instance(ctx, http.MethodGet, gameInstanceID)
+	a, _, err := c.instance(ctx, http.MethodGet, gameInstanceID)
+	return a, err
 }
 
 // End ends the game instance on the backend's behalf (DELETE): Allocated,
 // Linked or Unhealthy become Ended; ending an Ended one changes nothing,
 // so End is retried like Allocate.
 func (c *Client) End(ctx context.Context, gameInstanceID string) (*Allocation, error) {
-	return c.instance(ctx, http.MethodDelete, gameInstanceID)
+	a, _, err := c.instance(ctx, http.MethodDelete, gameInstanceID)
+	return a, err
 }
 
-func (c *Client) instance(ctx context.Context, method, gameInstanceID string) (*Allocation, error) {
+// instance is Get or End, and whether the answer named a Retry-After.
+func (c *Client) instance(ctx context.Context, method, gameInstanceID string) (*Allocation, bool, error) {
 	if gameInstanceID == "" {
-		return nil, ErrNoGameInstanceID
+		return nil, false, ErrNoGameInstanceID
 	}
 	k := call{method: method, path: "/v1/allocations/" + url.PathEscape(gameInstanceID), route: "/v1/allocations/{gameInstanceId}",
 		gameInstanceID: gameInstanceID, limit: maxAllocationAnswer}
 	ans, err := c.do(ctx, k)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	return decodeAllocation(ans, method+" "+k.route)
 }
 
-func decodeAllocation(ans answer, op string) (*Allocation, error) {
-	var a Allocation
-	if err := json.Unmarshal(ans.body, &a); err != nil {
-		return nil, fmt.Errorf("allocclient: %s: %d answer is not an allocation: %w", op, ans.status, err)
+// decodeAllocation reads an allocation answer; retryAfterGiven tells
+// "Retry-After: 0" (look again at once) from no header at all, which
+// AllocateAndWait paces differently.
+func decodeAllocation(ans answer, op string) (a *Allocation, retryAfterGiven bool, err error) {
+	a = new(Allocation)
+	if err := json.Unmarshal(ans.body, a); err != nil {
+		return nil, false, fmt.Errorf("allocclient: %s: %d answer is not an allocation: %w", op, ans.status, err)
 	}
 	if v := ans.header.Get("Retry-After"); v != "" {
-		a.RetryAfter, a.retryAfterGiven = gameinstance.ParseRetryAfter(v, time.Now()), true
+		a.RetryAfter, retryAfterGiven = gameinstance.ParseRetryAfter(v, time.Now()), true
 	}
-	return &a, nil
+	return a, retryAfterGiven, nil
 }
 
 // Regions lists the regions and their ping targets. The last answer is

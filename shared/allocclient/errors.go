@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -114,13 +115,8 @@ func IsCode(err error, code string) bool {
 // errorBody is both error shapes: the service's {"error": {...}} and API
 // Gateway's {"message": "..."}.
 type errorBody struct {
-	Error *struct {
-		Code     string    `json:"code"`
-		Message  string    `json:"message"`
-		State    string    `json:"state"`
-		Attempts []Attempt `json:"attempts"`
-	} `json:"error"`
-	Message string `json:"message"`
+	Error   *apishape.ErrorDetail `json:"error"`
+	Message string                `json:"message"`
 }
 
 // maxMessage bounds a message taken from a body that is not the service's
@@ -133,7 +129,7 @@ func errorOf(status int, header http.Header, body []byte, op, gameInstanceID str
 	var b errorBody
 	switch {
 	case json.Unmarshal(body, &b) == nil && b.Error != nil:
-		e.Code, e.Message = b.Error.Code, b.Error.Message
+		e.Code, e.Message = string(b.Error.Code), b.Error.Message
 		if len(b.Error.Attempts) > 0 || b.Error.State != "" {
 			e.Allocation = &Allocation{GameInstanceID: gameInstanceID, State: b.Error.State, Attempts: b.Error.Attempts,
 				Error: &Failure{Code: b.Error.Code, Message: b.Error.Message}}

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"slices"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // The states of a game instance (the "state" of an Allocation).
@@ -97,96 +99,27 @@ type PlayerLatency struct {
 	LatencyMs map[string]float64 `json:"latencyMs"`
 }
 
-// Allocation is a game instance as the allocation routes answer it.
-type Allocation struct {
-	GameInstanceID string `json:"gameInstanceId"`
-	State          string `json:"state"`
-	Region         string `json:"region,omitempty"`
-	FallbackUsed   bool   `json:"fallbackUsed"`
-	// LatencyFilterRelaxed: every region exceeded the latency cap, so the
-	// plan used the unfiltered latency ranking.
-	LatencyFilterRelaxed bool    `json:"latencyFilterRelaxed,omitempty"`
-	Server               *Server `json:"server,omitempty"`
-	// Placement is how Server was found: PlacementRoom (a room on a game
-	// server hosting other sessions too) or PlacementAllocator.
-	Placement string `json:"placement,omitempty"`
-	// Attempts is the decision trace: every region asked or skipped, in order.
-	Attempts []Attempt `json:"attempts"`
-	// Error is why a Failed allocation failed.
-	Error     *Failure  `json:"error,omitempty"`
-	CreatedAt time.Time `json:"createdAt,omitzero"`
-	UpdatedAt time.Time `json:"updatedAt,omitzero"`
-
-	// What the game server reported and the health sweep found.
-	LinkedAt        time.Time `json:"linkedAt,omitzero"`
-	LinkedServer    *LinkInfo `json:"linkedServer,omitempty"`
-	RecoveredByLink bool      `json:"recoveredByLink,omitempty"`
-	LastHeartbeatAt time.Time `json:"lastHeartbeatAt,omitzero"`
-	EndedAt         time.Time `json:"endedAt,omitzero"`
-	EndReason       string    `json:"endReason,omitempty"`
-	UnhealthyAt     time.Time `json:"unhealthyAt,omitzero"`
-	UnhealthyReason string    `json:"unhealthyReason,omitempty"` // LinkTimeout or MissedHeartbeats
-
-	// QueuedUntil is the deadline of a placement that was ever queued
-	// (kept once it is Allocated or Failed): not placed by then, it fails
-	// with CodePlacementTimedOut.
-	QueuedUntil time.Time `json:"queuedUntil,omitzero"`
-
-	// Created: this Allocate call allocated the server (201 Created);
-	// false for a replay of a finished allocation (200), for a queued
-	// placement (202) and for Get and End.
-	Created bool `json:"-"`
-	// RetryAfter is the answer's Retry-After: when to look again at a
-	// Queued placement (202 to Allocate, 200 to Get); 0 when it had none.
-	RetryAfter time.Duration `json:"-"`
-	// retryAfterGiven tells "Retry-After: 0" (look again at once) from no
-	// header at all, which AllocateAndWait paces differently.
-	retryAfterGiven bool
-}
-
-// Server is where the backend sends its players.
-type Server struct {
-	Address string         `json:"address"`
-	IP      string         `json:"ip"`
-	Ports   map[string]int `json:"ports"`
-}
-
-// LinkInfo is what the game server reported about itself when it linked.
-type LinkInfo struct {
-	Address    string         `json:"address,omitempty"`
-	Ports      map[string]int `json:"ports,omitempty"`
-	ServerName string         `json:"serverName,omitempty"`
-}
-
-// Attempt is one region of the plan: asked (Status is GameFabric's answer,
-// 0 when none arrived) or skipped (Error says why).
-type Attempt struct {
-	Region string `json:"region"`
-	// Reason is why the region is in the plan, or why it was skipped.
-	Reason string `json:"reason,omitempty"`
-	Status int    `json:"status"`
-	Error  string `json:"error,omitempty"`
-	// Body is up to 512 bytes of GameFabric's answer, credentials
-	// redacted; only error answers carry it.
-	Body            string `json:"body,omitempty"`
-	DurationMs      int64  `json:"durationMs"`
-	SuspectedOrphan bool   `json:"suspectedOrphan,omitempty"`
-	RateLimited     bool   `json:"rateLimited,omitempty"`
-	AllocatorRegion string `json:"allocatorRegion,omitempty"`
-	// Placement is PlacementRoom for a session callback to Server, a game
-	// server with a free room; empty for the Allocator's attempts.
-	Placement string `json:"placement,omitempty"`
-	Server    string `json:"server,omitempty"`
-	// MaxPlayerLatencyMs is the latency cap in force when the region was
-	// asked or skipped (latency policies change it over time); 0 = none.
-	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs,omitempty"`
-}
-
-// Failure is why a Failed allocation failed.
-type Failure struct {
-	Code    string `json:"code"`
-	Message string `json:"message"`
-}
+// The answers' shapes are the service's own (apishape), defined once for
+// the handlers, this SDK, the game-server SDK and docs/openapi.yaml.
+type (
+	// Allocation is a game instance as the allocation routes answer it,
+	// with what the answer's status and Retry-After said (Created,
+	// RetryAfter). State is one of the State constants, Placement one of
+	// the Placement ones.
+	Allocation = apishape.Allocation
+	// Lifecycle is what the game server reported and the health sweep
+	// found (an Allocation's LinkedAt … UnhealthyReason).
+	Lifecycle = apishape.Lifecycle
+	// Server is where the backend sends its players.
+	Server = apishape.Server
+	// LinkInfo is what the game server reported about itself when it linked.
+	LinkInfo = apishape.LinkInfo
+	// Attempt is one region of the plan: asked (Status is GameFabric's
+	// answer, 0 when none arrived) or skipped (Error says why).
+	Attempt = apishape.Attempt
+	// Failure is why a Failed allocation failed.
+	Failure = apishape.Failure
+)
 
 // Regions is the answer of GET /v1/regions.
 type Regions struct {

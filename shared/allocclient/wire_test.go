@@ -29,9 +29,10 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
-// The wire types are our own (the client must not link the server), so
-// these tests hold them to the real handlers: every field the server
-// writes must survive a decode and re-encode unchanged.
+// The wire types are apishape's, the structs the handlers encode; these
+// tests still hold the client to the real handlers (routes, statuses,
+// headers, the regions list, which is the client's own): every field the
+// server writes must survive a decode and re-encode unchanged.
 
 // fill sets every exported field reachable from v to a non-zero value, so
 // a field the server adds shows up in its answer, and in the comparison.
@@ -311,8 +312,8 @@ func TestErrorRoundTripsTheRealHandler(t *testing.T) {
 					t.Fatalf("an allocation from %s", body)
 				}
 			default:
-				if e.Allocation == nil || e.Allocation.GameInstanceID != "gi-err" || e.Allocation.State != tc.wantState ||
-					e.Allocation.Error == nil || e.Allocation.Error.Code != code {
+				if e.Allocation == nil || e.Allocation.GameInstanceID != "gi-err" || string(e.Allocation.State) != tc.wantState ||
+					e.Allocation.Error == nil || string(e.Allocation.Error.Code) != code {
 					t.Fatalf("allocation %+v from %s", e.Allocation, body)
 				}
 				if tc.wantTrace {

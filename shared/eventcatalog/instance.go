@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"unicode/utf8"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -11,20 +12,28 @@ import (
 // are those of GET /v1/allocations/{id}, plus the transition (state,
 // previousState), the record version and the idempotency key. Token
 // hashes, claim ids and upstream response bodies are never in it.
+//
+// Its parts are the API's own shapes (apishape: Server, Attempt, Failure,
+// LinkInfo), but the detail itself is not apishape.Allocation: it was
+// published flat before that existed (docs/events.md), with the relaxed
+// latency filter as latencyRelaxed, the times as strings interleaved with
+// allocatedAt, and the lifecycle fields in their own order. A test holds
+// it to every field of apishape.Allocation, so a field added there is
+// added here too.
 type InstanceDetail struct {
 	// IdempotencyKey is "<gameInstanceId>:<version>:<detail-type>".
 	IdempotencyKey string `json:"idempotencyKey"`
 	GameInstanceID string `json:"gameInstanceId"`
 	// Version is the stored record's version: it grows with every write.
-	Version           int64                `json:"version"`
-	State             gameinstance.State   `json:"state"`
-	PreviousState     gameinstance.State   `json:"previousState,omitempty"`
-	Region            string               `json:"region,omitempty"`
-	DesiredRegion     string               `json:"desiredRegion,omitempty"`
-	GameServerVersion string               `json:"gameServerVersion,omitempty"`
-	Environment       string               `json:"environment,omitempty"`
-	ArmadaSet         string               `json:"armadaSet,omitempty"`
-	Server            *gameinstance.Server `json:"server,omitempty"`
+	Version           int64              `json:"version"`
+	State             gameinstance.State `json:"state"`
+	PreviousState     gameinstance.State `json:"previousState,omitempty"`
+	Region            string             `json:"region,omitempty"`
+	DesiredRegion     string             `json:"desiredRegion,omitempty"`
+	GameServerVersion string             `json:"gameServerVersion,omitempty"`
+	Environment       string             `json:"environment,omitempty"`
+	ArmadaSet         string             `json:"armadaSet,omitempty"`
+	Server            *apishape.Server   `json:"server,omitempty"`
 	// Placement is how Server was found: "room" (a free room on a game
 	// server hosting other sessions) or "allocator"; absent without one.
 	Placement      gameinstance.Placement `json:"placement,omitempty"`
@@ -32,17 +41,17 @@ type InstanceDetail struct {
 	LatencyRelaxed bool                   `json:"latencyRelaxed,omitempty"`
 	// Attempts is the decision trace: each region tried or skipped, and
 	// why, as recorded (without the upstream's response body).
-	Attempts []gameinstance.Attempt `json:"attempts"`
-	Error    *gameinstance.Failure  `json:"error,omitempty"`
+	Attempts []apishape.Attempt `json:"attempts"`
+	Error    *apishape.Failure  `json:"error,omitempty"`
 	// SuspectedOrphans: in SuspectedOrphan events, the attempts that may
 	// have left a server allocated upstream.
-	SuspectedOrphans []gameinstance.Attempt `json:"suspectedOrphans,omitempty"`
-	RecoveredByLink  bool                   `json:"recoveredByLink,omitempty"`
-	LinkedServer     *gameinstance.LinkInfo `json:"linkedServer,omitempty"`
-	EndReason        string                 `json:"endReason,omitempty"`
-	UnhealthyReason  string                 `json:"unhealthyReason,omitempty"`
-	CreatedAt        string                 `json:"createdAt,omitempty"`
-	UpdatedAt        string                 `json:"updatedAt,omitempty"`
+	SuspectedOrphans []apishape.Attempt `json:"suspectedOrphans,omitempty"`
+	RecoveredByLink  bool               `json:"recoveredByLink,omitempty"`
+	LinkedServer     *apishape.LinkInfo `json:"linkedServer,omitempty"`
+	EndReason        string             `json:"endReason,omitempty"`
+	UnhealthyReason  string             `json:"unhealthyReason,omitempty"`
+	CreatedAt        string             `json:"createdAt,omitempty"`
+	UpdatedAt        string             `json:"updatedAt,omitempty"`
 	// AllocatedAt is when the outcome Allocated was stored; set when this
 	// change is that write or the one right after it (link, link timeout).
 	AllocatedAt     string `json:"allocatedAt,omitempty"`
@@ -132,7 +141,7 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 		Placement:         cur.PlacedBy(),
 		FallbackUsed:      cur.FallbackUsed,
 		LatencyRelaxed:    cur.LatencyRelaxed,
-		Attempts:          make([]gameinstance.Attempt, 0, len(cur.Attempts)),
+		Attempts:          make([]apishape.Attempt, 0, len(cur.Attempts)),
 		RecoveredByLink:   cur.RecoveredByLink,
 		LinkedServer:      cur.LinkInfo,
 		EndReason:         cur.EndReason,
@@ -160,7 +169,7 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 		d.AllocatedAt = timestamp(old.UpdatedAt)
 	}
 	if cur.Failure != nil {
-		d.Error = &gameinstance.Failure{Code: cur.Failure.Code, Message: bounded(cur.Failure.Message)}
+		d.Error = &apishape.Failure{Code: cur.Failure.Code, Message: bounded(cur.Failure.Message)}
 	}
 	for _, a := range cur.Attempts {
 		a.Body, a.Reason, a.Error = "", bounded(a.Reason), bounded(a.Error)

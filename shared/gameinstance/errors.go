@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // Code is a stable error code clients can switch on.
-type Code string
+type Code = apishape.Code
 
 // The public error codes. The HTTP layer maps them to statuses in one place.
 const (

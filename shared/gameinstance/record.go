@@ -1,15 +1,18 @@
 // Package gameinstance is the kernel every part of the service shares: a
 // game instance's record and states, the public error codes, and how its
-// link-back token is hashed. It depends on nothing else of ours.
+// link-back token is hashed. It depends on nothing else of ours but the
+// public shapes (apishape) its record's public parts are kept in.
 package gameinstance
 
 import (
 	"errors"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // State is where a game instance's allocation stands.
-type State string
+type State = apishape.State
 
 const (
 	StateAllocating State = "Allocating" // claimed; an upstream call is in flight
@@ -27,69 +30,20 @@ const (
 	ReasonMissedHeartbeats = "MissedHeartbeats"
 )
 
-// LinkInfo is what a game server may report about itself when it links.
-type LinkInfo struct {
-	Address    string         `json:"address,omitempty"`
-	Ports      map[string]int `json:"ports,omitempty"`
-	ServerName string         `json:"serverName,omitempty"`
-}
-
-// Server is what the backend needs to send players to the game server.
-type Server struct {
-	Address string         `json:"address"`
-	IP      string         `json:"ip"`
-	Ports   map[string]int `json:"ports"`
-}
-
-// Public is s as answers and events show it: a server without ports
-// (GameFabric or a recovering link reported none) has "ports": {}, so that
-// clients in any language always find an object there, never null. s is
-// not changed.
-func (s *Server) Public() *Server {
-	if s == nil || s.Ports != nil {
-		return s
-	}
-	c := *s
-	c.Ports = map[string]int{}
-	return &c
-}
-
-// Attempt is one upstream call. Status is 0 when no HTTP answer arrived.
-type Attempt struct {
-	Region string `json:"region"`
-	// Reason is why the region is in the plan, or why it was skipped.
-	Reason     string `json:"reason,omitempty"`
-	Status     int    `json:"status"`
-	Error      string `json:"error,omitempty"`
-	Body       string `json:"body,omitempty"`
-	DurationMs int64  `json:"durationMs"`
-	// SuspectedOrphan: the attempt got no usable answer that proves nothing
-	// was allocated (a timeout, the gateway's 504, a 2xx that broke off or
-	// was unusable), so GameFabric may hold a server for it that nobody
-	// uses. With a minted token that server cannot link.
-	SuspectedOrphan bool `json:"suspectedOrphan,omitempty"`
-	// RateLimited: the region's Allocator answered 429 (its rate limit,
-	// not a lack of servers), or the region was skipped because its
-	// Allocator had already done so in this allocation.
-	RateLimited bool `json:"rateLimited,omitempty"`
-	// AllocatorRegion is the region string sent to the Allocator, when it
-	// is not the region's own name (GAMEFABRIC_ALLOCATORS).
-	AllocatorRegion string `json:"allocatorRegion,omitempty"`
-	// Placement is PlacementRoom for a session callback to a game server
-	// with a free room (Server is that server's address); empty for the
-	// Allocator's attempts.
-	Placement Placement `json:"placement,omitempty"`
-	Server    string    `json:"server,omitempty"`
-	// MaxPlayerLatencyMs is the latency cap in force when the attempt was
-	// made (latencyPolicies, maxPlayerLatencyMs); 0 = no cap.
-	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs,omitempty"`
-}
-
-// Failure is why a Failed record failed.
-type Failure struct {
-	Code    Code   `json:"code"`
-	Message string `json:"message"`
-}
+// The public parts of a record are kept in the public shapes themselves
+// (apishape), so that the record, the answers, the SDKs and the events
+// share one definition of each.
+type (
+	// LinkInfo is what a game server may report about itself when it links.
+	LinkInfo = apishape.LinkInfo
+	// Server is what the backend needs to send players to the game server.
+	Server = apishape.Server
+	// Attempt is one upstream call, or a skipped region. Status is 0 when
+	// no HTTP answer arrived.
+	Attempt = apishape.Attempt
+	// Failure is why a Failed record failed.
+	Failure = apishape.Failure
+)
 
 // Record is one game instance's allocation as stored.
 type Record struct {

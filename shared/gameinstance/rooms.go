@@ -3,10 +3,12 @@ package gameinstance
 import (
 	"errors"
 	"fmt"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // Placement says how an allocation got its game server.
-type Placement string
+type Placement = apishape.Placement
 
 const (
 	// PlacementAllocator: GameFabric's Allocator handed out a whole server.

@@ -41,6 +41,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
@@ -157,32 +158,25 @@ func (r LinkRequest) LogValue() slog.Value {
 	return slog.GroupValue(attrs...)
 }
 
-// Instance is every route's answer: the game instance as the backend has it.
-type Instance struct {
-	GameInstanceID  string       `json:"gameInstanceId"`
-	State           State        `json:"state"`
-	LinkedAt        time.Time    `json:"linkedAt,omitzero"`
-	LinkedServer    *LinkRequest `json:"linkedServer,omitempty"`
-	RecoveredByLink bool         `json:"recoveredByLink,omitempty"`
-	LastHeartbeatAt time.Time    `json:"lastHeartbeatAt,omitzero"`
-	EndedAt         time.Time    `json:"endedAt,omitzero"`
-	EndReason       string       `json:"endReason,omitempty"`
-	UnhealthyAt     time.Time    `json:"unhealthyAt,omitzero"`
-	UnhealthyReason string       `json:"unhealthyReason,omitempty"`
-	// HeartbeatIntervalSeconds is how often the deployment wants
-	// heartbeats (RunHeartbeats' default once an answer has said it).
-	HeartbeatIntervalSeconds int `json:"heartbeatIntervalSeconds,omitempty"`
-	// Sessions answers HeartbeatSessions: the other sessions holding a
-	// room on this game server, as the call left them (Linked: renewed;
-	// Ended, Unhealthy: over, close that session's game).
-	Sessions []Session `json:"sessions,omitempty"`
-}
-
-// Session is another session on the same game server.
-type Session struct {
-	GameInstanceID string `json:"gameInstanceId"`
-	State          State  `json:"state"`
-}
+// The answers' shapes are the service's own (apishape), defined once for
+// the handlers, this SDK, the allocation client and docs/openapi.yaml.
+type (
+	// Instance is every route's answer: the game instance as the backend
+	// has it (its lifecycle: LinkedAt … UnhealthyReason), how often the
+	// deployment wants heartbeats (HeartbeatIntervalSeconds,
+	// RunHeartbeats' default once an answer has said it) and, answering
+	// HeartbeatSessions, the other sessions holding a room on this game
+	// server as the call left them (Sessions: Linked, renewed; Ended,
+	// Unhealthy, over: close that session's game).
+	Instance = apishape.GameServerState
+	// Lifecycle is what the server reported and the health sweep found.
+	Lifecycle = apishape.Lifecycle
+	// LinkInfo is what the server reported about itself when it linked
+	// (Instance.LinkedServer): a LinkRequest's address, ports and name.
+	LinkInfo = apishape.LinkInfo
+	// Session is another session on the same game server.
+	Session = apishape.Session
+)
 
 // maxAnswer bounds what is read of an answer: ours are well under 2 KiB.
 const maxAnswer = 64 << 10
@@ -255,12 +249,8 @@ func advisedInterval(seconds int) time.Duration {
 func (c *Client) apiError(op string, resp *http.Response, raw []byte, secrets []string) *APIError {
 	e := &APIError{Op: op, Status: resp.StatusCode, RetryAfter: gameinstance.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now())}
 	var body struct {
-		Error *struct {
-			Code    Code   `json:"code"`
-			Message string `json:"message"`
-			State   State  `json:"state"`
-		} `json:"error"`
-		Message string `json:"message"`
+		Error   *apishape.ErrorDetail `json:"error"`
+		Message string                `json:"message"`
 	}
 	switch {
 	case json.Unmarshal(raw, &body) == nil && body.Error != nil:

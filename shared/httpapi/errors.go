@@ -10,6 +10,7 @@ import (
 
 	"github.com/aws/aws-lambda-go/lambdacontext"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -45,17 +46,6 @@ func StatusOf(code gameinstance.Code) int {
 	return http.StatusInternalServerError
 }
 
-type errorBody struct {
-	Error errorDetail `json:"error"`
-}
-
-type errorDetail struct {
-	Code     gameinstance.Code      `json:"code"`
-	Message  string                 `json:"message"`
-	State    gameinstance.State     `json:"state,omitempty"`
-	Attempts []gameinstance.Attempt `json:"attempts,omitempty"`
-}
-
 // WriteError renders err as {"error": {...}}. Internal causes are logged,
 // never sent: the client gets a request id to quote instead.
 func WriteError(w http.ResponseWriter, r *http.Request, err error) {
@@ -64,7 +54,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 		e = &gameinstance.Error{Code: gameinstance.CodeInternal, Err: err}
 	}
 	status := StatusOf(e.Code)
-	detail := errorDetail{Code: e.Code, Message: e.Message, State: e.State, Attempts: e.Attempts}
+	detail := apishape.ErrorDetail{Code: e.Code, Message: e.Message, State: e.State, Attempts: e.Attempts}
 	log := logging.FromContext(r.Context())
 	if status >= 500 {
 		log.Error("request failed", "code", e.Code, "error", err)
@@ -84,7 +74,7 @@ func WriteError(w http.ResponseWriter, r *http.Request, err error) {
 	if e.RetryAfter > 0 {
 		w.Header().Set("Retry-After", strconv.Itoa(int(e.RetryAfter.Seconds())))
 	}
-	WriteJSON(w, status, errorBody{Error: detail})
+	WriteJSON(w, status, apishape.ErrorResponse{Error: detail})
 }
 
 func WriteJSON(w http.ResponseWriter, status int, v any) {

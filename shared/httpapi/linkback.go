@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -47,24 +48,6 @@ func NewLinkBackHandler(svc LinkBack, heartbeatInterval time.Duration, log *slog
 type linkBackHandlers struct {
 	svc      LinkBack
 	interval int // seconds
-}
-
-// serverView is the answer a game server gets: its instance's state, and
-// how often the deployment wants heartbeats (the SDK's default interval).
-type serverView struct {
-	GameInstanceID           string             `json:"gameInstanceId"`
-	State                    gameinstance.State `json:"state"`
-	HeartbeatIntervalSeconds int                `json:"heartbeatIntervalSeconds"`
-	lifecycleView
-	// Sessions answers a heartbeat with allSessions: the other sessions
-	// holding a room on this server, as the call left them (nil: not asked).
-	Sessions *[]sessionView `json:"sessions,omitempty"`
-}
-
-// sessionView is another session on the caller's game server.
-type sessionView struct {
-	GameInstanceID string             `json:"gameInstanceId"`
-	State          gameinstance.State `json:"state"`
 }
 
 // allSessions reads a heartbeat's optional body: {"allSessions": true}
@@ -196,15 +179,15 @@ func validHostPort(addr string) bool {
 
 // call authenticates the request shape, runs fn and answers the server view.
 func (h linkBackHandlers) call(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, error)) {
-	h.callSessions(w, r, func(id, token string) (gameinstance.Record, *[]sessionView, error) {
+	h.callSessions(w, r, func(id, token string) (gameinstance.Record, []apishape.Session, error) {
 		rec, err := fn(id, token)
 		return rec, nil, err
 	})
 }
 
 // callSessions is call for an answer that may list the server's other
-// sessions.
-func (h linkBackHandlers) callSessions(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, *[]sessionView, error)) {
+// sessions (nil: not asked, so not in the answer).
+func (h linkBackHandlers) callSessions(w http.ResponseWriter, r *http.Request, fn func(id, token string) (gameinstance.Record, []apishape.Session, error)) {
 	token, err := BearerToken(r.Header.Get("Authorization"))
 	if err != nil {
 		WriteError(w, r, err)
@@ -215,8 +198,8 @@ func (h linkBackHandlers) callSessions(w http.ResponseWriter, r *http.Request, f
 		WriteError(w, r, err)
 		return
 	}
-	WriteJSON(w, http.StatusOK, serverView{GameInstanceID: rec.GameInstanceID, State: rec.State, HeartbeatIntervalSeconds: h.interval,
-		lifecycleView: lifecycleOf(rec), Sessions: sessions})
+	WriteJSON(w, http.StatusOK, apishape.GameServerState{GameInstanceID: rec.GameInstanceID, State: rec.State, HeartbeatIntervalSeconds: h.interval,
+		Lifecycle: lifecycleOf(rec), Sessions: sessions})
 }
 
 func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
@@ -238,7 +221,7 @@ func (h linkBackHandlers) link(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h linkBackHandlers) heartbeat(w http.ResponseWriter, r *http.Request) {
-	h.callSessions(w, r, func(id, token string) (gameinstance.Record, *[]sessionView, error) {
+	h.callSessions(w, r, func(id, token string) (gameinstance.Record, []apishape.Session, error) {
 		all, err := allSessions(r.Body)
 		if err != nil {
 			return gameinstance.Record{}, nil, err
@@ -248,11 +231,12 @@ func (h linkBackHandlers) heartbeat(w http.ResponseWriter, r *http.Request) {
 			return rec, nil, err
 		}
 		rec, others, err := h.svc.HeartbeatSessions(r.Context(), id, token)
-		views := make([]sessionView, len(others))
+		// Asked, so listed even when there are none ([]).
+		sessions := make([]apishape.Session, len(others))
 		for i, o := range others {
-			views[i] = sessionView{GameInstanceID: o.GameInstanceID, State: o.State}
+			sessions[i] = apishape.Session{GameInstanceID: o.GameInstanceID, State: o.State}
 		}
-		return rec, &views, err
+		return rec, sessions, err
 	})
 }
 

@@ -60,7 +60,7 @@ func run(ctx context.Context, w io.Writer, state, id string) error {
 		return err
 	}
 	fmt.Fprintf(w, "%s is %s%s\n", id, inst.State, where(inst))
-	if err := player.Winnable(id, inst.State); err != nil {
+	if err := player.Winnable(id, string(inst.State)); err != nil {
 		return err
 	}
 	if inst.Server == nil {
