@@ -21,6 +21,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"io"
 	"io/fs"
 	"net/http"
@@ -121,7 +122,7 @@ func New(src Sources) *Dashboard {
 // ServeHTTP serves loopback callers only (see guard).
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if msg := guard(r, d.cop); msg != "" {
-		writeJSON(w, http.StatusForbidden, map[string]string{"error": msg})
+		httpapi.WriteJSON(w, http.StatusForbidden, map[string]string{"error": msg})
 		return
 	}
 	// The page loads nothing from elsewhere; the policy makes that a rule.
@@ -132,21 +133,10 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.mux.ServeHTTP(w, r)
 }
 
-// writeJSON answers status with v as JSON and a trailing newline.
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		status, body = http.StatusInternalServerError, []byte(`{"error":"encode response"}`)
-	}
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(append(body, '\n'))
-}
-
 func (d *Dashboard) handleState(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
 	defer cancel()
-	writeJSON(w, http.StatusOK, d.state(ctx))
+	httpapi.WriteJSON(w, http.StatusOK, d.state(ctx))
 }
 
 // allocateForm is POST /api/allocate's body.
@@ -174,7 +164,7 @@ type actionAnswer struct {
 func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	var f allocateForm
 	if err := readJSON(r, &f); err != nil {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	f.GameInstanceID, f.Region, f.Version = strings.TrimSpace(f.GameInstanceID), strings.TrimSpace(f.Region), strings.TrimSpace(f.Version)
@@ -189,11 +179,11 @@ func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		writeJSON(w, status, ans)
+		httpapi.WriteJSON(w, status, ans)
 		return
 	}
 	ans.Message = outcomeMessage(alloc)
-	writeJSON(w, http.StatusOK, ans)
+	httpapi.WriteJSON(w, http.StatusOK, ans)
 }
 
 // endForm is POST /api/end's body.
@@ -215,23 +205,23 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, _ = apiFailure(err)
-		writeJSON(w, status, ans)
+		httpapi.WriteJSON(w, status, ans)
 		return
 	}
 	if err := player.Winnable(f.GameInstanceID, string(a.State)); err != nil {
 		ans.Message = err.Error()
-		writeJSON(w, http.StatusConflict, ans)
+		httpapi.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	if a.Server == nil {
 		ans.Message = f.GameInstanceID + " has no game server in its record"
-		writeJSON(w, http.StatusConflict, ans)
+		httpapi.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	addr, err := player.GameAddress(a.Server.IP, a.Server.Address, a.Server.Ports)
 	if err != nil {
 		ans.Message = err.Error()
-		writeJSON(w, http.StatusConflict, ans)
+		httpapi.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	out, err := d.src.Win(ctx, addr, f.GameInstanceID)
@@ -241,14 +231,14 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 		if errors.Is(err, player.ErrNotReady) || errors.Is(err, player.ErrGameOver) || errors.Is(err, player.ErrOtherGame) {
 			status = http.StatusConflict
 		}
-		writeJSON(w, status, ans)
+		httpapi.WriteJSON(w, status, ans)
 		return
 	}
 	ans.OK, ans.Message = true, "IWON sent to "+addr
 	if out.GameOver {
 		ans.Message += "; the server answered GAME OVER"
 	}
-	writeJSON(w, http.StatusOK, ans)
+	httpapi.WriteJSON(w, http.StatusOK, ans)
 }
 
 // newGameInstanceID names an instance the dashboard allocates: when, and
@@ -272,7 +262,7 @@ func readJSON(r *http.Request, v any) error {
 // 400 and ok is false.
 func instanceForm(w http.ResponseWriter, r *http.Request) (f endForm, ok bool) {
 	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
 		return f, false
 	}
 	return f, true

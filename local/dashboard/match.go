@@ -3,6 +3,7 @@ package dashboard
 import (
 	"context"
 	"fmt"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"net/http"
 	"strings"
 	"time"
@@ -29,16 +30,16 @@ type matchForm struct {
 // its matchId.
 func (d *Dashboard) handleMatch(w http.ResponseWriter, r *http.Request) {
 	if d.src.PlayMatch == nil {
-		writeJSON(w, http.StatusNotImplemented, actionAnswer{Message: "this dashboard cannot play matches"})
+		httpapi.WriteJSON(w, http.StatusNotImplemented, actionAnswer{Message: "this dashboard cannot play matches"})
 		return
 	}
 	var f matchForm
 	if err := readJSON(r, &f); err != nil {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	if f.Players < 0 || f.Players > gameinstance.MaxMatchPlayers {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: fmt.Sprintf("a match has 1 to %d players", gameinstance.MaxMatchPlayers)})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: fmt.Sprintf("a match has 1 to %d players", gameinstance.MaxMatchPlayers)})
 		return
 	}
 	if f.Players == 0 {
@@ -49,13 +50,13 @@ func (d *Dashboard) handleMatch(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	id, err := d.src.PlayMatch(ctx, stack.MatchOptions{Players: f.Players, Near: f.Near, CustomEventData: f.CustomEventData})
 	if err != nil {
-		writeJSON(w, http.StatusBadGateway, actionAnswer{Message: "the match's event was not put on the bus: " + err.Error()})
+		httpapi.WriteJSON(w, http.StatusBadGateway, actionAnswer{Message: "the match's event was not put on the bus: " + err.Error()})
 		return
 	}
 	near := ""
 	if f.Near != "" {
 		near = " near " + f.Near
 	}
-	writeJSON(w, http.StatusOK, actionAnswer{OK: true, GameInstanceID: id,
+	httpapi.WriteJSON(w, http.StatusOK, actionAnswer{OK: true, GameInstanceID: id,
 		Message: fmt.Sprintf("match %s of %d players%s is on the default bus: MatchmakingFunction places it", id, f.Players, near)})
 }

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"net/http"
 	"strconv"
 	"strings"
@@ -47,7 +48,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	a, err := d.api.Get(ctx, f.GameInstanceID)
 	if err == nil && a.State != allocclient.StateQueued {
 		ans.Message = f.GameInstanceID + " is " + string(a.State) + ": only a Queued placement can be cancelled"
-		writeJSON(w, http.StatusConflict, ans)
+		httpapi.WriteJSON(w, http.StatusConflict, ans)
 		return
 	}
 	if err == nil {
@@ -56,7 +57,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		var status int
 		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		writeJSON(w, status, ans)
+		httpapi.WriteJSON(w, status, ans)
 		return
 	}
 	ans.OK, ans.Allocation, ans.Message = true, a, f.GameInstanceID+" is "+string(a.State)
@@ -64,7 +65,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 		ans.Code = string(a.Error.Code)
 		ans.Message += " (" + string(a.Error.Code) + ")"
 	}
-	writeJSON(w, http.StatusOK, ans)
+	httpapi.WriteJSON(w, http.StatusOK, ans)
 }
 
 // drainForm is POST /api/drain's body.
@@ -78,12 +79,12 @@ type drainForm struct {
 func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 	var f drainForm
 	if err := readJSON(r, &f); err != nil {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	f.Region = strings.TrimSpace(f.Region)
 	if d.src.Drain == nil {
-		writeJSON(w, http.StatusNotImplemented, actionAnswer{Message: "this dashboard cannot drain regions (no emulated Allocators)"})
+		httpapi.WriteJSON(w, http.StatusNotImplemented, actionAnswer{Message: "this dashboard cannot drain regions (no emulated Allocators)"})
 		return
 	}
 	period := drainFor
@@ -91,12 +92,12 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		period = time.Duration(*f.Seconds) * time.Second
 	}
 	if f.Region == "" || period < 0 || period > maxDrainFor {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: "a region and 0 to " + strconv.Itoa(int(maxDrainFor/time.Second)) + " seconds are required"})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a region and 0 to " + strconv.Itoa(int(maxDrainFor/time.Second)) + " seconds are required"})
 		return
 	}
 	until, err := d.src.Drain(f.Region, period)
 	if err != nil {
-		writeJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
+		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
 		return
 	}
 	ans := actionAnswer{OK: true, Message: f.Region + "'s Allocator refilled: allocations there work again"}
@@ -104,5 +105,5 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		ans.Message = f.Region + "'s Allocator runs dry until " + until.UTC().Format(time.TimeOnly) +
 			" UTC: allocate there with a queue timeout (and a whole server) to watch the placement wait"
 	}
-	writeJSON(w, http.StatusOK, ans)
+	httpapi.WriteJSON(w, http.StatusOK, ans)
 }
