@@ -8,6 +8,21 @@
 // call and what a game costs when servers hold several (rooms), and how
 // many health sweep runs a backlog of due instances takes.
 //
+// Each figure of docs/benchmarks.md is one file: cold start coldstart.go
+// (its setup coldstart_fixture.go), binary size sizes.go, overhead
+// overhead.go, at Lambda's CPU share cpushare.go, DynamoDB requests
+// requests.go, where the CPU goes profile.go, a session in a room
+// roomlatency.go, fallback fallback.go, throughput and its bottleneck
+// throughput.go, exactly once and the same-instance race exactlyonce.go,
+// the cost model cost.go (its inputs billed.go), the game server's calls
+// lifecycle.go, lifecycle events events.go, a game on room servers
+// roomscost.go, queued placements queued.go and queuedcost.go (their rig
+// queuedrig.go), the health sweep sweep.go, micro-benchmarks
+// microbench.go, the machine machine.go. The rest is plumbing shared by
+// several: run.go, report.go with report.md.tmpl, linkbackrig.go,
+// roomhost.go, sdkcount.go, inprocess.go, event.go, localstack.go,
+// standin.go, apiclient.go, cpu.go, stats.go.
+//
 // Every component is real (DynamoDB Local, moto, the built bootstraps
 // behind the local HTTP API) except GameFabric, which is local/gfemu scripted with a
 // fixed delay. Every phase is bounded in count and time, and listens on
