@@ -9,7 +9,7 @@
 // many health sweep runs a backlog of due instances takes.
 //
 // Each figure of docs/benchmarks.md is one file: cold start coldstart.go
-// (its setup coldstart_fixture.go), binary size sizes.go, overhead
+// (its setup coldstart_fixture.go, its init split coldinit.go), binary size sizes.go, overhead
 // overhead.go, at Lambda's CPU share cpushare.go, DynamoDB requests
 // requests.go, where the CPU goes profile.go, a session in a room
 // roomlatency.go, fallback fallback.go, throughput and its bottleneck
