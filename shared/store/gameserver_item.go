@@ -68,7 +68,7 @@ func DecodeGameServer(av map[string]types.AttributeValue) (gameinstance.GameServ
 		IP: it.IP, Ports: it.Ports, Capacity: it.RoomCapacity, InUse: it.RoomsInUse,
 		Accepting: it.Accepting, ClosedReason: it.ClosedReason, CallbackURL: it.CallbackURL, CallbackToken: it.CallbackToken,
 		CallbackFailures: it.CallbackFailures, Sessions: it.Sessions,
-		CreatedAt: parseTime(it.CreatedAt), UpdatedAt: parseTime(it.UpdatedAt),
+		CreatedAt: ParseTime(it.CreatedAt), UpdatedAt: ParseTime(it.UpdatedAt),
 	}, nil
 }
 
@@ -133,7 +133,7 @@ func (e *expr) update() string {
 // writes for the retention (a closed server whose sessions all ended, an
 // idle one that died) expires.
 func (e *expr) touch(now time.Time, retention time.Duration) {
-	e.set = append(e.set, e.name("updatedAt")+" = "+e.str("now", formatTime(now)),
+	e.set = append(e.set, e.name("updatedAt")+" = "+e.str("now", FormatTime(now)),
 		e.name("expiresAt")+" = "+e.num("expires", now.Add(retention).Unix()))
 }
 

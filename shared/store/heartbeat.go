@@ -60,7 +60,7 @@ func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, no
 			"(attribute_not_exists(lastHeartbeatAt) OR lastHeartbeatAt <> :now)"),
 		ExpressionAttributeNames: map[string]string{"#state": "state", "#v": "version"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":      &types.AttributeValueMemberS{Value: formatTime(now)},
+			":now":      &types.AttributeValueMemberS{Value: FormatTime(now)},
 			":deadline": &types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())},
 			":zero":     &types.AttributeValueMemberN{Value: "0"},
 			":one":      &types.AttributeValueMemberN{Value: "1"},
@@ -74,7 +74,7 @@ func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, no
 	if errors.As(err, &ccf) {
 		stored, err := s.conflicting(ctx, id, ccf)
 		ours := err == nil && stored.State == gameinstance.StateLinked && guard.holds(stored) &&
-			formatTime(stored.LastHeartbeatAt) == formatTime(now) && ccf.Item != nil && sameValue(ccf.Item["healthDeadline"],
+			FormatTime(stored.LastHeartbeatAt) == FormatTime(now) && ccf.Item != nil && sameValue(ccf.Item["healthDeadline"],
 			&types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())})
 		return stored, ours, err
 	}

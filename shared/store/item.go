@@ -131,15 +131,15 @@ func toItem(r gameinstance.Record) item {
 		CandidateTokenHashes: r.CandidateTokenHashes,
 		ClaimID:              r.ClaimID,
 		LeaseExpiresAt:       r.LeaseExpiresAt.UnixMilli(),
-		CreatedAt:            formatTime(r.CreatedAt),
-		UpdatedAt:            formatTime(r.UpdatedAt),
+		CreatedAt:            FormatTime(r.CreatedAt),
+		UpdatedAt:            FormatTime(r.UpdatedAt),
 		Version:              r.Version,
-		LinkedAt:             formatTime(r.LinkedAt),
+		LinkedAt:             FormatTime(r.LinkedAt),
 		RecoveredByLink:      r.RecoveredByLink,
-		LastHeartbeatAt:      formatTime(r.LastHeartbeatAt),
-		EndedAt:              formatTime(r.EndedAt),
+		LastHeartbeatAt:      FormatTime(r.LastHeartbeatAt),
+		EndedAt:              FormatTime(r.EndedAt),
 		EndReason:            r.EndReason,
-		UnhealthyAt:          formatTime(r.UnhealthyAt),
+		UnhealthyAt:          FormatTime(r.UnhealthyAt),
 		UnhealthyReason:      r.UnhealthyReason,
 	}
 	if !r.ExpiresAt.IsZero() {
@@ -192,15 +192,15 @@ func (it item) record() gameinstance.Record {
 		CandidateTokenHashes: it.CandidateTokenHashes,
 		ClaimID:              it.ClaimID,
 		LeaseExpiresAt:       time.UnixMilli(it.LeaseExpiresAt).UTC(),
-		CreatedAt:            parseTime(it.CreatedAt),
-		UpdatedAt:            parseTime(it.UpdatedAt),
+		CreatedAt:            ParseTime(it.CreatedAt),
+		UpdatedAt:            ParseTime(it.UpdatedAt),
 		Version:              it.Version,
-		LinkedAt:             parseTime(it.LinkedAt),
+		LinkedAt:             ParseTime(it.LinkedAt),
 		RecoveredByLink:      it.RecoveredByLink,
-		LastHeartbeatAt:      parseTime(it.LastHeartbeatAt),
-		EndedAt:              parseTime(it.EndedAt),
+		LastHeartbeatAt:      ParseTime(it.LastHeartbeatAt),
+		EndedAt:              ParseTime(it.EndedAt),
 		EndReason:            it.EndReason,
-		UnhealthyAt:          parseTime(it.UnhealthyAt),
+		UnhealthyAt:          ParseTime(it.UnhealthyAt),
 		UnhealthyReason:      it.UnhealthyReason,
 	}
 	if it.ExpiresAt != 0 {
@@ -230,15 +230,18 @@ func (it item) record() gameinstance.Record {
 	return r
 }
 
-// formatTime writes "" for the zero time, so optional times are omitted.
-func formatTime(t time.Time) string {
+// FormatTime is how the tables store times: RFC 3339 with nanoseconds,
+// UTC; "" for the zero time, so optional times are omitted. ParseTime
+// reads it back (zero for "" or garbage). The ping cache's table stores
+// its times the same way.
+func FormatTime(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
 	return t.UTC().Format(time.RFC3339Nano)
 }
 
-func parseTime(s string) time.Time {
+func ParseTime(s string) time.Time {
 	if s == "" {
 		return time.Time{}
 	}

@@ -215,7 +215,7 @@ func (s *GameServers) roomWrite(change gameinstance.RoomChange, joined bool) (*e
 		e.name("armadaSet")+" = "+e.str("set", change.Pool.ArmadaSet),
 		e.name("ip")+" = "+e.str("ip", change.Server.IP),
 		e.name("ports")+" = "+e.value("ports", portsValue(change.Server.Ports)),
-		e.name("createdAt")+" = if_not_exists("+e.name("createdAt")+", "+e.str("now", formatTime(now))+")",
+		e.name("createdAt")+" = if_not_exists("+e.name("createdAt")+", "+e.str("now", FormatTime(now))+")",
 		e.name("roomsInUse")+" = "+inUse+" + "+one,
 		e.name("freeRooms")+" = "+e.num("capLessOne", int64(change.Offer.Capacity-1))+" - "+inUse)
 	e.add = append(e.add, e.name("sessions")+" "+e.sessionSet(id))

@@ -14,6 +14,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
@@ -70,7 +71,7 @@ func (s *Table) List(ctx context.Context) ([]pingcache.Entry, error) {
 			return nil, fmt.Errorf("decode ping cache: %w", err)
 		}
 		for _, it := range items {
-			e := pingcache.Entry{Region: it.Region, Zone: it.Zone, RefreshedAt: parseTime(it.RefreshedAt),
+			e := pingcache.Entry{Region: it.Region, Zone: it.Zone, RefreshedAt: store.ParseTime(it.RefreshedAt),
 				ExpiresAt: time.Unix(it.ExpiresAt, 0).UTC(), Targets: make([]gamefabric.PingTarget, 0, len(it.Targets))}
 			for _, t := range it.Targets {
 				e.Targets = append(e.Targets, gamefabric.PingTarget{Address: t.Address, Port: t.Port, Protocol: t.Protocol})
@@ -117,7 +118,7 @@ func (s *Table) Replace(ctx context.Context, entries []pingcache.Entry) (int, er
 // encodePingItem is one region's item. gamefabric.DecodePing bounds what
 // goes into it (TestPingItemStaysSmall).
 func encodePingItem(e pingcache.Entry) (map[string]types.AttributeValue, error) {
-	it := pingItem{Region: e.Region, Zone: e.Zone, RefreshedAt: formatTime(e.RefreshedAt), ExpiresAt: e.ExpiresAt.Unix(),
+	it := pingItem{Region: e.Region, Zone: e.Zone, RefreshedAt: store.FormatTime(e.RefreshedAt), ExpiresAt: e.ExpiresAt.Unix(),
 		Targets: make([]pingTargetAV, 0, len(e.Targets))}
 	for _, t := range e.Targets {
 		it.Targets = append(it.Targets, pingTargetAV{Address: t.Address, Port: t.Port, Protocol: t.Protocol})
@@ -143,18 +144,4 @@ func (s *Table) batch(ctx context.Context, writes []types.WriteRequest) error {
 			return err
 		}
 	}
-}
-
-// Times are stored as in the game-instance table: RFC 3339 with
-// nanoseconds, UTC; "" for none.
-func formatTime(t time.Time) string {
-	if t.IsZero() {
-		return ""
-	}
-	return t.UTC().Format(time.RFC3339Nano)
-}
-
-func parseTime(s string) time.Time {
-	t, _ := time.Parse(time.RFC3339Nano, s)
-	return t
 }
