@@ -11,7 +11,7 @@ import (
 
 // Realistic inputs: what a backend sends for one match.
 
-var benchDefaults = Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "sample-game-armada-set", MaxAttempts: defaults.MaxAllocationAttempts}
+var benchDefaults = Defaults{defaults.Request{Region: "eu-central-1", Environment: "prag", ArmadaSet: "sample-game-armada-set", MaxAttempts: defaults.MaxAllocationAttempts}}
 
 const benchDesiredBody = `{"gameInstanceId":"gi-5f1c2a9e-7b4d-4e0a-9c1f-2d3e4f5a6b7c","desiredRegion":"US-West",` +
 	`"gameServerVersion":"prag::sample-game-armada-set","serverArgs":"-map=arena -mode=ranked -maxPlayers=10",` +

@@ -20,7 +20,7 @@ func FuzzDecodeRequest(f *testing.F) {
 	} {
 		f.Add([]byte(seed))
 	}
-	d := Defaults{Region: "eu", Environment: "prag", ArmadaSet: "set", MaxAttempts: defaults.MaxAllocationAttempts}
+	d := Defaults{defaults.Request{Region: "eu", Environment: "prag", ArmadaSet: "set", MaxAttempts: defaults.MaxAllocationAttempts}}
 	f.Fuzz(func(t *testing.T, body []byte) {
 		req, err := DecodeRequest(body)
 		if err != nil {

@@ -283,7 +283,7 @@ func TestLatencyPolicyValidation(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.req.GameInstanceID = "gi"
-			_, err := Defaults{Region: "eu", Environment: "e", ArmadaSet: "s", MaxAttempts: defaults.MaxAllocationAttempts}.Resolve(tc.req)
+			_, err := Defaults{defaults.Request{Region: "eu", Environment: "e", ArmadaSet: "s", MaxAttempts: defaults.MaxAllocationAttempts}}.Resolve(tc.req)
 			if (err == nil) != tc.ok || (err != nil && gameinstance.CodeOf(err) != gameinstance.CodeInvalidRequest) {
 				t.Fatalf("err = %v, want ok %v", err, tc.ok)
 			}

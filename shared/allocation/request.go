@@ -14,6 +14,8 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 // Request is the body of POST /v1/allocations.
@@ -115,21 +117,8 @@ func describeJSONError(err error) string {
 }
 
 // Defaults are the configured fallbacks (the plugin's fallback* settings)
-// and region-selection limits.
-type Defaults struct {
-	Region      string
-	Environment string
-	ArmadaSet   string
-	// MaxPlayerLatencyMs caps a region's worst player latency when the
-	// request sets no cap; 0 = no cap.
-	MaxPlayerLatencyMs float64
-	// MaxAttempts is how many regions one allocation tries
-	// (MAX_ALLOCATION_ATTEMPTS): at least 1.
-	MaxAttempts int
-	// QueueTimeout is how long a placement may wait for capacity when the
-	// request does not say (QUEUE_TIMEOUT); 0 = fail fast.
-	QueueTimeout time.Duration
-}
+// and region-selection limits (config.Allocate.Request).
+type Defaults struct{ defaults.Request }
 
 // Spec is a validated request with every rule applied.
 type Spec struct {

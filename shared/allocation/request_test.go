@@ -94,7 +94,7 @@ func TestParseVersion(t *testing.T) {
 
 func TestResolve(t *testing.T) {
 	const packed = gameinstance.SchedulingPacked
-	d := Defaults{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet", MaxAttempts: defaults.MaxAllocationAttempts}
+	d := Defaults{defaults.Request{Region: "eu-central-1", Environment: "prag", ArmadaSet: "fleet", MaxAttempts: defaults.MaxAllocationAttempts}}
 	tests := []struct {
 		name    string
 		req     Request

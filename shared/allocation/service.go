@@ -95,13 +95,10 @@ type Options struct {
 	Tokens         Tokens
 	Defaults       Defaults
 	BackendAddress string
-	AttemptTimeout time.Duration // ALLOCATE_ATTEMPT_TIMEOUT
-	Lease          time.Duration // ALLOCATION_LEASE
-	Retention      time.Duration // RECORD_RETENTION
-	LinkTimeout    time.Duration // LINK_TIMEOUT
-	// Budget bounds one allocation from the invocation's start: attempts,
-	// backoff, token refreshes and both writes (ALLOCATION_BUDGET).
-	Budget time.Duration
+	// The timing settings (config.Allocate.Allocation). Budget bounds one
+	// allocation from the invocation's start: attempts, backoff, token
+	// refreshes and both writes.
+	defaults.Allocation
 	// Retry is how 429s are retried; nil = DefaultRetryPolicy (not a
 	// setting: nothing configures it but the tests).
 	Retry *RetryPolicy
@@ -126,8 +123,7 @@ type Service struct{ o Options }
 // each from shared/defaults, for whoever builds a Service without the
 // configuration (the tests): set Store and the rest on a copy.
 func DefaultOptions() Options {
-	return Options{AttemptTimeout: defaults.AttemptTimeout, Lease: defaults.AllocationLease, Retention: defaults.RecordRetention,
-		LinkTimeout: defaults.LinkTimeout, Budget: defaults.AllocationBudget, Defaults: Defaults{MaxAttempts: defaults.MaxAllocationAttempts}}
+	return Options{Allocation: defaults.AllocationDefaults, Defaults: Defaults{defaults.RequestDefaults}}
 }
 
 // NewService builds the service on complete settings; a zero one is a

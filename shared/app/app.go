@@ -19,13 +19,12 @@ import (
 // HealthSweepFunction run it (the sweep adds region health, which hears
 // of link timeouts: healthapp).
 func Lifecycle(cfg config.Lifecycle, db *dynamodb.Client) *lifecycle.Service {
-	records, rooms := Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
+	records, rooms := Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Health.Retention)
 	return &lifecycle.Service{
 		Store: records,
-		Policy: lifecycle.Policy{LinkTimeout: cfg.LinkTimeout, Period: cfg.HealthPeriod, FailureThreshold: cfg.HealthFailureThreshold,
-			InitialDelay: cfg.HealthInitialDelay, Retention: cfg.RecordRetention},
+		Policy: lifecycle.Policy{Health: cfg.Health},
 		Rooms:               rooms != nil,
-		ReadBeforeHeartbeat: cfg.HeartbeatInterval < cfg.HealthPeriod,
+		ReadBeforeHeartbeat: cfg.HeartbeatInterval < cfg.Health.Period,
 	}
 }
 

@@ -18,37 +18,24 @@ import (
 
 // Allocate is the allocate function's configuration.
 type Allocate struct {
-	GameFabricURL       string
-	AllocatePath        string
-	TokenSecretID       string
-	BackendAddress      string
-	FallbackRegion      string
-	FallbackEnvironment string
-	FallbackArmadaSet   string
-	GameInstancesTable  string
+	GameFabricURL      string
+	AllocatePath       string
+	TokenSecretID      string
+	BackendAddress     string
+	GameInstancesTable string
 	// GameServersTable keeps the game servers that offered rooms; "" =
 	// no rooms: every allocation takes a whole server.
 	GameServersTable string
 	// RoomCallbackTimeout bounds one session callback to a game server.
 	RoomCallbackTimeout time.Duration
-	// QueueTimeout is how long a placement that found no capacity waits
-	// when its request does not say; 0 = fail fast.
-	QueueTimeout time.Duration
 	// PlacementQueueURL is the SQS queue of queued placements; "" = none,
 	// every allocation fails fast.
 	PlacementQueueURL string
-	AttemptTimeout    time.Duration
-	AllocationLease   time.Duration
 	TokenCacheTTL     time.Duration
-	RecordRetention   time.Duration
-	LinkTimeout       time.Duration
-	// AllocationBudget bounds one allocation from the invocation's start,
-	// inside API Gateway's 30 s integration timeout.
-	AllocationBudget time.Duration
-	// MaxAllocationAttempts is how many regions one allocation may try.
-	MaxAllocationAttempts int
-	// MaxPlayerLatencyMs is the default latency cap; 0 = none.
-	MaxPlayerLatencyMs float64
+	// Allocation (timing) and Request (what a request that does not say
+	// gets) are read whole: allocation.Options runs on them.
+	Allocation defaults.Allocation
+	Request    defaults.Request
 	// Allocators are the Allocators of the regions GAMEFABRIC_ALLOCATORS
 	// lists, by lowercased region name; see AllocatorFor.
 	Allocators   map[string]Allocator
@@ -81,28 +68,32 @@ const (
 func LoadAllocate(getenv func(string) string) (Allocate, error) {
 	r := reader{getenv: getenv}
 	c := Allocate{
-		GameFabricURL:         r.url("GAMEFABRIC_URL"),
-		AllocatePath:          r.required("GAMEFABRIC_ALLOCATE_PATH"),
-		TokenSecretID:         r.required("ALLOCATOR_TOKEN_SECRET_ID"),
-		BackendAddress:        r.url("BACKEND_ADDRESS"),
-		FallbackRegion:        r.regionName("FALLBACK_REGION"),
-		FallbackEnvironment:   r.optional("FALLBACK_ENVIRONMENT"),
-		FallbackArmadaSet:     r.optional("FALLBACK_ARMADA_SET"),
-		GameInstancesTable:    r.required("GAME_INSTANCES_TABLE"),
-		GameServersTable:      r.optional("GAME_SERVERS_TABLE"),
-		RoomCallbackTimeout:   r.duration("ROOM_CALLBACK_TIMEOUT", defaults.RoomCallbackTimeout),
-		QueueTimeout:          r.nonNegativeDuration("QUEUE_TIMEOUT", defaults.QueueTimeout),
-		PlacementQueueURL:     r.optional("PLACEMENT_QUEUE_URL"),
-		AttemptTimeout:        r.duration("ALLOCATE_ATTEMPT_TIMEOUT", defaults.AttemptTimeout),
-		AllocationLease:       r.duration("ALLOCATION_LEASE", defaults.AllocationLease),
-		TokenCacheTTL:         r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),
-		RecordRetention:       r.duration("RECORD_RETENTION", defaults.RecordRetention),
-		LinkTimeout:           r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
-		AllocationBudget:      r.duration("ALLOCATION_BUDGET", defaults.AllocationBudget),
-		MaxAllocationAttempts: r.positiveInt("MAX_ALLOCATION_ATTEMPTS", defaults.MaxAllocationAttempts),
-		MaxPlayerLatencyMs:    r.nonNegativeFloat("MAX_PLAYER_LATENCY_MS"),
-		RegionHealth:          r.regionHealth(),
-		LogLevel:              r.level("LOG_LEVEL"),
+		GameFabricURL:       r.url("GAMEFABRIC_URL"),
+		AllocatePath:        r.required("GAMEFABRIC_ALLOCATE_PATH"),
+		TokenSecretID:       r.required("ALLOCATOR_TOKEN_SECRET_ID"),
+		BackendAddress:      r.url("BACKEND_ADDRESS"),
+		GameInstancesTable:  r.required("GAME_INSTANCES_TABLE"),
+		GameServersTable:    r.optional("GAME_SERVERS_TABLE"),
+		RoomCallbackTimeout: r.duration("ROOM_CALLBACK_TIMEOUT", defaults.RoomCallbackTimeout),
+		PlacementQueueURL:   r.optional("PLACEMENT_QUEUE_URL"),
+		TokenCacheTTL:       r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),
+		Allocation: defaults.Allocation{
+			AttemptTimeout: r.duration("ALLOCATE_ATTEMPT_TIMEOUT", defaults.AttemptTimeout),
+			Lease:          r.duration("ALLOCATION_LEASE", defaults.AllocationLease),
+			Retention:      r.duration("RECORD_RETENTION", defaults.RecordRetention),
+			LinkTimeout:    r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
+			Budget:         r.duration("ALLOCATION_BUDGET", defaults.AllocationBudget),
+		},
+		Request: defaults.Request{
+			Region:             r.regionName("FALLBACK_REGION"),
+			Environment:        r.optional("FALLBACK_ENVIRONMENT"),
+			ArmadaSet:          r.optional("FALLBACK_ARMADA_SET"),
+			MaxPlayerLatencyMs: r.nonNegativeFloat("MAX_PLAYER_LATENCY_MS"),
+			MaxAttempts:        r.positiveInt("MAX_ALLOCATION_ATTEMPTS", defaults.MaxAllocationAttempts),
+			QueueTimeout:       r.nonNegativeDuration("QUEUE_TIMEOUT", defaults.QueueTimeout),
+		},
+		RegionHealth: r.regionHealth(),
+		LogLevel:     r.level("LOG_LEVEL"),
 	}
 	c.Allocators = r.allocators("GAMEFABRIC_ALLOCATORS", c.AllocateURL(), c.TokenSecretID)
 	c.check(&r)
@@ -114,30 +105,30 @@ func LoadAllocate(getenv func(string) string) (Allocate, error) {
 
 // check adds the rules between settings.
 func (c Allocate) check(r *reader) {
-	if c.AllocationBudget < MinAllocationBudget || c.AllocationBudget > MaxAllocationBudget {
+	if c.Allocation.Budget < MinAllocationBudget || c.Allocation.Budget > MaxAllocationBudget {
 		r.problem("ALLOCATION_BUDGET (%s) must be between %s and %s: the outcome write keeps 3.5 s of it, and API Gateway gives up after 30 s",
-			c.AllocationBudget, MinAllocationBudget, MaxAllocationBudget)
+			c.Allocation.Budget, MinAllocationBudget, MaxAllocationBudget)
 	}
 	// The lease must outlive the whole allocation, or a live call could
 	// have its claim adopted by a server's link or taken over.
-	if c.AllocationLease <= c.AllocationBudget {
-		r.problem("ALLOCATION_LEASE (%s) must be longer than ALLOCATION_BUDGET (%s)", c.AllocationLease, c.AllocationBudget)
+	if c.Allocation.Lease <= c.Allocation.Budget {
+		r.problem("ALLOCATION_LEASE (%s) must be longer than ALLOCATION_BUDGET (%s)", c.Allocation.Lease, c.Allocation.Budget)
 	}
 	// A claim carries a TTL of RECORD_RETENTION and may stay in doubt for
 	// lease + LINK_TIMEOUT: expiring it sooner would let a retry allocate a
 	// second server while the first could still link.
-	if inDoubt := c.AllocationLease + c.LinkTimeout; c.RecordRetention < inDoubt {
-		r.problem("RECORD_RETENTION (%s) must be at least ALLOCATION_LEASE + LINK_TIMEOUT (%s)", c.RecordRetention, inDoubt)
+	if inDoubt := c.Allocation.Lease + c.Allocation.LinkTimeout; c.Allocation.Retention < inDoubt {
+		r.problem("RECORD_RETENTION (%s) must be at least ALLOCATION_LEASE + LINK_TIMEOUT (%s)", c.Allocation.Retention, inDoubt)
 	}
 	// A callback must fit the allocation's time for its attempts: the
 	// budget less the 3.5 s kept for recording the outcome.
-	if most := c.AllocationBudget - outcomeReserve; c.RoomCallbackTimeout > most {
+	if most := c.Allocation.Budget - outcomeReserve; c.RoomCallbackTimeout > most {
 		r.problem("ROOM_CALLBACK_TIMEOUT (%s) must be at most %s: a session callback has to fit in ALLOCATION_BUDGET (%s) with time to record the outcome",
-			c.RoomCallbackTimeout, most, c.AllocationBudget)
+			c.RoomCallbackTimeout, most, c.Allocation.Budget)
 	}
-	r.queueTimeout("QUEUE_TIMEOUT", c.QueueTimeout, c.PlacementQueueURL, "a queued placement")
-	if c.MaxAllocationAttempts > MaxAllocationAttempts {
-		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.MaxAllocationAttempts)
+	r.queueTimeout("QUEUE_TIMEOUT", c.Request.QueueTimeout, c.PlacementQueueURL, "a queued placement")
+	if c.Request.MaxAttempts > MaxAllocationAttempts {
+		r.problem("MAX_ALLOCATION_ATTEMPTS must be at most %d, got %d", MaxAllocationAttempts, c.Request.MaxAttempts)
 	}
 }
 

@@ -24,9 +24,9 @@ func TestLoadAllocateDefaults(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.AttemptTimeout != 10*time.Second || c.TokenCacheTTL != 5*time.Minute || c.LogLevel != slog.LevelInfo ||
-		c.AllocationLease != time.Minute || c.RecordRetention != 7*24*time.Hour || c.MaxAllocationAttempts != 3 || c.MaxPlayerLatencyMs != 0 ||
-		c.AllocationBudget != 25*time.Second || c.GameServersTable != "" || c.RoomCallbackTimeout != 2*time.Second {
+	if c.Allocation.AttemptTimeout != 10*time.Second || c.TokenCacheTTL != 5*time.Minute || c.LogLevel != slog.LevelInfo ||
+		c.Allocation.Lease != time.Minute || c.Allocation.Retention != 7*24*time.Hour || c.Request.MaxAttempts != 3 || c.Request.MaxPlayerLatencyMs != 0 ||
+		c.Allocation.Budget != 25*time.Second || c.GameServersTable != "" || c.RoomCallbackTimeout != 2*time.Second {
 		t.Fatalf("defaults = %+v", c)
 	}
 	if got := c.AllocateURL(); got != "https://studio.gamefabric.dev/allocator/prod/us/allocate" {
@@ -48,7 +48,7 @@ func TestLoadAllocateOverrides(t *testing.T) {
 	m := valid()
 	m["ALLOCATE_ATTEMPT_TIMEOUT"], m["LOG_LEVEL"], m["FALLBACK_REGION"] = "2s", "DEBUG", " US-West "
 	c, err := LoadAllocate(env(m))
-	if err != nil || c.AttemptTimeout != 2*time.Second || c.LogLevel != slog.LevelDebug || c.FallbackRegion != "us-west" {
+	if err != nil || c.Allocation.AttemptTimeout != 2*time.Second || c.LogLevel != slog.LevelDebug || c.Request.Region != "us-west" {
 		t.Fatalf("c = %+v, %v", c, err)
 	}
 }
@@ -110,8 +110,8 @@ func TestLoadAllocateFallbackRegion(t *testing.T) {
 			}
 			continue
 		}
-		if err != nil || c.FallbackRegion != tc.want {
-			t.Errorf("%q: FallbackRegion = %q, %v; want %q", tc.value, c.FallbackRegion, err, tc.want)
+		if err != nil || c.Request.Region != tc.want {
+			t.Errorf("%q: FallbackRegion = %q, %v; want %q", tc.value, c.Request.Region, err, tc.want)
 		}
 	}
 }

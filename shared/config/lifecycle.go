@@ -13,14 +13,11 @@ type Lifecycle struct {
 	GameInstancesTable string
 	// GameServersTable keeps the game servers that offered rooms; "" =
 	// links may not offer rooms.
-	GameServersTable       string
-	LinkTimeout            time.Duration
-	HealthPeriod           time.Duration
-	HealthFailureThreshold int
-	HealthInitialDelay     time.Duration
-	RecordRetention        time.Duration
-	RegionHealth           RegionHealth
-	LogLevel               slog.Level
+	GameServersTable string
+	// Health is game-instance health, read whole: lifecycle.Policy runs on it.
+	Health       defaults.Health
+	RegionHealth RegionHealth
+	LogLevel     slog.Level
 	// GameServerEndpoint is where game servers call (FunctionUrl or
 	// HttpApi); HeartbeatInterval, how often the link-back answers tell
 	// them to heartbeat, follows from it.
@@ -32,25 +29,31 @@ type Lifecycle struct {
 func LoadLifecycle(getenv func(string) string) (Lifecycle, error) {
 	r := reader{getenv: getenv}
 	c := Lifecycle{
-		GameInstancesTable:     r.required("GAME_INSTANCES_TABLE"),
-		GameServersTable:       r.optional("GAME_SERVERS_TABLE"),
-		LinkTimeout:            r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
-		HealthPeriod:           r.duration("HEALTH_PERIOD", defaults.HealthPeriod),
-		HealthFailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", defaults.HealthFailureThreshold),
-		HealthInitialDelay:     r.nonNegativeDuration("HEALTH_INITIAL_DELAY", defaults.HealthInitialDelay),
-		RecordRetention:        r.duration("RECORD_RETENTION", defaults.RecordRetention),
-		RegionHealth:           r.regionHealth(),
-		LogLevel:               r.level("LOG_LEVEL"),
+		GameInstancesTable: r.required("GAME_INSTANCES_TABLE"),
+		GameServersTable:   r.optional("GAME_SERVERS_TABLE"),
+		Health:             r.health(),
+		RegionHealth:       r.regionHealth(),
+		LogLevel:           r.level("LOG_LEVEL"),
 	}
 	c.GameServerEndpoint = r.gameServerEndpoint()
-	c.HeartbeatInterval = c.HealthPeriod
+	c.HeartbeatInterval = c.Health.Period
 	if c.GameServerEndpoint == defaults.GameServerEndpointHTTPAPI {
-		c.HeartbeatInterval = c.HealthPeriod / defaults.HeartbeatsPerPeriodHTTPAPI
+		c.HeartbeatInterval = c.Health.Period / defaults.HeartbeatsPerPeriodHTTPAPI
 	}
 	if err := r.err(); err != nil {
 		return Lifecycle{}, err
 	}
 	return c, nil
+}
+
+func (r *reader) health() defaults.Health {
+	return defaults.Health{
+		LinkTimeout:      r.duration("LINK_TIMEOUT", defaults.LinkTimeout),
+		Period:           r.duration("HEALTH_PERIOD", defaults.HealthPeriod),
+		FailureThreshold: r.positiveInt("HEALTH_FAILURE_THRESHOLD", defaults.HealthFailureThreshold),
+		InitialDelay:     r.nonNegativeDuration("HEALTH_INITIAL_DELAY", defaults.HealthInitialDelay),
+		Retention:        r.duration("RECORD_RETENTION", defaults.RecordRetention),
+	}
 }
 
 func (r *reader) gameServerEndpoint() string {

@@ -8,12 +8,12 @@ import (
 
 func TestLoadLifecycle(t *testing.T) {
 	c, err := LoadLifecycle(env(map[string]string{"GAME_INSTANCES_TABLE": "T"}))
-	if err != nil || c.LinkTimeout != 2*time.Minute || c.HealthPeriod != 30*time.Second || c.HealthFailureThreshold != 3 ||
-		c.HealthInitialDelay != 30*time.Second || c.RecordRetention != 7*24*time.Hour {
+	if err != nil || c.Health.LinkTimeout != 2*time.Minute || c.Health.Period != 30*time.Second || c.Health.FailureThreshold != 3 ||
+		c.Health.InitialDelay != 30*time.Second || c.Health.Retention != 7*24*time.Hour {
 		t.Fatalf("defaults = %+v, %v", c, err)
 	}
 	c, err = LoadLifecycle(env(map[string]string{"GAME_INSTANCES_TABLE": "T", "HEALTH_INITIAL_DELAY": "0s", "HEALTH_FAILURE_THRESHOLD": "5"}))
-	if err != nil || c.HealthInitialDelay != 0 || c.HealthFailureThreshold != 5 {
+	if err != nil || c.Health.InitialDelay != 0 || c.Health.FailureThreshold != 5 {
 		t.Fatalf("overrides = %+v, %v", c, err)
 	}
 	_, err = LoadLifecycle(env(map[string]string{"HEALTH_FAILURE_THRESHOLD": "0", "HEALTH_INITIAL_DELAY": "-1s", "LINK_TIMEOUT": "2"}))

@@ -1,29 +1,20 @@
 package config
 
-import (
-	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
-)
+import "github.com/gamefabric-alloc/allocsvc/shared/defaults"
 
 // RegionHealth configures the per-region health and circuit breaker.
-// An empty Table disables it (every region is always tried).
+// An empty Table disables it (every region is always tried). The breaker
+// runs on the embedded settings as they are read here.
 type RegionHealth struct {
-	Table                string
-	FailureThreshold     int
-	Cooldown             time.Duration
-	NoPingUnhealthyAfter time.Duration
-	// ProbeLease is not read from the environment; it is here so that the
-	// breaker's policy comes whole from the configuration.
-	ProbeLease time.Duration
+	Table string
+	defaults.Breaker
 }
 
 func (r *reader) regionHealth() RegionHealth {
-	return RegionHealth{
-		Table:                r.optional("REGION_HEALTH_TABLE"),
+	return RegionHealth{Table: r.optional("REGION_HEALTH_TABLE"), Breaker: defaults.Breaker{
 		FailureThreshold:     r.positiveInt("REGION_FAILURE_THRESHOLD", defaults.RegionFailureThreshold),
 		Cooldown:             r.duration("REGION_COOLDOWN", defaults.RegionCooldown),
 		NoPingUnhealthyAfter: r.duration("REGION_NO_PING_UNHEALTHY_AFTER", defaults.RegionNoPingUnhealthyAfter),
-		ProbeLease:           defaults.RegionProbeLease,
-	}
+		ProbeLease:           defaults.RegionProbeLease, // not read from the environment
+	}}
 }

@@ -1,10 +1,12 @@
-// Package defaults is the one place for every setting's default value:
-// shared/config applies them (the only place that does; the domain receives
-// complete options), template.yaml's parameter defaults must equal them
-// (local/template's TestTemplateDefaultsAreShared checks that), the tests'
-// complete values (regionhealth.DefaultBreakerPolicy, lifecycle.DefaultPolicy,
-// allocation.DefaultOptions) are built from them, and docs/configuration.md
-// quotes them.
+// Package defaults is the one place for every setting's default value and
+// for the groups of settings the domain runs on (groups.go): shared/config
+// reads each group whole, applying the defaults (the only place that
+// does), and the domain embeds the group it runs on, so nothing copies a
+// setting from one to the other. template.yaml's parameter defaults must
+// equal these (local/template's TestTemplateDefaultsAreShared checks
+// that), the tests' complete values (regionhealth.DefaultBreakerPolicy,
+// lifecycle.DefaultPolicy, allocation.DefaultOptions) are the groups'
+// defaults, and docs/configuration.md quotes them.
 package defaults
 
 import "time"

@@ -14,24 +14,12 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
-// Policy holds the health settings.
-type Policy struct {
-	// LinkTimeout: an Allocated instance that has not linked by then is
-	// Unhealthy (LinkTimeout): the allocation silently failed.
-	LinkTimeout time.Duration
-	// Period, FailureThreshold, InitialDelay: a Linked instance whose last
-	// heartbeat (or link, plus InitialDelay) is older than Period ×
-	// FailureThreshold is Unhealthy (MissedHeartbeats).
-	Period           time.Duration
-	FailureThreshold int
-	InitialDelay     time.Duration
-	// Retention: Ended and Unhealthy records expire this long after.
-	Retention time.Duration
-}
+// Policy is game-instance health's settings (config.Lifecycle reads them
+// whole) and its transitions.
+type Policy struct{ defaults.Health }
 
 // DefaultPolicy matches the documented defaults.
-var DefaultPolicy = Policy{LinkTimeout: defaults.LinkTimeout, Period: defaults.HealthPeriod, FailureThreshold: defaults.HealthFailureThreshold,
-	InitialDelay: defaults.HealthInitialDelay, Retention: defaults.RecordRetention}
+var DefaultPolicy = Policy{defaults.HealthDefaults}
 
 // heartbeatDeadline is when a Linked instance becomes due for the sweep.
 func (p Policy) heartbeatDeadline(rec gameinstance.Record) time.Time {

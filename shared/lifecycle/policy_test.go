@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -65,7 +67,7 @@ func TestTransitions(t *testing.T) {
 }
 
 func TestHealthDeadlines(t *testing.T) {
-	p := Policy{LinkTimeout: 2 * time.Minute, Period: 30 * time.Second, FailureThreshold: 3, InitialDelay: 30 * time.Second, Retention: time.Hour}
+	p := Policy{defaults.Health{LinkTimeout: 2 * time.Minute, Period: 30 * time.Second, FailureThreshold: 3, InitialDelay: 30 * time.Second, Retention: time.Hour}}
 	allocated := gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateAllocated, UpdatedAt: t0}
 	linked, _, _ := p.Link(allocated, t0, nil)
 	if want := t0.Add(30*time.Second + 90*time.Second); !linked.HealthDeadline.Equal(want) {

@@ -123,7 +123,7 @@ func TestLatenciesAnyFailureGivesNone(t *testing.T) {
 	}
 }
 
-var testDefaults = allocation.Defaults{Region: "eu", Environment: "prod", ArmadaSet: "arena", MaxAttempts: defaults.MaxAllocationAttempts}
+var testDefaults = allocation.Defaults{Request: defaults.Request{Region: "eu", Environment: "prod", ArmadaSet: "arena", MaxAttempts: defaults.MaxAllocationAttempts}}
 
 func TestUsable(t *testing.T) {
 	many := func(n int, from float64) map[string]float64 {

@@ -7,28 +7,14 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 )
 
-// BreakerPolicy holds the breaker and staleness settings, every field set
-// (config.RegionHealth resolves them).
-type BreakerPolicy struct {
-	// FailureThreshold consecutive failures make a region Unhealthy.
-	FailureThreshold int
-	// Cooldown is how long the breaker stays open after the region becomes
-	// Unhealthy or a probe fails.
-	Cooldown time.Duration
-	// NoPingUnhealthyAfter: a known region without ping targets (and without
-	// a successful allocation) for this long becomes Unhealthy.
-	NoPingUnhealthyAfter time.Duration
-	// ProbeLease is how long one half-open probe holds the region; a probe
-	// that never reports back frees it after this.
-	ProbeLease time.Duration
-}
+// BreakerPolicy is the breaker and staleness settings, every field set
+// (config.RegionHealth reads them whole).
+type BreakerPolicy struct{ defaults.Breaker }
 
 // DefaultBreakerPolicy is the documented defaults as one complete policy,
-// for whoever builds a breaker without the configuration (the tests). The
-// functions get theirs from config.RegionHealth, which resolves each
-// setting's default once: the breaker never fills a field in.
-var DefaultBreakerPolicy = BreakerPolicy{FailureThreshold: defaults.RegionFailureThreshold, Cooldown: defaults.RegionCooldown,
-	NoPingUnhealthyAfter: defaults.RegionNoPingUnhealthyAfter, ProbeLease: defaults.RegionProbeLease}
+// for whoever builds a breaker without the configuration (the tests): the
+// breaker never fills a field in.
+var DefaultBreakerPolicy = BreakerPolicy{defaults.BreakerDefaults}
 
 // Decision is what the breaker allows for one request.
 type Decision int

@@ -15,6 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/app"
 	"github.com/gamefabric-alloc/allocsvc/shared/app/healthapp"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi/allocationsapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
@@ -54,9 +55,9 @@ func Handler(cfg config.Allocate, c Clients, log *slog.Logger) http.Handler {
 // through the lifecycle; the retention of Ended records is all the
 // lifecycle policy it needs.
 func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
-	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
+	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Allocation.Retention)
 	// Ending a session on a shared server gives its room back.
-	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Retention: cfg.RecordRetention}, Rooms: servers != nil}
+	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Health: defaults.Health{Retention: cfg.Allocation.Retention}}, Rooms: servers != nil}
 	return allocationsapi.Routes(Service(cfg, c, records, servers), ender)
 }
 
@@ -75,19 +76,14 @@ func Service(cfg config.Allocate, c Clients, records *store.GameInstances, serve
 		queue = placementqueue.Queue{API: c.SQS, URL: cfg.PlacementQueueURL}
 	}
 	return allocation.NewService(allocation.Options{
-		Queue:     queue,
-		Rooms:     pool,
-		Store:     records,
-		Upstreams: allocators.New(cfg, c.HTTP, c.Secrets),
-		Health:    health,
-		Metrics:   metrics.Allocations{EMF: metrics.NewEMF(c.Metrics)},
-		Defaults: allocation.Defaults{Region: cfg.FallbackRegion, Environment: cfg.FallbackEnvironment, ArmadaSet: cfg.FallbackArmadaSet,
-			MaxAttempts: cfg.MaxAllocationAttempts, MaxPlayerLatencyMs: cfg.MaxPlayerLatencyMs, QueueTimeout: cfg.QueueTimeout},
+		Queue:          queue,
+		Rooms:          pool,
+		Store:          records,
+		Upstreams:      allocators.New(cfg, c.HTTP, c.Secrets),
+		Health:         health,
+		Metrics:        metrics.Allocations{EMF: metrics.NewEMF(c.Metrics)},
+		Defaults:       allocation.Defaults{Request: cfg.Request},
+		Allocation:     cfg.Allocation,
 		BackendAddress: cfg.BackendAddress,
-		AttemptTimeout: cfg.AttemptTimeout,
-		Lease:          cfg.AllocationLease,
-		Retention:      cfg.RecordRetention,
-		LinkTimeout:    cfg.LinkTimeout,
-		Budget:         cfg.AllocationBudget,
 	})
 }

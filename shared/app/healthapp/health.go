@@ -18,8 +18,7 @@ func RegionHealth(db regiontable.DB, c config.RegionHealth) (regionhealth.Region
 	if c.Table == "" {
 		return regionhealth.Off{}, nil
 	}
-	p := regionhealth.BreakerPolicy{FailureThreshold: c.FailureThreshold, Cooldown: c.Cooldown,
-		NoPingUnhealthyAfter: c.NoPingUnhealthyAfter, ProbeLease: c.ProbeLease}
+	p := regionhealth.BreakerPolicy{Breaker: c.Breaker}
 	b := &regionhealth.Breaker{Store: regiontable.New(db, c.Table, p), Policy: p}
 	return b, b
 }

@@ -35,10 +35,10 @@ func NewClients(awsCfg aws.Config, c allocateapp.Clients) Clients {
 
 // Service is the front door as the function runs it.
 func Service(cfg config.Matchmaking, c Clients) *matchmaking.Service {
-	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
+	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Allocation.Retention)
 	return &matchmaking.Service{
 		Allocations:    allocateapp.Service(cfg.Allocate, c.Clients, records, servers),
-		Matches:        store.NewMatches(c.DynamoDB, cfg.MatchesTable, cfg.RecordRetention),
+		Matches:        store.NewMatches(c.DynamoDB, cfg.MatchesTable, cfg.Allocation.Retention),
 		Tickets:        gamelifttickets.Tickets{API: c.GameLift},
 		TicketsTimeout: cfg.TicketsTimeout,
 		QueueTimeout:   cfg.MatchQueueTimeout,

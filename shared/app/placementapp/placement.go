@@ -32,7 +32,7 @@ func New(cfg config.Allocate, c allocateapp.Clients, log *slog.Logger) (func(con
 	if cfg.PlacementQueueURL == "" {
 		return nil, ErrNoQueue
 	}
-	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
+	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Allocation.Retention)
 	return Handler(allocateapp.Service(cfg, c, records, servers), log), nil
 }
 

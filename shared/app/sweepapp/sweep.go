@@ -28,7 +28,7 @@ const maxGaugedServers = 10000
 func Handler(cfg config.Lifecycle, db *dynamodb.Client, log *slog.Logger, metricsOut io.Writer) func(context.Context, events.EventBridgeEvent) (lifecycle.SweepSummary, error) {
 	svc := app.Lifecycle(cfg, db)
 	svc.Regions, _ = healthapp.RegionHealth(db, cfg.RegionHealth) // a server that never links counts against its region
-	_, servers := app.Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.RecordRetention)
+	_, servers := app.Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Health.Retention)
 	emf := metrics.NewEMF(metricsOut)
 	return func(ctx context.Context, _ events.EventBridgeEvent) (lifecycle.SweepSummary, error) {
 		ctx = logging.WithLogger(ctx, log)
