@@ -113,7 +113,7 @@ func (c *Client) Regions(ctx context.Context) (*Regions, error) {
 		if cached == nil {
 			return nil, fmt.Errorf("allocclient: GET /v1/regions: 304 Not Modified to an unconditional request")
 		}
-		return cached.clone(), nil
+		return cloneRegions(cached), nil
 	}
 	var r Regions
 	if err := json.Unmarshal(ans.body, &r); err != nil {
@@ -121,7 +121,7 @@ func (c *Client) Regions(ctx context.Context) (*Regions, error) {
 	}
 	if etag := ans.header.Get("ETag"); etag != "" {
 		c.regionsMu.Lock()
-		c.regionsETag, c.regions = etag, r.clone()
+		c.regionsETag, c.regions = etag, cloneRegions(&r)
 		c.regionsMu.Unlock()
 	}
 	return &r, nil

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
-	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
@@ -121,33 +120,20 @@ type (
 	Failure = apishape.Failure
 )
 
-// Regions is the answer of GET /v1/regions.
-type Regions struct {
-	Regions []Region `json:"regions"`
-}
+// The answer of GET /v1/regions.
+type (
+	// Regions is the answer of GET /v1/regions.
+	Regions = apishape.Regions
+	// Region is one region a game may be allocated in, with the targets
+	// its players ping to measure their latency.
+	Region = apishape.Region
+	// PingTarget is one address a game client pings.
+	PingTarget = apishape.PingTarget
+)
 
-// Region is one region a game may be allocated in, with the targets its
-// players ping to measure their latency.
-type Region struct {
-	Region      string       `json:"region"`
-	Zone        string       `json:"zone"`
-	PingTargets []PingTarget `json:"pingTargets"`
-	RefreshedAt time.Time    `json:"refreshedAt"`
-	// Health is Initialized, Deployed or Unhealthy; empty when the
-	// deployment does not track region health.
-	Health      string    `json:"health,omitempty"`
-	HealthSince time.Time `json:"healthSince,omitzero"`
-}
-
-// PingTarget is one address a game client pings.
-type PingTarget struct {
-	Address  string `json:"address"`
-	Port     int    `json:"port"`
-	Protocol string `json:"protocol"`
-}
-
-// clone is a copy the caller may change without touching the client's cache.
-func (r *Regions) clone() *Regions {
+// cloneRegions is a copy the caller may change without touching the
+// client's cache.
+func cloneRegions(r *Regions) *Regions {
 	out := &Regions{Regions: make([]Region, len(r.Regions))}
 	for i, reg := range r.Regions {
 		reg.PingTargets = slices.Clone(reg.PingTargets)

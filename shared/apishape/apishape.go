@@ -1,7 +1,7 @@
 // Package apishape holds the service's public JSON shapes, each defined
 // once: the allocation record the allocation routes answer (Allocation),
-// a game server's answer on the link-back routes (GameServerState), an
-// error answer (ErrorResponse) and their parts (Attempt, Server, LinkInfo,
+// a game server's answer on the link-back routes (GameServerState), the
+// regions list (Regions), an error answer (ErrorResponse) and their parts (Attempt, Server, LinkInfo,
 // Failure, Lifecycle, Session). The handlers build them (shared/httpapi),
 // the two SDKs decode into them (allocclient and gameserver alias them),
 // the domain's record keeps its public parts in them (gameinstance aliases
@@ -207,4 +207,29 @@ type ErrorDetail struct {
 	// Attempts is what each region answered, for a failed allocation
 	// (with Body).
 	Attempts []Attempt `json:"attempts,omitempty"`
+}
+
+// Regions is the answer of GET /v1/regions.
+type Regions struct {
+	Regions []Region `json:"regions"`
+}
+
+// Region is one region a game may be allocated in, with the targets its
+// players ping to measure their latency.
+type Region struct {
+	Region      string       `json:"region"`
+	Zone        string       `json:"zone"`
+	PingTargets []PingTarget `json:"pingTargets"`
+	RefreshedAt time.Time    `json:"refreshedAt"`
+	// Health is Initialized, Deployed or Unhealthy; empty when the
+	// deployment does not track region health.
+	Health      string    `json:"health,omitempty"`
+	HealthSince time.Time `json:"healthSince,omitzero"`
+}
+
+// PingTarget is one address a game client pings.
+type PingTarget struct {
+	Address  string `json:"address"`
+	Port     int    `json:"port"`
+	Protocol string `json:"protocol"`
 }

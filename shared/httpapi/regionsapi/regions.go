@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
@@ -51,20 +51,6 @@ type regionsHandler struct {
 	now    func() time.Time
 }
 
-type regionsView struct {
-	Regions []regionView `json:"regions"`
-}
-
-type regionView struct {
-	Region      string                  `json:"region"`
-	Zone        string                  `json:"zone"`
-	PingTargets []gamefabric.PingTarget `json:"pingTargets"`
-	RefreshedAt string                  `json:"refreshedAt"`
-	// Health is the region's state (Initialized, Deployed, Unhealthy).
-	Health      string `json:"health,omitempty"`
-	HealthSince string `json:"healthSince,omitempty"`
-}
-
 func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 	entries, err := h.cache.List(r.Context())
 	if err != nil {
@@ -84,13 +70,17 @@ func (h regionsHandler) list(w http.ResponseWriter, r *http.Request) {
 			health[rh.Region] = rh
 		}
 	}
-	view := regionsView{Regions: []regionView{}}
+	view := apishape.Regions{Regions: []apishape.Region{}}
 	for _, e := range pingcache.Live(entries, h.now()) {
-		v := regionView{Region: e.Region, Zone: e.Zone, PingTargets: e.Targets, RefreshedAt: httpapi.FormatTime(e.RefreshedAt)}
+		v := apishape.Region{Region: e.Region, Zone: e.Zone, PingTargets: make([]apishape.PingTarget, len(e.Targets)),
+			RefreshedAt: e.RefreshedAt.UTC()}
+		for i, t := range e.Targets {
+			v.PingTargets[i] = apishape.PingTarget(t)
+		}
 		if h.health != nil {
-			v.Health, v.HealthSince = string(regionhealth.RegionInitialized), ""
+			v.Health = string(regionhealth.RegionInitialized)
 			if rh, ok := health[e.Region]; ok && rh.State != "" {
-				v.Health, v.HealthSince = string(rh.State), httpapi.FormatTime(rh.Since)
+				v.Health, v.HealthSince = string(rh.State), rh.Since.UTC()
 			}
 		}
 		view.Regions = append(view.Regions, v)

@@ -16,6 +16,8 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 type fakeCache struct {
@@ -45,7 +47,7 @@ func TestRegions(t *testing.T) {
 	}
 
 	first := get("")
-	var doc regionsView
+	var doc apishape.Regions
 	if first.Code != 200 || json.Unmarshal(first.Body.Bytes(), &doc) != nil {
 		t.Fatalf("GET = %d %s", first.Code, first.Body)
 	}
@@ -102,7 +104,7 @@ func TestRegionsShowHealth(t *testing.T) {
 		want   string
 	}{
 		{"states and since", fakeHealth{list: []regionhealth.Health{{Region: "us", State: regionhealth.RegionUnhealthy, Since: now}}},
-			`"region":"eu","zone":"EU","pingTargets":null,"refreshedAt":"2026-11-22T12:00:00Z","health":"Initialized"},{"region":"us","zone":"US","pingTargets":null,"refreshedAt":"2026-11-22T12:00:00Z","health":"Unhealthy","healthSince":"2026-11-22T12:00:00Z"`},
+			`"region":"eu","zone":"EU","pingTargets":[],"refreshedAt":"2026-11-22T12:00:00Z","health":"Initialized"},{"region":"us","zone":"US","pingTargets":[],"refreshedAt":"2026-11-22T12:00:00Z","health":"Unhealthy","healthSince":"2026-11-22T12:00:00Z"`},
 		{"health unavailable: targets still served", fakeHealth{err: errors.New("throttled")}, `"health":"Initialized"`},
 		{"health disabled", nil, `"refreshedAt":"2026-11-22T12:00:00Z"}]`},
 	}
