@@ -21,8 +21,8 @@ import (
 func Lifecycle(cfg config.Lifecycle, db *dynamodb.Client) *lifecycle.Service {
 	records, rooms := Records(db, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Health.Retention)
 	return &lifecycle.Service{
-		Store: records,
-		Policy: lifecycle.Policy{Health: cfg.Health},
+		Store:               records,
+		Policy:              lifecycle.Policy{Health: cfg.Health},
 		Rooms:               rooms != nil,
 		ReadBeforeHeartbeat: cfg.HeartbeatInterval < cfg.Health.Period,
 	}
