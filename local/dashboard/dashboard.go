@@ -1,12 +1,7 @@
-// Package dashboard is make dev's web page: the regions with their health,
-// ping targets and the game servers registered in each, the game servers
-// that offered rooms with the games holding them, the game instances as
-// their states change with the decision trace of each allocation, and the
-// lifecycle events as they are published; with a form to allocate (with a
-// queue timeout too), a button to end a game the way its player would, one
-// to cancel a queued placement, and one to drain a region's Allocator for
-// a while so a queued placement can be watched waiting; and one to play a
-// FlexMatch match, whose instance and re-published event it then shows.
+// Package dashboard is make dev's web page (docs/local.md): the regions,
+// game servers, game instances and events of the local stack, with buttons
+// to allocate, end a game as its player would, cancel a queued placement,
+// drain a region's Allocator and play a FlexMatch match.
 //
 // The page is static HTML, JS and CSS embedded in the binary (no build
 // step, nothing fetched from elsewhere); it polls GET /api/state every
@@ -15,15 +10,16 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"fmt"
 	"io"
 	"io/fs"
+	"mime"
+	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -32,6 +28,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
@@ -47,9 +44,9 @@ type Sources struct {
 	// pragmaBackendAddress): a function URL, or APIURL. Shown, not called.
 	GameServerURL string
 	// Instances lists the game instances, newest first.
-	Instances func(context.Context) (Listing, error)
+	Instances func(context.Context) (Listing[gameinstance.Record], error)
 	// GameServers lists the game servers that offered rooms; nil shows none.
-	GameServers func(context.Context) (ServerListing, error)
+	GameServers func(context.Context) (Listing[gameinstance.GameServer], error)
 	// RegionHealth lists the region health table; nil leaves it to the API.
 	RegionHealth func(context.Context) ([]regionhealth.Health, error)
 	// Served are the Regions the emulated Allocators serve.
@@ -76,7 +73,7 @@ type Sources struct {
 // Dashboard serves the page and its JSON.
 type Dashboard struct {
 	src    Sources
-	api    apiCalls
+	api    *allocclient.Client
 	cached regionsCache
 	mux    *http.ServeMux
 	// cop rejects writes a browser sends on behalf of another site.
@@ -93,22 +90,24 @@ const (
 	maxRequestBody  = 4 << 10
 )
 
-// New builds the dashboard's handler.
-func New(src Sources) *Dashboard {
+// New builds the dashboard's handler; src.APIURL must be an http(s) URL.
+func New(src Sources) (*Dashboard, error) {
 	if src.Win == nil {
 		src.Win = player.SendIWONFor
 	}
 	if src.Instances == nil {
-		src.Instances = func(context.Context) (Listing, error) { return Listing{}, errors.New("no game instance source") }
+		src.Instances = func(context.Context) (Listing[gameinstance.Record], error) {
+			return Listing[gameinstance.Record]{}, errors.New("no game instance source")
+		}
 	}
-	d := &Dashboard{src: src, cop: http.NewCrossOriginProtection()}
-	if c, err := newAPIClient(src.APIURL); err != nil {
-		d.api = failedClient{err: err}
-	} else {
-		d.api = c
+	// One try per call: the page shows every answer as it came, and a
+	// person clicks again.
+	api, err := allocclient.New(allocclient.Options{BaseURL: src.APIURL, MaxAttempts: 1, HTTPClient: &http.Client{Timeout: allocateTimeout}})
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
 	}
+	d := &Dashboard{src: src, api: api, cop: http.NewCrossOriginProtection(), mux: http.NewServeMux()}
 	files, _ := fs.Sub(static, "static")
-	d.mux = http.NewServeMux()
 	d.mux.Handle("GET /", http.FileServerFS(files))
 	d.mux.HandleFunc("GET /api/state", d.handleState)
 	d.mux.HandleFunc("POST /api/allocate", d.handleAllocate)
@@ -116,7 +115,7 @@ func New(src Sources) *Dashboard {
 	d.mux.HandleFunc("POST /api/cancel", d.handleCancel)
 	d.mux.HandleFunc("POST /api/drain", d.handleDrain)
 	d.mux.HandleFunc("POST /api/match", d.handleMatch)
-	return d
+	return d, nil
 }
 
 // ServeHTTP serves loopback callers only (see guard).
@@ -133,23 +132,36 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.mux.ServeHTTP(w, r)
 }
 
+// guard says why r is refused, "" when it may be served. The dashboard
+// listens on loopback, but a browser will still carry requests there for
+// other pages: a Host that is not loopback is DNS rebinding (a name that
+// resolves to 127.0.0.1), and a write must be same-origin JSON, which no
+// other page can send without the browser asking first.
+func guard(r *http.Request, crossOrigin *http.CrossOriginProtection) string {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+		return "the dashboard answers only to a loopback Host (127.0.0.1, [::1], localhost)"
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return ""
+	}
+	if err := crossOrigin.Check(r); err != nil {
+		return "cross-origin request refused"
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return "the body must be application/json"
+	}
+	return ""
+}
+
 func (d *Dashboard) handleState(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
 	defer cancel()
 	httpapi.WriteJSON(w, http.StatusOK, d.state(ctx))
-}
-
-// allocateForm is POST /api/allocate's body.
-type allocateForm struct {
-	GameInstanceID string `json:"gameInstanceId"` // "" = one is generated
-	Region         string `json:"region"`
-	Version        string `json:"version"`
-	// QueueTimeoutSeconds lets the placement wait for capacity (nil = the
-	// deployment's QUEUE_TIMEOUT); the API checks its range.
-	QueueTimeoutSeconds *int `json:"queueTimeoutSeconds"`
-	// Dedicated asks for a whole server: a drained region's Allocator is
-	// then the only way in, rooms on servers in play are not.
-	Dedicated bool `json:"dedicated"`
 }
 
 // actionAnswer is what the page hears back from an action.
@@ -161,92 +173,22 @@ type actionAnswer struct {
 	Allocation     *allocclient.Allocation `json:"allocation,omitempty"`
 }
 
-func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
-	var f allocateForm
-	if err := readJSON(r, &f); err != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
-		return
-	}
-	f.GameInstanceID, f.Region, f.Version = strings.TrimSpace(f.GameInstanceID), strings.TrimSpace(f.Region), strings.TrimSpace(f.Version)
-	if f.GameInstanceID == "" {
-		f.GameInstanceID = newGameInstanceID(time.Now())
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), allocateTimeout)
-	defer cancel()
-	alloc, err := d.api.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: f.GameInstanceID, DesiredRegion: f.Region,
-		GameServerVersion: f.Version, QueueTimeoutSeconds: f.QueueTimeoutSeconds, Dedicated: f.Dedicated})
-	ans := actionAnswer{OK: err == nil, GameInstanceID: f.GameInstanceID, Allocation: alloc}
-	if err != nil {
-		var status int
-		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		httpapi.WriteJSON(w, status, ans)
-		return
-	}
-	ans.Message = outcomeMessage(alloc)
-	httpapi.WriteJSON(w, http.StatusOK, ans)
+// answer writes ans with status, ans.Message set to msg.
+func answer(w http.ResponseWriter, status int, ans actionAnswer, msg string) {
+	ans.Message = msg
+	httpapi.WriteJSON(w, status, ans)
 }
 
-// endForm is POST /api/end's body.
-type endForm struct {
-	GameInstanceID string `json:"gameInstanceId"`
-}
-
-// handleEnd ends a game the way its player would: IWON to the game port of
-// the instance's server, which then ends it through the API.
-func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
-	f, ok := instanceForm(w, r)
-	if !ok {
+// apiFailed answers err from the API: the API's own status, code and
+// body when it answered, 502 when it could not be reached.
+func apiFailed(w http.ResponseWriter, ans actionAnswer, err error) {
+	var e *allocclient.Error
+	if !errors.As(err, &e) {
+		answer(w, http.StatusBadGateway, ans, fmt.Sprintf("the local API does not answer: %v", err))
 		return
 	}
-	ans := actionAnswer{GameInstanceID: f.GameInstanceID}
-	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
-	defer cancel()
-	a, err := d.api.Get(ctx, f.GameInstanceID)
-	if err != nil {
-		var status int
-		status, ans.Code, ans.Message, _ = apiFailure(err)
-		httpapi.WriteJSON(w, status, ans)
-		return
-	}
-	if err := player.Winnable(f.GameInstanceID, string(a.State)); err != nil {
-		ans.Message = err.Error()
-		httpapi.WriteJSON(w, http.StatusConflict, ans)
-		return
-	}
-	if a.Server == nil {
-		ans.Message = f.GameInstanceID + " has no game server in its record"
-		httpapi.WriteJSON(w, http.StatusConflict, ans)
-		return
-	}
-	addr, err := player.GameAddress(a.Server.IP, a.Server.Address, a.Server.Ports)
-	if err != nil {
-		ans.Message = err.Error()
-		httpapi.WriteJSON(w, http.StatusConflict, ans)
-		return
-	}
-	out, err := d.src.Win(ctx, addr, f.GameInstanceID)
-	if err != nil {
-		ans.Message = err.Error()
-		status := http.StatusBadGateway
-		if errors.Is(err, player.ErrNotReady) || errors.Is(err, player.ErrGameOver) || errors.Is(err, player.ErrOtherGame) {
-			status = http.StatusConflict
-		}
-		httpapi.WriteJSON(w, status, ans)
-		return
-	}
-	ans.OK, ans.Message = true, "IWON sent to "+addr
-	if out.GameOver {
-		ans.Message += "; the server answered GAME OVER"
-	}
-	httpapi.WriteJSON(w, http.StatusOK, ans)
-}
-
-// newGameInstanceID names an instance the dashboard allocates: when, and
-// random enough that two clicks in one second differ.
-func newGameInstanceID(now time.Time) string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return "dash-" + now.UTC().Format("150405") + "-" + hex.EncodeToString(b)
+	ans.Code, ans.Allocation = e.Code, e.Allocation
+	answer(w, e.Status, ans, cmp.Or(e.Message, http.StatusText(e.Status)))
 }
 
 func readJSON(r *http.Request, v any) error {
@@ -260,10 +202,13 @@ func readJSON(r *http.Request, v any) error {
 
 // instanceForm reads an action's {"gameInstanceId"}; a bad one is answered
 // 400 and ok is false.
-func instanceForm(w http.ResponseWriter, r *http.Request) (f endForm, ok bool) {
-	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
-		return f, false
+func instanceForm(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
+	var f struct {
+		GameInstanceID string `json:"gameInstanceId"`
 	}
-	return f, true
+	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
+		answer(w, http.StatusBadRequest, actionAnswer{}, "a valid gameInstanceId is required")
+		return "", false
+	}
+	return f.GameInstanceID, true
 }

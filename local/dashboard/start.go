@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
@@ -30,11 +32,15 @@ func (s *Server) Close() error {
 
 // Start serves the dashboard of s on 127.0.0.1:port (0 = any free port).
 func Start(s *stack.Stack, port int) (*Server, error) {
-	src, err := StackSources(s)
+	src, err := stackSources(s)
 	if err != nil {
 		return nil, err
 	}
-	return Serve(New(src), port)
+	d, err := New(src)
+	if err != nil {
+		return nil, err
+	}
+	return Serve(d, port)
 }
 
 // Serve serves d on 127.0.0.1:port (0 = any free port), never beyond
@@ -49,9 +55,9 @@ func Serve(d *Dashboard, port int) (*Server, error) {
 	return &Server{URL: "http://" + ln.Addr().String() + "/", srv: srv}, nil
 }
 
-// StackSources reads a running local stack: its API, its tables in
+// stackSources reads a running local stack: its API, its tables in
 // DynamoDB Local, its emulated Allocators' registries and its events.
-func StackSources(s *stack.Stack) (Sources, error) {
+func stackSources(s *stack.Stack) (Sources, error) {
 	instances, health, servers := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"], s.Tables["GameServersTable"]
 	if instances == "" {
 		return Sources{}, errors.New("dashboard: the template has no GameInstancesTable")
@@ -60,9 +66,11 @@ func StackSources(s *stack.Stack) (Sources, error) {
 	src := Sources{
 		APIURL:        s.APIURL,
 		GameServerURL: s.GameServerURL,
-		Instances:     func(ctx context.Context) (Listing, error) { return ScanInstances(ctx, db, instances) },
-		Servers:       func() []Registered { return registeredIn(s.Allocators) },
-		Events:        func() []stack.SeenEvent { return s.RecentEvents(0) },
+		Instances: func(ctx context.Context) (Listing[gameinstance.Record], error) {
+			return ScanInstances(ctx, db, instances)
+		},
+		Servers: func() []Registered { return registeredIn(s.Allocators) },
+		Events:  func() []stack.SeenEvent { return s.RecentEvents(0) },
 		// The emulated Allocators run dry on a click (stack.Drain).
 		Drain:        s.Drain,
 		DrainedUntil: s.DrainedUntil,
@@ -70,11 +78,12 @@ func StackSources(s *stack.Stack) (Sources, error) {
 		PlayMatch: s.PutMatch,
 	}
 	if servers != "" {
-		src.GameServers = func(ctx context.Context) (ServerListing, error) { return ScanGameServers(ctx, db, servers) }
+		src.GameServers = func(ctx context.Context) (Listing[gameinstance.GameServer], error) {
+			return ScanGameServers(ctx, db, servers)
+		}
 	}
 	if health != "" {
-		rh := regiontable.New(db, health, regionhealth.BreakerPolicy{})
-		src.RegionHealth = rh.List
+		src.RegionHealth = regiontable.New(db, health, regionhealth.BreakerPolicy{}).List
 	}
 	for _, a := range s.Allocators {
 		for region, str := range a.Regions {
@@ -98,11 +107,7 @@ func registeredIn(allocators []*stack.Allocator) []Registered {
 			names[str] = region
 		}
 		for _, srv := range a.Emulator.Servers() {
-			region, ok := names[srv.Region]
-			if !ok {
-				region = srv.Region
-			}
-			out = append(out, Registered{Region: region, Allocator: a.Name, Address: srv.Address, Ports: srv.Ports,
+			out = append(out, Registered{Region: cmp.Or(names[srv.Region], srv.Region), Allocator: a.Name, Address: srv.Address, Ports: srv.Ports,
 				Priority: srv.Priority, ExpiresAt: srv.ExpiresAt})
 		}
 	}

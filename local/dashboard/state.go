@@ -1,9 +1,13 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
@@ -19,12 +23,12 @@ type Served struct {
 // Registered is a game server registered with an emulated Allocator and
 // waiting to be allocated (an allocated server leaves the registry).
 type Registered struct {
-	Region    string // the Region's name (us-west), not the region string
-	Allocator string
-	Address   string
-	Ports     map[string]int
-	Priority  int
-	ExpiresAt time.Time // its keep-alive window ends
+	Region    string         `json:"-"` // the Region's name (us-west), not the region string
+	Allocator string         `json:"allocator"`
+	Address   string         `json:"address"`
+	Ports     map[string]int `json:"ports,omitempty"`
+	Priority  int            `json:"priority"`
+	ExpiresAt time.Time      `json:"expiresAt"` // its keep-alive window ends
 }
 
 // stateView is GET /api/state: everything the page shows. A source that
@@ -40,9 +44,7 @@ type stateView struct {
 	Events      []eventView    `json:"events"`
 	Problems    []string       `json:"problems,omitempty"`
 	MaxShown    int            `json:"maxInstancesShown"`
-	MaxEvents   int            `json:"maxEventsShown"`
 	Versions    []string       `json:"versions,omitempty"` // suggestions for the allocate form
-	Refreshing  string         `json:"refreshEvery"`
 	// DrainFor is how long the Drain buttons drain, in seconds; 0 when
 	// the dashboard cannot drain (no emulated Allocators), with no buttons.
 	DrainFor int `json:"drainForSeconds"`
@@ -61,20 +63,12 @@ type regionView struct {
 	Health       string                   `json:"health"`
 	HealthSince  time.Time                `json:"healthSince,omitzero"`
 	HealthReason string                   `json:"healthReason,omitempty"`
-	Servers      []registered             `json:"servers"`
+	Servers      []Registered             `json:"servers"`
 	InGame       int                      `json:"inGame"` // instances Allocated or Linked there
 	// RoomServers are the game servers there that offered rooms.
 	RoomServers []roomServerView `json:"roomServers"`
 	// DrainedUntil: its Allocator runs dry until then (a drain).
 	DrainedUntil time.Time `json:"drainedUntil,omitzero"`
-}
-
-type registered struct {
-	Address   string         `json:"address"`
-	Allocator string         `json:"allocator"`
-	Ports     map[string]int `json:"ports,omitempty"`
-	Priority  int            `json:"priority"`
-	ExpiresAt time.Time      `json:"expiresAt"`
 }
 
 // eventView is one published event, read from its detail.
@@ -97,15 +91,14 @@ type eventView struct {
 const maxEvents = 100
 
 func (d *Dashboard) state(ctx context.Context) stateView {
-	v := stateView{Now: time.Now().UTC(), API: d.src.APIURL, Regions: []regionView{}, Instances: []instanceView{},
-		Events: []eventView{}, MaxShown: maxShown, MaxEvents: maxEvents, Versions: d.src.Versions, Refreshing: "1s"}
+	v := stateView{Now: time.Now().UTC(), API: d.src.APIURL, Instances: []instanceView{}, Events: []eventView{},
+		MaxShown: maxShown, Versions: d.src.Versions, PlayMatch: d.src.PlayMatch != nil}
 	if d.src.GameServerURL != d.src.APIURL {
 		v.GameServers = d.src.GameServerURL
 	}
 	if d.src.Drain != nil {
 		v.DrainFor = int(drainFor / time.Second)
 	}
-	v.PlayMatch = d.src.PlayMatch != nil
 	listing, err := d.src.Instances(ctx)
 	if err != nil {
 		v.Problems = append(v.Problems, "game instances: "+err.Error())
@@ -121,12 +114,9 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 			inGame[r.Region]++
 		}
 	}
-	regions, problems := d.regions(ctx)
+	var problems []string
+	v.Regions, problems = d.regions(ctx, inGame)
 	v.Problems = append(v.Problems, problems...)
-	for i := range regions {
-		regions[i].InGame = inGame[regions[i].Region]
-	}
-	v.Regions = regions
 	if d.src.Events != nil {
 		seen := d.src.Events()
 		for i := len(seen) - 1; i >= 0 && len(v.Events) < maxEvents; i-- {
@@ -136,25 +126,24 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 	return v
 }
 
-// regions joins the API's regions (ping targets), the region health table
-// and the emulated Allocators (what they serve, who is registered): a Region
-// whose servers are all allocated drops out of the ping cache, yet is there.
-func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
-	var problems []string
+// regions joins the API's regions (ping targets), the region health table,
+// the emulated Allocators (what they serve, who is registered) and the
+// game servers that offered rooms: a Region whose servers are all
+// allocated drops out of the ping cache, yet is there.
+func (d *Dashboard) regions(ctx context.Context, inGame map[string]int) ([]regionView, []string) {
 	byName := map[string]*regionView{}
 	get := func(name string) *regionView {
-		if r, ok := byName[name]; ok {
-			return r
+		if byName[name] == nil {
+			byName[name] = &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []Registered{},
+				RoomServers: []roomServerView{}, Health: string(regionhealth.RegionInitialized), InGame: inGame[name]}
 		}
-		r := &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []registered{}, RoomServers: []roomServerView{},
-			Health: string(regionhealth.RegionInitialized)}
-		byName[name] = r
-		return r
+		return byName[name]
 	}
 	for _, s := range d.src.Served {
 		r := get(s.Region)
 		r.Allocator, r.RegionString = s.Allocator, s.RegionString
 	}
+	var problems []string
 	api, health, err := d.cached.get(ctx, d.api, d.src.RegionHealth)
 	if err != nil {
 		problems = append(problems, err.Error())
@@ -176,7 +165,7 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 	if d.src.Servers != nil {
 		for _, s := range d.src.Servers() {
 			r := get(s.Region)
-			r.Servers = append(r.Servers, registered{Address: s.Address, Allocator: s.Allocator, Ports: s.Ports, Priority: s.Priority, ExpiresAt: s.ExpiresAt})
+			r.Servers = append(r.Servers, s)
 		}
 	}
 	problems = append(problems, d.roomServers(ctx, get)...)
@@ -189,18 +178,8 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 		}
 		out = append(out, *r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Region < out[j].Region })
+	slices.SortFunc(out, func(a, b regionView) int { return strings.Compare(a.Region, b.Region) })
 	return out, problems
-}
-
-func eventOf(e stack.SeenEvent) eventView {
-	d := stack.Fields(e.Detail)
-	v := eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, GameInstanceID: d.GameInstanceID, MatchID: d.MatchID,
-		Region: d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line, Address: d.ConnectTo()}
-	if v.GameInstanceID == "" {
-		v.GameInstanceID = d.MatchID // a match's game instance is named by its matchId
-	}
-	return v
 }
 
 // roomServers adds the game servers that offered rooms to their regions
@@ -220,9 +199,55 @@ func (d *Dashboard) roomServers(ctx context.Context, region func(string) *region
 	if listing.More {
 		problems = append(problems, fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned))
 	}
-	for _, gs := range listing.Servers {
+	for _, gs := range listing.Records {
 		r := region(gs.Region)
 		r.RoomServers = append(r.RoomServers, roomServerOf(gs))
 	}
 	return problems
+}
+
+func eventOf(e stack.SeenEvent) eventView {
+	d := stack.Fields(e.Detail)
+	return eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, MatchID: d.MatchID,
+		// A match's game instance is named by its matchId.
+		GameInstanceID: cmp.Or(d.GameInstanceID, d.MatchID),
+		Region:         d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line, Address: d.ConnectTo()}
+}
+
+// regionsTTL is how long one read of the regions serves the page: they
+// change on the ping refresher's schedule (minutes) and with allocation
+// outcomes, while the page asks every second, each time an invocation of
+// the regions function.
+const regionsTTL = 2 * time.Second
+
+// regionsCache holds the last read of GET /v1/regions and region health.
+type regionsCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	api    []allocclient.Region
+	health []regionhealth.Health
+	err    error
+}
+
+func (c *regionsCache) get(ctx context.Context, api *allocclient.Client, health func(context.Context) ([]regionhealth.Health, error)) ([]allocclient.Region, []regionhealth.Health, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.at) < regionsTTL {
+		return c.api, c.health, c.err
+	}
+	c.at, c.api, c.health = time.Now(), nil, nil
+	var errs []error
+	if list, err := api.Regions(ctx); err != nil {
+		errs = append(errs, errors.New("GET /v1/regions: "+err.Error()))
+	} else {
+		c.api = list.Regions
+	}
+	if health != nil {
+		var err error
+		if c.health, err = health(ctx); err != nil {
+			errs = append(errs, errors.New("region health: "+err.Error()))
+		}
+	}
+	c.err = errors.Join(errs...)
+	return c.api, c.health, c.err
 }
