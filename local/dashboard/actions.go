@@ -44,10 +44,10 @@ type allocateForm struct {
 func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	var f allocateForm
 	if err := readJSON(r, &f); err != nil {
-		answer(w, http.StatusBadRequest, actionAnswer{}, err.Error())
+		answer(w, http.StatusBadRequest, Answer{}, err.Error())
 		return
 	}
-	ans := actionAnswer{GameInstanceID: strings.TrimSpace(f.GameInstanceID)}
+	ans := Answer{GameInstanceID: strings.TrimSpace(f.GameInstanceID)}
 	if ans.GameInstanceID == "" {
 		ans.GameInstanceID = newGameInstanceID(time.Now())
 	}
@@ -85,7 +85,7 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ans := actionAnswer{GameInstanceID: id}
+	ans := Answer{GameInstanceID: id}
 	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
 	defer cancel()
 	a, err := d.api.Get(ctx, id)
@@ -123,7 +123,7 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	ans := actionAnswer{GameInstanceID: id}
+	ans := Answer{GameInstanceID: id}
 	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
 	defer cancel()
 	a, err := d.api.Get(ctx, id)
@@ -155,11 +155,11 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		Seconds *int   `json:"seconds"` // nil = drainFor; 0 = refill now
 	}
 	if err := readJSON(r, &f); err != nil {
-		answer(w, http.StatusBadRequest, actionAnswer{}, err.Error())
+		answer(w, http.StatusBadRequest, Answer{}, err.Error())
 		return
 	}
 	if d.src.Drain == nil {
-		answer(w, http.StatusNotImplemented, actionAnswer{}, "this dashboard cannot drain regions (no emulated Allocators)")
+		answer(w, http.StatusNotImplemented, Answer{}, "this dashboard cannot drain regions (no emulated Allocators)")
 		return
 	}
 	region, period := strings.TrimSpace(f.Region), drainFor
@@ -167,12 +167,12 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		period = time.Duration(*f.Seconds) * time.Second
 	}
 	if region == "" || period < 0 || period > maxDrainFor {
-		answer(w, http.StatusBadRequest, actionAnswer{}, fmt.Sprintf("a region and 0 to %d seconds are required", int(maxDrainFor/time.Second)))
+		answer(w, http.StatusBadRequest, Answer{}, fmt.Sprintf("a region and 0 to %d seconds are required", int(maxDrainFor/time.Second)))
 		return
 	}
 	until, err := d.src.Drain(region, period)
 	if err != nil {
-		answer(w, http.StatusBadRequest, actionAnswer{}, err.Error())
+		answer(w, http.StatusBadRequest, Answer{}, err.Error())
 		return
 	}
 	msg := region + "'s Allocator refilled: allocations there work again"
@@ -180,7 +180,15 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 		msg = region + "'s Allocator runs dry until " + until.UTC().Format(time.TimeOnly) +
 			" UTC: allocate there with a queue timeout (and a whole server) to watch the placement wait"
 	}
-	answer(w, http.StatusOK, actionAnswer{OK: true}, msg)
+	answer(w, http.StatusOK, Answer{OK: true}, msg)
+}
+
+// MatchForm is POST /api/match's body, which make match sends too.
+type MatchForm struct {
+	Players int    `json:"players"`        // 0 = stack.DefaultPlayers
+	Near    string `json:"near,omitempty"` // "" = the first region
+	// CustomEventData is the configuration's; nil = {"region":"<near>"}.
+	CustomEventData *string `json:"customEventData,omitempty"`
 }
 
 // handleMatch plays FlexMatch finding a match: its MatchmakingSucceeded
@@ -189,21 +197,16 @@ func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 // its matchId.
 func (d *Dashboard) handleMatch(w http.ResponseWriter, r *http.Request) {
 	if d.src.PlayMatch == nil {
-		answer(w, http.StatusNotImplemented, actionAnswer{}, "this dashboard cannot play matches")
+		answer(w, http.StatusNotImplemented, Answer{}, "this dashboard cannot play matches")
 		return
 	}
-	var f struct { // make match sends it too
-		Players int    `json:"players"` // 0 = stack.DefaultPlayers
-		Near    string `json:"near"`    // "" = the first region
-		// CustomEventData is the configuration's; nil = {"region":"<near>"}.
-		CustomEventData *string `json:"customEventData"`
-	}
+	var f MatchForm
 	if err := readJSON(r, &f); err != nil {
-		answer(w, http.StatusBadRequest, actionAnswer{}, err.Error())
+		answer(w, http.StatusBadRequest, Answer{}, err.Error())
 		return
 	}
 	if f.Players < 0 || f.Players > gameinstance.MaxMatchPlayers {
-		answer(w, http.StatusBadRequest, actionAnswer{}, fmt.Sprintf("a match has 1 to %d players", gameinstance.MaxMatchPlayers))
+		answer(w, http.StatusBadRequest, Answer{}, fmt.Sprintf("a match has 1 to %d players", gameinstance.MaxMatchPlayers))
 		return
 	}
 	o := stack.MatchOptions{Players: cmp.Or(f.Players, stack.DefaultPlayers), Near: strings.TrimSpace(f.Near), CustomEventData: f.CustomEventData}
@@ -211,13 +214,13 @@ func (d *Dashboard) handleMatch(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 	id, err := d.src.PlayMatch(ctx, o)
 	if err != nil {
-		answer(w, http.StatusBadGateway, actionAnswer{}, "the match's event was not put on the bus: "+err.Error())
+		answer(w, http.StatusBadGateway, Answer{}, "the match's event was not put on the bus: "+err.Error())
 		return
 	}
 	near := ""
 	if o.Near != "" {
 		near = " near " + o.Near
 	}
-	answer(w, http.StatusOK, actionAnswer{OK: true, GameInstanceID: id},
+	answer(w, http.StatusOK, Answer{OK: true, GameInstanceID: id},
 		fmt.Sprintf("match %s of %d players%s is on the default bus: MatchmakingFunction places it", id, o.Players, near))
 }

@@ -164,8 +164,8 @@ func (d *Dashboard) handleState(w http.ResponseWriter, r *http.Request) {
 	httpapi.WriteJSON(w, http.StatusOK, d.state(ctx))
 }
 
-// actionAnswer is what the page hears back from an action.
-type actionAnswer struct {
+// Answer is what the page hears back from an action.
+type Answer struct {
 	OK             bool                    `json:"ok"`
 	GameInstanceID string                  `json:"gameInstanceId"`
 	Message        string                  `json:"message"`
@@ -174,14 +174,14 @@ type actionAnswer struct {
 }
 
 // answer writes ans with status, ans.Message set to msg.
-func answer(w http.ResponseWriter, status int, ans actionAnswer, msg string) {
+func answer(w http.ResponseWriter, status int, ans Answer, msg string) {
 	ans.Message = msg
 	httpapi.WriteJSON(w, status, ans)
 }
 
 // apiFailed answers err from the API: the API's own status, code and
 // body when it answered, 502 when it could not be reached.
-func apiFailed(w http.ResponseWriter, ans actionAnswer, err error) {
+func apiFailed(w http.ResponseWriter, ans Answer, err error) {
 	var e *allocclient.Error
 	if !errors.As(err, &e) {
 		answer(w, http.StatusBadGateway, ans, fmt.Sprintf("the local API does not answer: %v", err))
@@ -207,7 +207,7 @@ func instanceForm(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
 		GameInstanceID string `json:"gameInstanceId"`
 	}
 	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		answer(w, http.StatusBadRequest, actionAnswer{}, "a valid gameInstanceId is required")
+		answer(w, http.StatusBadRequest, Answer{}, "a valid gameInstanceId is required")
 		return "", false
 	}
 	return f.GameInstanceID, true

@@ -233,7 +233,7 @@ func TestState(t *testing.T) {
 			t.Errorf("the state shows %q", secret)
 		}
 	}
-	var st stateView
+	var st State
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}

@@ -88,7 +88,7 @@ func TestStateShowsMatches(t *testing.T) {
 		},
 	}
 	rec, _ := do(t, newDash(t, src), http.MethodGet, "/api/state", "")
-	var st stateView
+	var st State
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}

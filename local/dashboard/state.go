@@ -31,20 +31,21 @@ type Registered struct {
 	ExpiresAt time.Time      `json:"expiresAt"` // its keep-alive window ends
 }
 
-// stateView is GET /api/state: everything the page shows. A source that
-// could not be read leaves its part empty and says why in Problems.
-type stateView struct {
+// State is GET /api/state: everything the page shows (make match reads it
+// too). A source that could not be read leaves its part empty and says why
+// in Problems.
+type State struct {
 	Now time.Time `json:"now"`
 	API string    `json:"api"`
 	// GameServers is where the game servers link back, when not API.
-	GameServers string         `json:"gameServers,omitempty"`
-	Regions     []regionView   `json:"regions"`
-	Instances   []instanceView `json:"instances"`
-	MoreExist   bool           `json:"moreInstances,omitempty"`
-	Events      []eventView    `json:"events"`
-	Problems    []string       `json:"problems,omitempty"`
-	MaxShown    int            `json:"maxInstancesShown"`
-	Versions    []string       `json:"versions,omitempty"` // suggestions for the allocate form
+	GameServers string       `json:"gameServers,omitempty"`
+	Regions     []regionView `json:"regions"`
+	Instances   []Instance   `json:"instances"`
+	MoreExist   bool         `json:"moreInstances,omitempty"`
+	Events      []Event      `json:"events"`
+	Problems    []string     `json:"problems,omitempty"`
+	MaxShown    int          `json:"maxInstancesShown"`
+	Versions    []string     `json:"versions,omitempty"` // suggestions for the allocate form
 	// DrainFor is how long the Drain buttons drain, in seconds; 0 when
 	// the dashboard cannot drain (no emulated Allocators), with no buttons.
 	DrainFor int `json:"drainForSeconds"`
@@ -71,8 +72,8 @@ type regionView struct {
 	DrainedUntil time.Time `json:"drainedUntil,omitzero"`
 }
 
-// eventView is one published event, read from its detail.
-type eventView struct {
+// Event is one published event, read from its detail.
+type Event struct {
 	Seq            uint64    `json:"seq"`
 	Received       time.Time `json:"received"`
 	DetailType     string    `json:"detailType"`
@@ -90,8 +91,8 @@ type eventView struct {
 // maxEvents is how many of the latest events the page lists.
 const maxEvents = 100
 
-func (d *Dashboard) state(ctx context.Context) stateView {
-	v := stateView{Now: time.Now().UTC(), API: d.src.APIURL, Instances: []instanceView{}, Events: []eventView{},
+func (d *Dashboard) state(ctx context.Context) State {
+	v := State{Now: time.Now().UTC(), API: d.src.APIURL, Instances: []Instance{}, Events: []Event{},
 		MaxShown: maxShown, Versions: d.src.Versions, PlayMatch: d.src.PlayMatch != nil}
 	if d.src.GameServerURL != d.src.APIURL {
 		v.GameServers = d.src.GameServerURL
@@ -100,12 +101,7 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 		v.DrainFor = int(drainFor / time.Second)
 	}
 	listing, err := d.src.Instances(ctx)
-	if err != nil {
-		v.Problems = append(v.Problems, "game instances: "+err.Error())
-	}
-	if listing.Unreadable > 0 {
-		v.Problems = append(v.Problems, fmt.Sprintf("game instances: %d items are not game instance records", listing.Unreadable))
-	}
+	v.unread("game instance", err, listing.Unreadable)
 	v.MoreExist = listing.More
 	inGame := map[string]int{}
 	for _, r := range listing.Records {
@@ -114,9 +110,7 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 			inGame[r.Region]++
 		}
 	}
-	var problems []string
-	v.Regions, problems = d.regions(ctx, inGame)
-	v.Problems = append(v.Problems, problems...)
+	v.Regions = d.regions(ctx, &v, inGame)
 	if d.src.Events != nil {
 		seen := d.src.Events()
 		for i := len(seen) - 1; i >= 0 && len(v.Events) < maxEvents; i-- {
@@ -126,11 +120,21 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 	return v
 }
 
+// unread adds to the problems what a listing of kind could not read.
+func (v *State) unread(kind string, err error, unreadable int) {
+	if err != nil {
+		v.Problems = append(v.Problems, kind+"s: "+err.Error())
+	}
+	if unreadable > 0 {
+		v.Problems = append(v.Problems, fmt.Sprintf("%ss: %d items are not %s records", kind, unreadable, kind))
+	}
+}
+
 // regions joins the API's regions (ping targets), the region health table,
 // the emulated Allocators (what they serve, who is registered) and the
-// game servers that offered rooms: a Region whose servers are all
-// allocated drops out of the ping cache, yet is there.
-func (d *Dashboard) regions(ctx context.Context, inGame map[string]int) ([]regionView, []string) {
+// game servers that offered rooms (in the listing's order): a Region whose
+// servers are all allocated drops out of the ping cache, yet is there.
+func (d *Dashboard) regions(ctx context.Context, v *State, inGame map[string]int) []regionView {
 	byName := map[string]*regionView{}
 	get := func(name string) *regionView {
 		if byName[name] == nil {
@@ -143,10 +147,9 @@ func (d *Dashboard) regions(ctx context.Context, inGame map[string]int) ([]regio
 		r := get(s.Region)
 		r.Allocator, r.RegionString = s.Allocator, s.RegionString
 	}
-	var problems []string
 	api, health, err := d.cached.get(ctx, d.api, d.src.RegionHealth)
 	if err != nil {
-		problems = append(problems, err.Error())
+		v.Problems = append(v.Problems, err.Error())
 	}
 	for _, a := range api {
 		r := get(a.Region)
@@ -168,7 +171,17 @@ func (d *Dashboard) regions(ctx context.Context, inGame map[string]int) ([]regio
 			r.Servers = append(r.Servers, s)
 		}
 	}
-	problems = append(problems, d.roomServers(ctx, get)...)
+	if d.src.GameServers != nil {
+		listing, err := d.src.GameServers(ctx)
+		v.unread("game server", err, listing.Unreadable)
+		if listing.More {
+			v.Problems = append(v.Problems, fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned))
+		}
+		for _, gs := range listing.Records {
+			r := get(gs.Region)
+			r.RoomServers = append(r.RoomServers, roomServerOf(gs))
+		}
+	}
 	out := make([]regionView, 0, len(byName))
 	for _, r := range byName {
 		if d.src.DrainedUntil != nil {
@@ -179,36 +192,12 @@ func (d *Dashboard) regions(ctx context.Context, inGame map[string]int) ([]regio
 		out = append(out, *r)
 	}
 	slices.SortFunc(out, func(a, b regionView) int { return strings.Compare(a.Region, b.Region) })
-	return out, problems
+	return out
 }
 
-// roomServers adds the game servers that offered rooms to their regions
-// (in the listing's order), and says what it could not read.
-func (d *Dashboard) roomServers(ctx context.Context, region func(string) *regionView) []string {
-	if d.src.GameServers == nil {
-		return nil
-	}
-	var problems []string
-	listing, err := d.src.GameServers(ctx)
-	if err != nil {
-		problems = append(problems, "game servers: "+err.Error())
-	}
-	if listing.Unreadable > 0 {
-		problems = append(problems, fmt.Sprintf("game servers: %d items are not game server records", listing.Unreadable))
-	}
-	if listing.More {
-		problems = append(problems, fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned))
-	}
-	for _, gs := range listing.Records {
-		r := region(gs.Region)
-		r.RoomServers = append(r.RoomServers, roomServerOf(gs))
-	}
-	return problems
-}
-
-func eventOf(e stack.SeenEvent) eventView {
+func eventOf(e stack.SeenEvent) Event {
 	d := stack.Fields(e.Detail)
-	return eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, MatchID: d.MatchID,
+	return Event{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, MatchID: d.MatchID,
 		// A match's game instance is named by its matchId.
 		GameInstanceID: cmp.Or(d.GameInstanceID, d.MatchID),
 		Region:         d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line, Address: d.ConnectTo()}

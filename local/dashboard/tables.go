@@ -82,10 +82,10 @@ func ScanGameServers(ctx context.Context, db dynamodb.ScanAPIClient, table strin
 	return l, err
 }
 
-// instanceView is what the page shows of a record: what the API's GET
+// Instance is what the page shows of a record: what the API's GET
 // answers (never a token hash, claim or upstream body), plus the request
 // it came from and when a Queued placement is tried again.
-type instanceView struct {
+type Instance struct {
 	apishape.Allocation
 	DesiredRegion     string `json:"desiredRegion,omitempty"`
 	GameServerVersion string `json:"gameServerVersion,omitempty"`
@@ -96,8 +96,8 @@ type instanceView struct {
 	NextAttemptAt time.Time `json:"nextAttemptAt,omitzero"`
 }
 
-func viewOf(r gameinstance.Record) instanceView {
-	v := instanceView{Allocation: httpapi.ViewOf(r), DesiredRegion: r.Fingerprint.DesiredRegion,
+func viewOf(r gameinstance.Record) Instance {
+	v := Instance{Allocation: httpapi.ViewOf(r), DesiredRegion: r.Fingerprint.DesiredRegion,
 		GameServerVersion: r.Fingerprint.GameServerVersion, Match: r.Fingerprint.Match}
 	if r.Queue != nil && r.State == gameinstance.StateQueued {
 		v.NextAttemptAt = r.Queue.NextAt

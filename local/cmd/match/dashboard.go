@@ -10,18 +10,13 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/dashboard"
 )
 
-// request is the dashboard's POST /api/match body.
-type request struct {
-	Players         int     `json:"players"`
-	Near            string  `json:"near,omitempty"`
-	CustomEventData *string `json:"customEventData,omitempty"`
-}
-
-// dashboard is make dev's dashboard API, which plays the match and shows
+// dashAPI is make dev's dashboard API, which plays the match and shows
 // the stack's state.
-type dashboard struct{ url string }
+type dashAPI struct{ url string }
 
 var client = &http.Client{Timeout: 15 * time.Second}
 
@@ -31,19 +26,9 @@ const maxAnswer = 4 << 20
 
 // play asks the dashboard to play a match; it returns the match's id and
 // the dashboard's message.
-func (d dashboard) play(ctx context.Context, m request) (id, msg string, err error) {
-	body, _ := json.Marshal(m)
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.endpoint("api/match"), bytes.NewReader(body))
-	if err != nil {
-		return "", "", err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	var ans struct {
-		OK             bool   `json:"ok"`
-		GameInstanceID string `json:"gameInstanceId"`
-		Message        string `json:"message"`
-	}
-	status, err := d.do(req, &ans)
+func (d dashAPI) play(ctx context.Context, m dashboard.MatchForm) (id, msg string, err error) {
+	var ans dashboard.Answer
+	status, err := d.call(ctx, "api/match", m, &ans)
 	switch {
 	case err != nil:
 		return "", "", err
@@ -53,45 +38,29 @@ func (d dashboard) play(ctx context.Context, m request) (id, msg string, err err
 	return ans.GameInstanceID, ans.Message, nil
 }
 
-// state is what make match reads of the dashboard's GET /api/state.
-type state struct {
-	Instances []struct {
-		GameInstanceID string `json:"gameInstanceId"`
-		State          string `json:"state"`
-		Region         string `json:"region"`
-		Server         *struct {
-			Address string `json:"address"`
-		} `json:"server"`
-		Error *struct {
-			Code    string `json:"code"`
-			Message string `json:"message"`
-		} `json:"error"`
-	} `json:"instances"`
-	Events []event `json:"events"` // newest first
-}
-
-type event struct {
-	Seq            uint64 `json:"seq"`
-	DetailType     string `json:"detailType"`
-	GameInstanceID string `json:"gameInstanceId"`
-	Address        string `json:"address"`
-	Line           string `json:"line"`
-}
-
-func (d dashboard) state(ctx context.Context) (state, error) {
-	var st state
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, d.endpoint("api/state"), nil)
-	if err != nil {
-		return st, err
-	}
-	status, err := d.do(req, &st)
+func (d dashAPI) state(ctx context.Context) (dashboard.State, error) {
+	var st dashboard.State
+	status, err := d.call(ctx, "api/state", nil, &st)
 	if err == nil && status != http.StatusOK {
 		err = fmt.Errorf("the dashboard's state answered %d", status)
 	}
 	return st, err
 }
 
-func (d dashboard) do(req *http.Request, into any) (int, error) {
+// call GETs path, or POSTs body as JSON, and reads the JSON answer into into.
+func (d dashAPI) call(ctx context.Context, path string, body, into any) (int, error) {
+	method, payload := http.MethodGet, []byte(nil)
+	if body != nil {
+		method = http.MethodPost
+		payload, _ = json.Marshal(body) // a form always encodes
+	}
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(d.url, "/")+"/"+path, bytes.NewReader(payload))
+	if err != nil {
+		return 0, err
+	}
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
+	}
 	resp, err := client.Do(req)
 	if err != nil {
 		return 0, fmt.Errorf("the dashboard does not answer (is make dev still running?): %w", err)
@@ -105,8 +74,4 @@ func (d dashboard) do(req *http.Request, into any) (int, error) {
 		return resp.StatusCode, errors.New("the dashboard's answer is unreadable: " + err.Error())
 	}
 	return resp.StatusCode, nil
-}
-
-func (d dashboard) endpoint(path string) string {
-	return strings.TrimSuffix(d.url, "/") + "/" + path
 }
