@@ -80,25 +80,13 @@ func newGameInstanceID(now time.Time) string {
 
 // handleEnd ends a game the way its player would: IWON to the game port of
 // the instance's server, which then ends it through the API.
-func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
-	id, ok := instanceForm(w, r)
-	if !ok {
-		return
-	}
-	ans := Answer{GameInstanceID: id}
-	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
-	defer cancel()
-	a, err := d.api.Get(ctx, id)
-	if err != nil {
-		apiFailed(w, ans, err)
-		return
-	}
+func (d *Dashboard) handleEnd(ctx context.Context, w http.ResponseWriter, ans Answer, a *allocclient.Allocation) {
 	addr, err := player.Target(a)
 	if err != nil {
 		answer(w, http.StatusConflict, ans, err.Error())
 		return
 	}
-	out, err := d.src.Win(ctx, addr, id)
+	out, err := d.src.Win(ctx, addr, ans.GameInstanceID)
 	switch {
 	case errors.Is(err, player.ErrNotReady) || errors.Is(err, player.ErrGameOver) || errors.Is(err, player.ErrOtherGame):
 		answer(w, http.StatusConflict, ans, err.Error())
@@ -118,22 +106,13 @@ func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
 // same DELETE would end a game in play; should the placement be placed
 // between the check and the DELETE, the DELETE ends that game instead,
 // which is what cancelling it asked for too.
-func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
-	id, ok := instanceForm(w, r)
-	if !ok {
-		return
-	}
-	ans := Answer{GameInstanceID: id}
-	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
-	defer cancel()
-	a, err := d.api.Get(ctx, id)
-	if err == nil && a.State != allocclient.StateQueued {
+func (d *Dashboard) handleCancel(ctx context.Context, w http.ResponseWriter, ans Answer, a *allocclient.Allocation) {
+	id := ans.GameInstanceID
+	if a.State != allocclient.StateQueued {
 		answer(w, http.StatusConflict, ans, id+" is "+string(a.State)+": only a Queued placement can be cancelled")
 		return
 	}
-	if err == nil {
-		a, err = d.api.End(ctx, id)
-	}
+	a, err := d.api.End(ctx, id)
 	if err != nil {
 		apiFailed(w, ans, err)
 		return
@@ -147,8 +126,6 @@ func (d *Dashboard) handleCancel(w http.ResponseWriter, r *http.Request) {
 	answer(w, http.StatusOK, ans, msg)
 }
 
-// handleDrain runs a Region's emulated Allocator dry for a while, or
-// refills it.
 func (d *Dashboard) handleDrain(w http.ResponseWriter, r *http.Request) {
 	var f struct {
 		Region  string `json:"region"`

@@ -21,15 +21,18 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 //go:embed static
@@ -111,8 +114,8 @@ func New(src Sources) (*Dashboard, error) {
 	d.mux.Handle("GET /", http.FileServerFS(files))
 	d.mux.HandleFunc("GET /api/state", d.handleState)
 	d.mux.HandleFunc("POST /api/allocate", d.handleAllocate)
-	d.mux.HandleFunc("POST /api/end", d.handleEnd)
-	d.mux.HandleFunc("POST /api/cancel", d.handleCancel)
+	d.mux.HandleFunc("POST /api/end", d.onInstance(d.handleEnd))
+	d.mux.HandleFunc("POST /api/cancel", d.onInstance(d.handleCancel))
 	d.mux.HandleFunc("POST /api/drain", d.handleDrain)
 	d.mux.HandleFunc("POST /api/match", d.handleMatch)
 	return d, nil
@@ -200,15 +203,120 @@ func readJSON(r *http.Request, v any) error {
 	return nil
 }
 
-// instanceForm reads an action's {"gameInstanceId"}; a bad one is answered
-// 400 and ok is false.
-func instanceForm(w http.ResponseWriter, r *http.Request) (id string, ok bool) {
-	var f struct {
-		GameInstanceID string `json:"gameInstanceId"`
+// onInstance serves an action on one game instance within endTimeout: it
+// reads the body's {"gameInstanceId"} (400 for a bad one), GETs that
+// instance from the API (answering the API's problem) and hands it to act.
+func (d *Dashboard) onInstance(act func(context.Context, http.ResponseWriter, Answer, *allocclient.Allocation)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
+		defer cancel()
+		var f struct {
+			GameInstanceID string `json:"gameInstanceId"`
+		}
+		if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
+			answer(w, http.StatusBadRequest, Answer{}, "a valid gameInstanceId is required")
+			return
+		}
+		ans := Answer{GameInstanceID: f.GameInstanceID}
+		if a, err := d.api.Get(ctx, f.GameInstanceID); err != nil {
+			apiFailed(w, ans, err)
+		} else {
+			act(ctx, w, ans, a)
+		}
 	}
-	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		answer(w, http.StatusBadRequest, Answer{}, "a valid gameInstanceId is required")
-		return "", false
+}
+
+// Server is a running dashboard.
+type Server struct {
+	URL string // http://127.0.0.1:<port>/
+	srv *http.Server
+}
+
+// Close stops serving.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+// Start serves the dashboard of s on 127.0.0.1:port (0 = any free port).
+func Start(s *stack.Stack, port int) (*Server, error) {
+	src, err := stackSources(s)
+	if err != nil {
+		return nil, err
 	}
-	return f.GameInstanceID, true
+	d, err := New(src)
+	if err != nil {
+		return nil, err
+	}
+	return Serve(d, port)
+}
+
+// Serve serves d on 127.0.0.1:port (0 = any free port), never beyond
+// loopback: its buttons allocate and end games.
+func Serve(d *Dashboard, port int) (*Server, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	srv := &http.Server{Handler: d, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}
+	go func() { _ = srv.Serve(ln) }()
+	return &Server{URL: "http://" + ln.Addr().String() + "/", srv: srv}, nil
+}
+
+// stackSources reads a running local stack: its API, its tables in
+// DynamoDB Local, its emulated Allocators' registries and its events.
+func stackSources(s *stack.Stack) (Sources, error) {
+	instances, health, servers := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"], s.Tables["GameServersTable"]
+	if instances == "" {
+		return Sources{}, errors.New("dashboard: the template has no GameInstancesTable")
+	}
+	db := harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB)
+	src := Sources{
+		APIURL:        s.APIURL,
+		GameServerURL: s.GameServerURL,
+		Instances: func(ctx context.Context) (Listing[gameinstance.Record], error) {
+			return ScanInstances(ctx, db, instances)
+		},
+		Servers:      func() []Registered { return registeredIn(s.Allocators) },
+		Events:       func() []stack.SeenEvent { return s.RecentEvents(0) },
+		Drain:        s.Drain,
+		DrainedUntil: s.DrainedUntil,
+		PlayMatch:    s.PutMatch,
+	}
+	if servers != "" {
+		src.GameServers = func(ctx context.Context) (Listing[gameinstance.GameServer], error) {
+			return ScanGameServers(ctx, db, servers)
+		}
+	}
+	if health != "" {
+		src.RegionHealth = regiontable.New(db, health, regionhealth.BreakerPolicy{}).List
+	}
+	for _, a := range s.Allocators {
+		for region, str := range a.Regions {
+			src.Served = append(src.Served, Served{Region: region, Allocator: a.Name, RegionString: str})
+		}
+	}
+	if env, set := s.Refs["FallbackEnvironment"], s.Refs["FallbackArmadaSet"]; env != "" && set != "" {
+		src.Versions = []string{env + "::" + set}
+	}
+	return src, nil
+}
+
+// registeredIn lists every Allocator's registered game servers under the
+// Region names they stand for: an Allocator's region string maps back to
+// its Region; the first Allocator serves any other Region under its name.
+func registeredIn(allocators []*stack.Allocator) []Registered {
+	var out []Registered
+	for _, a := range allocators {
+		names := map[string]string{}
+		for region, str := range a.Regions {
+			names[str] = region
+		}
+		for _, srv := range a.Emulator.Servers() {
+			out = append(out, Registered{Region: cmp.Or(names[srv.Region], srv.Region), Allocator: a.Name, Address: srv.Address, Ports: srv.Ports,
+				Priority: srv.Priority, ExpiresAt: srv.ExpiresAt})
+		}
+	}
+	return out
 }

@@ -88,9 +88,6 @@ type Event struct {
 	Line    string `json:"line"`
 }
 
-// maxEvents is how many of the latest events the page lists.
-const maxEvents = 100
-
 func (d *Dashboard) state(ctx context.Context) State {
 	v := State{Now: time.Now().UTC(), API: d.src.APIURL, Instances: []Instance{}, Events: []Event{},
 		MaxShown: maxShown, Versions: d.src.Versions, PlayMatch: d.src.PlayMatch != nil}
@@ -224,19 +221,17 @@ func (c *regionsCache) get(ctx context.Context, api *allocclient.Client, health 
 	if time.Since(c.at) < regionsTTL {
 		return c.api, c.health, c.err
 	}
-	c.at, c.api, c.health = time.Now(), nil, nil
-	var errs []error
+	c.at, c.api, c.health, c.err = time.Now(), nil, nil, nil
 	if list, err := api.Regions(ctx); err != nil {
-		errs = append(errs, errors.New("GET /v1/regions: "+err.Error()))
+		c.err = errors.New("GET /v1/regions: " + err.Error())
 	} else {
 		c.api = list.Regions
 	}
 	if health != nil {
 		var err error
 		if c.health, err = health(ctx); err != nil {
-			errs = append(errs, errors.New("region health: "+err.Error()))
+			c.err = errors.Join(c.err, errors.New("region health: "+err.Error()))
 		}
 	}
-	c.err = errors.Join(errs...)
 	return c.api, c.health, c.err
 }

@@ -18,13 +18,15 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// Bounds of one listing: a local table holds what a developer allocated,
-// rarely more than a few hundred instances, and a local fleet runs a
-// handful of servers (a record outlives its process only until it expires).
+// Bounds of what one state lists: a local table holds what a developer
+// allocated, rarely more than a few hundred instances, and a local fleet
+// runs a handful of servers (a record outlives its process only until it
+// expires).
 const (
 	maxScanned        = 2000 // game instances read per listing
 	maxShown          = 100  // newest instances shown
 	maxServersScanned = 500
+	maxEvents         = 100 // the latest events the page lists
 )
 
 // Listing is one read of a table.

@@ -59,13 +59,14 @@ type Outcome struct {
 	GameOver bool
 }
 
-// NotReadyPatience is how long a NOT READY is asked again: a game server
-// links before it lets players in (docs/gameservers.md: link, then accept players), so
-// for a moment after the record says Linked its door is still shut.
-const NotReadyPatience = 2 * time.Second
-
-// notReadyPause is the wait before asking a NOT READY server again.
-const notReadyPause = 100 * time.Millisecond
+// NotReadyPatience is how long a NOT READY is asked again, every
+// notReadyPause: a game server links before it lets players in
+// (docs/gameservers.md: link, then accept players), so for a moment after
+// the record says Linked its door is still shut.
+const (
+	NotReadyPatience = 2 * time.Second
+	notReadyPause    = 100 * time.Millisecond
+)
 
 // SendIWONFor connects to address (host:port of a game port) and wins the
 // game hosted there, first checking the server greets for gameInstanceID
@@ -123,7 +124,7 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 	case greeting == "GAME OVER":
 		return out, fmt.Errorf("game port %s: %w", address, ErrGameOver)
 	case !strings.HasPrefix(greeting, "WELCOME "):
-		return out, fmt.Errorf("game port %s: unexpected greeting %q", address, truncate(greeting))
+		return out, fmt.Errorf("game port %s: unexpected greeting %.80q", address, greeting)
 	}
 	out.Welcome = greeting
 	if f := strings.Fields(greeting); len(f) == 3 {
@@ -152,7 +153,7 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 // server would greet with. NO SUCH GAME is ErrNoSuchGame.
 func join(ctx context.Context, conn net.Conn, sc *bufio.Scanner, address, server, gameInstanceID string) (string, error) {
 	if gameInstanceID == "" {
-		return "", fmt.Errorf("game port %s hosts several sessions (server %s): name the game instance to end", address, truncate(server))
+		return "", fmt.Errorf("game port %s hosts several sessions (server %.80s): name the game instance to end", address, server)
 	}
 	// The id goes on a line of its own: one with a space or a newline
 	// would say something else.
@@ -206,24 +207,13 @@ func Target(a *apishape.Allocation) (string, error) {
 // server's IP (else the host of its address) with its "game" port, else its
 // address as it is.
 func GameAddress(s *apishape.Server) (string, error) {
-	host := s.IP
-	if host == "" {
-		if h, _, err := net.SplitHostPort(s.Address); err == nil {
-			host = h
-		}
-	}
+	host, port, err := net.SplitHostPort(s.Address)
+	host = cmp.Or(s.IP, host)
 	if p := s.Ports["game"]; p > 0 && p < 65536 && host != "" {
 		return net.JoinHostPort(host, strconv.Itoa(p)), nil
 	}
-	if _, port, err := net.SplitHostPort(s.Address); err == nil && port != "" {
+	if err == nil && port != "" {
 		return s.Address, nil
 	}
 	return "", fmt.Errorf("the server (address %q, ports %v) has no game port", s.Address, s.Ports)
-}
-
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
 }

@@ -165,11 +165,11 @@ type Result struct {
 // of each run as it ends.
 func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, runTimeout time.Duration, maxRuns int, onRun func(Run)) (Result, error) {
 	var res Result
-	due, err := DuePerShard(ctx, svc.Store, clock.Now())
+	due, left, err := duePerShard(ctx, svc.Store, clock.Now())
 	if err != nil {
 		return res, err
 	}
-	for len(res.Runs) < maxRuns && sum(due) > 0 {
+	for len(res.Runs) < maxRuns && left > 0 {
 		clock.Advance(time.Minute)
 		run := Run{DueBefore: due}
 		runCtx, cancel := context.WithTimeout(ctx, runTimeout)
@@ -184,7 +184,7 @@ func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, ru
 		if run.Took > runTimeout {
 			return res, fmt.Errorf("run %d took %s, past its %s timeout", len(res.Runs)+1, run.Took, runTimeout)
 		}
-		if due, err = DuePerShard(ctx, svc.Store, clock.Now()); err != nil {
+		if due, left, err = duePerShard(ctx, svc.Store, clock.Now()); err != nil {
 			return res, err
 		}
 		run.DueAfter = due
@@ -193,33 +193,25 @@ func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, ru
 			onRun(run)
 		}
 	}
-	res.Left = sum(due)
+	res.Left = left
 	return res, nil
 }
 
-// DuePerShard counts what the index holds due at now, shard by shard.
-func DuePerShard(ctx context.Context, s lifecycle.Store, now time.Time) ([]int, error) {
-	counts := make([]int, s.HealthShards())
+// duePerShard counts what the index holds due at now, shard by shard and
+// in all.
+func duePerShard(ctx context.Context, s lifecycle.Store, now time.Time) (counts []int, total int, err error) {
+	counts = make([]int, s.HealthShards())
 	for sh := range counts {
-		cursor := ""
-		for {
+		for cursor := ""; ; {
 			ids, next, err := s.Due(ctx, sh, now, 1<<20, cursor)
 			if err != nil {
-				return nil, fmt.Errorf("count due instances: %w", err)
+				return nil, 0, fmt.Errorf("count due instances: %w", err)
 			}
-			counts[sh] += len(ids)
+			counts[sh], total = counts[sh]+len(ids), total+len(ids)
 			if cursor = next; cursor == "" {
 				break
 			}
 		}
 	}
-	return counts, nil
-}
-
-func sum(xs []int) int {
-	n := 0
-	for _, x := range xs {
-		n += x
-	}
-	return n
+	return counts, total, nil
 }

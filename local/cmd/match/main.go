@@ -8,13 +8,17 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 	"time"
 
@@ -76,73 +80,116 @@ const pollEvery = 500 * time.Millisecond
 // event published for it, until the event that says where its players
 // connect (the match published again), its failure, or ctx's end.
 func follow(ctx context.Context, w io.Writer, d dashAPI, id string) error {
-	var f follower
+	var state apishape.State
+	printed := map[uint64]bool{}
 	for {
-		st, err := d.state(ctx)
-		if err == nil {
-			if done, err := f.show(w, st, id); done {
-				return err
+		st, err := d.state(ctx) // unread, st is empty: nothing new
+		var failure error
+		for _, in := range st.Instances {
+			if in.GameInstanceID != id || in.State == state {
+				continue
 			}
+			state = in.State
+			line := fmt.Sprintf("game instance %s is %s", id, in.State)
+			if in.Region != "" {
+				line += " in " + in.Region
+			}
+			if in.Server != nil {
+				line += " on game server " + in.Server.Address
+			}
+			if in.Error != nil {
+				line += fmt.Sprintf(" (%s: %s)", in.Error.Code, in.Error.Message)
+				failure = fmt.Errorf("match %s was not placed: %s", id, in.Error.Code)
+			}
+			fmt.Fprintln(w, line)
+		}
+		published := false
+		for i := len(st.Events) - 1; i >= 0; i-- { // oldest first
+			e := st.Events[i]
+			if e.GameInstanceID != id || printed[e.Seq] {
+				continue
+			}
+			printed[e.Seq] = true
+			fmt.Fprintln(w, e.Line)
+			published = published || e.Address != ""
+		}
+		switch {
+		case published:
+			return nil
+		case failure != nil:
+			return failure
+		case state == "Failed":
+			return errors.New("match " + id + " failed")
 		}
 		select {
 		case <-ctx.Done():
 			if err != nil {
 				return fmt.Errorf("stopped following match %s: %w", id, err)
 			}
-			return fmt.Errorf("stopped following match %s while it is %s; the dashboard keeps showing it", id, f.state)
+			return fmt.Errorf("stopped following match %s while it is %s; the dashboard keeps showing it", id, state)
 		case <-time.After(pollEvery):
 		}
 	}
 }
 
-// follower remembers what it printed.
-type follower struct {
-	state   apishape.State
-	printed map[uint64]bool
+// dashAPI is make dev's dashboard API, which plays the match and shows
+// the stack's state.
+type dashAPI struct{ url string }
+
+var client = &http.Client{Timeout: 15 * time.Second}
+
+// maxAnswer bounds what is read of an answer (the state lists at most 100
+// instances and 100 events).
+const maxAnswer = 4 << 20
+
+// play asks the dashboard to play a match; it returns the match's id and
+// the dashboard's message.
+func (d dashAPI) play(ctx context.Context, m dashboard.MatchForm) (id, msg string, err error) {
+	var ans dashboard.Answer
+	status, err := d.call(ctx, "api/match", m, &ans)
+	switch {
+	case err != nil:
+		return "", "", err
+	case !ans.OK || ans.GameInstanceID == "":
+		return "", "", fmt.Errorf("the dashboard answered %d: %s", status, ans.Message)
+	}
+	return ans.GameInstanceID, ans.Message, nil
 }
 
-// show prints what is new about match id in st; done is true once the
-// match is placed and published again (err nil) or failed.
-func (f *follower) show(w io.Writer, st dashboard.State, id string) (done bool, err error) {
-	if f.printed == nil {
-		f.printed = map[uint64]bool{}
+func (d dashAPI) state(ctx context.Context) (dashboard.State, error) {
+	var st dashboard.State
+	status, err := d.call(ctx, "api/state", nil, &st)
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("the dashboard's state answered %d", status)
 	}
-	var failure error
-	for _, in := range st.Instances {
-		if in.GameInstanceID != id || in.State == f.state {
-			continue
-		}
-		f.state = in.State
-		line := fmt.Sprintf("game instance %s is %s", id, in.State)
-		if in.Region != "" {
-			line += " in " + in.Region
-		}
-		if in.Server != nil {
-			line += " on game server " + in.Server.Address
-		}
-		if in.Error != nil {
-			line += fmt.Sprintf(" (%s: %s)", in.Error.Code, in.Error.Message)
-			failure = fmt.Errorf("match %s was not placed: %s", id, in.Error.Code)
-		}
-		fmt.Fprintln(w, line)
+	return st, err
+}
+
+// call GETs path, or POSTs body as JSON, and reads the JSON answer into into.
+func (d dashAPI) call(ctx context.Context, path string, body, into any) (int, error) {
+	method, payload := http.MethodGet, []byte(nil)
+	if body != nil {
+		method = http.MethodPost
+		payload, _ = json.Marshal(body) // a form always encodes
 	}
-	published := false
-	for i := len(st.Events) - 1; i >= 0; i-- { // oldest first
-		e := st.Events[i]
-		if e.GameInstanceID != id || f.printed[e.Seq] {
-			continue
-		}
-		f.printed[e.Seq] = true
-		fmt.Fprintln(w, e.Line)
-		published = published || e.Address != ""
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(d.url, "/")+"/"+path, bytes.NewReader(payload))
+	if err != nil {
+		return 0, err
 	}
-	switch {
-	case published:
-		return true, nil
-	case failure != nil:
-		return true, failure
-	case f.state == "Failed":
-		return true, errors.New("match " + id + " failed")
+	if body != nil {
+		req.Header.Set("Content-Type", "application/json")
 	}
-	return false, nil
+	resp, err := client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("the dashboard does not answer (is make dev still running?): %w", err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
+	if err == nil {
+		err = json.Unmarshal(b, into)
+	}
+	if err != nil {
+		return resp.StatusCode, errors.New("the dashboard's answer is unreadable: " + err.Error())
+	}
+	return resp.StatusCode, nil
 }
