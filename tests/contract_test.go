@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/gamefabric-alloc/allocsvc/local/contract"
 	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -102,7 +101,7 @@ func TestContractCoversEveryOperation(t *testing.T) {
 	e.do(t, "GET", "/v1/nothing", "").expect(t, 404, "NOT_FOUND")
 	e.do(t, "PUT", "/v1/allocations", "").expect(t, 405, "METHOD_NOT_ALLOWED")
 
-	want := map[contract.Exchange]bool{}
+	want := map[Exchange]bool{}
 	for _, x := range []struct {
 		op       string
 		statuses []int
@@ -117,12 +116,12 @@ func TestContractCoversEveryOperation(t *testing.T) {
 		{"", []int{404, 405}},
 	} {
 		for _, s := range x.statuses {
-			want[contract.Exchange{Operation: x.op, Status: s}] = true
+			want[Exchange{Operation: x.op, Status: s}] = true
 		}
 	}
 	counts := contractDocument(t).Counts()
 	for _, op := range contractDocument(t).Operations() {
-		if !want[contract.Exchange{Operation: op.ID, Status: 200}] {
+		if !want[Exchange{Operation: op.ID, Status: 200}] {
 			t.Errorf("operation %s (%s %s) is not exercised here", op.ID, op.Method, op.Path)
 		}
 	}

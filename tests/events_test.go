@@ -300,7 +300,7 @@ func keysOf(evs []published) []string {
 // READY for a moment).
 func endGame(t *testing.T, address string) {
 	t.Helper()
-	if _, err := player.SendIWON(context.Background(), address); err != nil {
+	if _, err := player.SendIWONFor(context.Background(), address, ""); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -23,7 +23,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 
-	"github.com/gamefabric-alloc/allocsvc/local/contract"
 	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
@@ -100,13 +99,13 @@ func putSecret(t *testing.T, arn, value string) {
 // request and response they exchange is validated against the contract.
 var apiContract struct {
 	once sync.Once
-	doc  *contract.Document
+	doc  *Document
 	err  error
 }
 
-func contractDocument(t *testing.T) *contract.Document {
+func contractDocument(t *testing.T) *Document {
 	t.Helper()
-	apiContract.once.Do(func() { apiContract.doc, apiContract.err = contract.Load(stack.repoRoot) })
+	apiContract.once.Do(func() { apiContract.doc, apiContract.err = Load(stack.repoRoot) })
 	if apiContract.err != nil {
 		t.Fatalf("load the API contract: %v", apiContract.err)
 	}

@@ -111,7 +111,7 @@ func TestRoomsEndToEnd(t *testing.T) {
 	}
 
 	// One player wins one game: the others play on.
-	addr, err := player.GameAddress(first.Server.IP, first.Server.Address, first.Server.Ports)
+	addr, err := player.GameAddress(first.Server)
 	if err != nil {
 		t.Fatal(err)
 	}

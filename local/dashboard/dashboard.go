@@ -1,12 +1,7 @@
-// Package dashboard is make dev's web page: the regions with their health,
-// ping targets and the game servers registered in each, the game servers
-// that offered rooms with the games holding them, the game instances as
-// their states change with the decision trace of each allocation, and the
-// lifecycle events as they are published; with a form to allocate (with a
-// queue timeout too), a button to end a game the way its player would, one
-// to cancel a queued placement, and one to drain a region's Allocator for
-// a while so a queued placement can be watched waiting; and one to play a
-// FlexMatch match, whose instance and re-published event it then shows.
+// Package dashboard is make dev's web page (docs/local.md): the regions,
+// game servers, game instances and events of the local stack, with buttons
+// to allocate, end a game as its player would, cancel a queued placement,
+// drain a region's Allocator and play a FlexMatch match.
 //
 // The page is static HTML, JS and CSS embedded in the binary (no build
 // step, nothing fetched from elsewhere); it polls GET /api/state every
@@ -15,24 +10,29 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
-	"crypto/rand"
 	"embed"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
+	"fmt"
 	"io"
 	"io/fs"
+	"mime"
+	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/player"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
+	"github.com/gamefabric-alloc/allocsvc/shared/store/regiontable"
 )
 
 //go:embed static
@@ -47,9 +47,9 @@ type Sources struct {
 	// pragmaBackendAddress): a function URL, or APIURL. Shown, not called.
 	GameServerURL string
 	// Instances lists the game instances, newest first.
-	Instances func(context.Context) (Listing, error)
+	Instances func(context.Context) (Listing[gameinstance.Record], error)
 	// GameServers lists the game servers that offered rooms; nil shows none.
-	GameServers func(context.Context) (ServerListing, error)
+	GameServers func(context.Context) (Listing[gameinstance.GameServer], error)
 	// RegionHealth lists the region health table; nil leaves it to the API.
 	RegionHealth func(context.Context) ([]regionhealth.Health, error)
 	// Served are the Regions the emulated Allocators serve.
@@ -76,7 +76,7 @@ type Sources struct {
 // Dashboard serves the page and its JSON.
 type Dashboard struct {
 	src    Sources
-	api    apiCalls
+	api    *allocclient.Client
 	cached regionsCache
 	mux    *http.ServeMux
 	// cop rejects writes a browser sends on behalf of another site.
@@ -93,30 +93,32 @@ const (
 	maxRequestBody  = 4 << 10
 )
 
-// New builds the dashboard's handler.
-func New(src Sources) *Dashboard {
+// New builds the dashboard's handler; src.APIURL must be an http(s) URL.
+func New(src Sources) (*Dashboard, error) {
 	if src.Win == nil {
 		src.Win = player.SendIWONFor
 	}
 	if src.Instances == nil {
-		src.Instances = func(context.Context) (Listing, error) { return Listing{}, errors.New("no game instance source") }
+		src.Instances = func(context.Context) (Listing[gameinstance.Record], error) {
+			return Listing[gameinstance.Record]{}, errors.New("no game instance source")
+		}
 	}
-	d := &Dashboard{src: src, cop: http.NewCrossOriginProtection()}
-	if c, err := newAPIClient(src.APIURL); err != nil {
-		d.api = failedClient{err: err}
-	} else {
-		d.api = c
+	// One try per call: the page shows every answer as it came, and a
+	// person clicks again.
+	api, err := allocclient.New(allocclient.Options{BaseURL: src.APIURL, MaxAttempts: 1, HTTPClient: &http.Client{Timeout: allocateTimeout}})
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
 	}
+	d := &Dashboard{src: src, api: api, cop: http.NewCrossOriginProtection(), mux: http.NewServeMux()}
 	files, _ := fs.Sub(static, "static")
-	d.mux = http.NewServeMux()
 	d.mux.Handle("GET /", http.FileServerFS(files))
 	d.mux.HandleFunc("GET /api/state", d.handleState)
 	d.mux.HandleFunc("POST /api/allocate", d.handleAllocate)
-	d.mux.HandleFunc("POST /api/end", d.handleEnd)
-	d.mux.HandleFunc("POST /api/cancel", d.handleCancel)
+	d.mux.HandleFunc("POST /api/end", d.onInstance(d.handleEnd))
+	d.mux.HandleFunc("POST /api/cancel", d.onInstance(d.handleCancel))
 	d.mux.HandleFunc("POST /api/drain", d.handleDrain)
 	d.mux.HandleFunc("POST /api/match", d.handleMatch)
-	return d
+	return d, nil
 }
 
 // ServeHTTP serves loopback callers only (see guard).
@@ -133,27 +135,40 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	d.mux.ServeHTTP(w, r)
 }
 
+// guard says why r is refused, "" when it may be served. The dashboard
+// listens on loopback, but a browser will still carry requests there for
+// other pages: a Host that is not loopback is DNS rebinding (a name that
+// resolves to 127.0.0.1), and a write must be same-origin JSON, which no
+// other page can send without the browser asking first.
+func guard(r *http.Request, crossOrigin *http.CrossOriginProtection) string {
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if ip := net.ParseIP(host); !strings.EqualFold(host, "localhost") && (ip == nil || !ip.IsLoopback()) {
+		return "the dashboard answers only to a loopback Host (127.0.0.1, [::1], localhost)"
+	}
+	if r.Method == http.MethodGet || r.Method == http.MethodHead {
+		return ""
+	}
+	if err := crossOrigin.Check(r); err != nil {
+		return "cross-origin request refused"
+	}
+	if mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type")); err != nil || mt != "application/json" {
+		return "the body must be application/json"
+	}
+	return ""
+}
+
 func (d *Dashboard) handleState(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), stateTimeout)
 	defer cancel()
 	httpapi.WriteJSON(w, http.StatusOK, d.state(ctx))
 }
 
-// allocateForm is POST /api/allocate's body.
-type allocateForm struct {
-	GameInstanceID string `json:"gameInstanceId"` // "" = one is generated
-	Region         string `json:"region"`
-	Version        string `json:"version"`
-	// QueueTimeoutSeconds lets the placement wait for capacity (nil = the
-	// deployment's QUEUE_TIMEOUT); the API checks its range.
-	QueueTimeoutSeconds *int `json:"queueTimeoutSeconds"`
-	// Dedicated asks for a whole server: a drained region's Allocator is
-	// then the only way in, rooms on servers in play are not.
-	Dedicated bool `json:"dedicated"`
-}
-
-// actionAnswer is what the page hears back from an action.
-type actionAnswer struct {
+// Answer is what the page hears back from an action.
+type Answer struct {
 	OK             bool                    `json:"ok"`
 	GameInstanceID string                  `json:"gameInstanceId"`
 	Message        string                  `json:"message"`
@@ -161,92 +176,22 @@ type actionAnswer struct {
 	Allocation     *allocclient.Allocation `json:"allocation,omitempty"`
 }
 
-func (d *Dashboard) handleAllocate(w http.ResponseWriter, r *http.Request) {
-	var f allocateForm
-	if err := readJSON(r, &f); err != nil {
-		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: err.Error()})
-		return
-	}
-	f.GameInstanceID, f.Region, f.Version = strings.TrimSpace(f.GameInstanceID), strings.TrimSpace(f.Region), strings.TrimSpace(f.Version)
-	if f.GameInstanceID == "" {
-		f.GameInstanceID = newGameInstanceID(time.Now())
-	}
-	ctx, cancel := context.WithTimeout(r.Context(), allocateTimeout)
-	defer cancel()
-	alloc, err := d.api.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: f.GameInstanceID, DesiredRegion: f.Region,
-		GameServerVersion: f.Version, QueueTimeoutSeconds: f.QueueTimeoutSeconds, Dedicated: f.Dedicated})
-	ans := actionAnswer{OK: err == nil, GameInstanceID: f.GameInstanceID, Allocation: alloc}
-	if err != nil {
-		var status int
-		status, ans.Code, ans.Message, ans.Allocation = apiFailure(err)
-		httpapi.WriteJSON(w, status, ans)
-		return
-	}
-	ans.Message = outcomeMessage(alloc)
-	httpapi.WriteJSON(w, http.StatusOK, ans)
+// answer writes ans with status, ans.Message set to msg.
+func answer(w http.ResponseWriter, status int, ans Answer, msg string) {
+	ans.Message = msg
+	httpapi.WriteJSON(w, status, ans)
 }
 
-// endForm is POST /api/end's body.
-type endForm struct {
-	GameInstanceID string `json:"gameInstanceId"`
-}
-
-// handleEnd ends a game the way its player would: IWON to the game port of
-// the instance's server, which then ends it through the API.
-func (d *Dashboard) handleEnd(w http.ResponseWriter, r *http.Request) {
-	f, ok := instanceForm(w, r)
-	if !ok {
+// apiFailed answers err from the API: the API's own status, code and
+// body when it answered, 502 when it could not be reached.
+func apiFailed(w http.ResponseWriter, ans Answer, err error) {
+	var e *allocclient.Error
+	if !errors.As(err, &e) {
+		answer(w, http.StatusBadGateway, ans, fmt.Sprintf("the local API does not answer: %v", err))
 		return
 	}
-	ans := actionAnswer{GameInstanceID: f.GameInstanceID}
-	ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
-	defer cancel()
-	a, err := d.api.Get(ctx, f.GameInstanceID)
-	if err != nil {
-		var status int
-		status, ans.Code, ans.Message, _ = apiFailure(err)
-		httpapi.WriteJSON(w, status, ans)
-		return
-	}
-	if err := player.Winnable(f.GameInstanceID, string(a.State)); err != nil {
-		ans.Message = err.Error()
-		httpapi.WriteJSON(w, http.StatusConflict, ans)
-		return
-	}
-	if a.Server == nil {
-		ans.Message = f.GameInstanceID + " has no game server in its record"
-		httpapi.WriteJSON(w, http.StatusConflict, ans)
-		return
-	}
-	addr, err := player.GameAddress(a.Server.IP, a.Server.Address, a.Server.Ports)
-	if err != nil {
-		ans.Message = err.Error()
-		httpapi.WriteJSON(w, http.StatusConflict, ans)
-		return
-	}
-	out, err := d.src.Win(ctx, addr, f.GameInstanceID)
-	if err != nil {
-		ans.Message = err.Error()
-		status := http.StatusBadGateway
-		if errors.Is(err, player.ErrNotReady) || errors.Is(err, player.ErrGameOver) || errors.Is(err, player.ErrOtherGame) {
-			status = http.StatusConflict
-		}
-		httpapi.WriteJSON(w, status, ans)
-		return
-	}
-	ans.OK, ans.Message = true, "IWON sent to "+addr
-	if out.GameOver {
-		ans.Message += "; the server answered GAME OVER"
-	}
-	httpapi.WriteJSON(w, http.StatusOK, ans)
-}
-
-// newGameInstanceID names an instance the dashboard allocates: when, and
-// random enough that two clicks in one second differ.
-func newGameInstanceID(now time.Time) string {
-	b := make([]byte, 3)
-	_, _ = rand.Read(b)
-	return "dash-" + now.UTC().Format("150405") + "-" + hex.EncodeToString(b)
+	ans.Code, ans.Allocation = e.Code, e.Allocation
+	answer(w, e.Status, ans, cmp.Or(e.Message, http.StatusText(e.Status)))
 }
 
 func readJSON(r *http.Request, v any) error {
@@ -258,12 +203,120 @@ func readJSON(r *http.Request, v any) error {
 	return nil
 }
 
-// instanceForm reads an action's {"gameInstanceId"}; a bad one is answered
-// 400 and ok is false.
-func instanceForm(w http.ResponseWriter, r *http.Request) (f endForm, ok bool) {
-	if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
-		httpapi.WriteJSON(w, http.StatusBadRequest, actionAnswer{Message: "a valid gameInstanceId is required"})
-		return f, false
+// onInstance serves an action on one game instance within endTimeout: it
+// reads the body's {"gameInstanceId"} (400 for a bad one), GETs that
+// instance from the API (answering the API's problem) and hands it to act.
+func (d *Dashboard) onInstance(act func(context.Context, http.ResponseWriter, Answer, *allocclient.Allocation)) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		ctx, cancel := context.WithTimeout(r.Context(), endTimeout)
+		defer cancel()
+		var f struct {
+			GameInstanceID string `json:"gameInstanceId"`
+		}
+		if err := readJSON(r, &f); err != nil || gameinstance.IDProblem(f.GameInstanceID) != "" {
+			answer(w, http.StatusBadRequest, Answer{}, "a valid gameInstanceId is required")
+			return
+		}
+		ans := Answer{GameInstanceID: f.GameInstanceID}
+		if a, err := d.api.Get(ctx, f.GameInstanceID); err != nil {
+			apiFailed(w, ans, err)
+		} else {
+			act(ctx, w, ans, a)
+		}
 	}
-	return f, true
+}
+
+// Server is a running dashboard.
+type Server struct {
+	URL string // http://127.0.0.1:<port>/
+	srv *http.Server
+}
+
+// Close stops serving.
+func (s *Server) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	return s.srv.Shutdown(ctx)
+}
+
+// Start serves the dashboard of s on 127.0.0.1:port (0 = any free port).
+func Start(s *stack.Stack, port int) (*Server, error) {
+	src, err := stackSources(s)
+	if err != nil {
+		return nil, err
+	}
+	d, err := New(src)
+	if err != nil {
+		return nil, err
+	}
+	return Serve(d, port)
+}
+
+// Serve serves d on 127.0.0.1:port (0 = any free port), never beyond
+// loopback: its buttons allocate and end games.
+func Serve(d *Dashboard, port int) (*Server, error) {
+	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+	if err != nil {
+		return nil, fmt.Errorf("dashboard: %w", err)
+	}
+	srv := &http.Server{Handler: d, ReadHeaderTimeout: 5 * time.Second, IdleTimeout: time.Minute}
+	go func() { _ = srv.Serve(ln) }()
+	return &Server{URL: "http://" + ln.Addr().String() + "/", srv: srv}, nil
+}
+
+// stackSources reads a running local stack: its API, its tables in
+// DynamoDB Local, its emulated Allocators' registries and its events.
+func stackSources(s *stack.Stack) (Sources, error) {
+	instances, health, servers := s.Tables["GameInstancesTable"], s.Tables["RegionHealthTable"], s.Tables["GameServersTable"]
+	if instances == "" {
+		return Sources{}, errors.New("dashboard: the template has no GameInstancesTable")
+	}
+	db := harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB)
+	src := Sources{
+		APIURL:        s.APIURL,
+		GameServerURL: s.GameServerURL,
+		Instances: func(ctx context.Context) (Listing[gameinstance.Record], error) {
+			return ScanInstances(ctx, db, instances)
+		},
+		Servers:      func() []Registered { return registeredIn(s.Allocators) },
+		Events:       func() []stack.SeenEvent { return s.RecentEvents(0) },
+		Drain:        s.Drain,
+		DrainedUntil: s.DrainedUntil,
+		PlayMatch:    s.PutMatch,
+	}
+	if servers != "" {
+		src.GameServers = func(ctx context.Context) (Listing[gameinstance.GameServer], error) {
+			return ScanGameServers(ctx, db, servers)
+		}
+	}
+	if health != "" {
+		src.RegionHealth = regiontable.New(db, health, regionhealth.BreakerPolicy{}).List
+	}
+	for _, a := range s.Allocators {
+		for region, str := range a.Regions {
+			src.Served = append(src.Served, Served{Region: region, Allocator: a.Name, RegionString: str})
+		}
+	}
+	if env, set := s.Refs["FallbackEnvironment"], s.Refs["FallbackArmadaSet"]; env != "" && set != "" {
+		src.Versions = []string{env + "::" + set}
+	}
+	return src, nil
+}
+
+// registeredIn lists every Allocator's registered game servers under the
+// Region names they stand for: an Allocator's region string maps back to
+// its Region; the first Allocator serves any other Region under its name.
+func registeredIn(allocators []*stack.Allocator) []Registered {
+	var out []Registered
+	for _, a := range allocators {
+		names := map[string]string{}
+		for region, str := range a.Regions {
+			names[str] = region
+		}
+		for _, srv := range a.Emulator.Servers() {
+			out = append(out, Registered{Region: cmp.Or(names[srv.Region], srv.Region), Allocator: a.Name, Address: srv.Address, Ports: srv.Ports,
+				Priority: srv.Priority, ExpiresAt: srv.ExpiresAt})
+		}
+	}
+	return out
 }

@@ -76,6 +76,25 @@ func (f *fakeAPI) start(t *testing.T) string {
 	return srv.URL
 }
 
+// The listings the sources answer.
+type (
+	instanceListing = Listing[gameinstance.Record]
+	serverListing   = Listing[gameinstance.GameServer]
+)
+
+// newDash is New(src), with an API URL nothing answers when src has none.
+func newDash(t *testing.T, src Sources) *Dashboard {
+	t.Helper()
+	if src.APIURL == "" {
+		src.APIURL = "http://127.0.0.1:9"
+	}
+	d, err := New(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return d
+}
+
 // do sends a request the way the page does (same-origin, loopback Host).
 func do(t *testing.T, h http.Handler, method, path, body string) (*httptest.ResponseRecorder, map[string]any) {
 	t.Helper()
@@ -97,7 +116,7 @@ func do(t *testing.T, h http.Handler, method, path, body string) (*httptest.Resp
 }
 
 func TestStaticPageIsSelfContained(t *testing.T) {
-	d := New(Sources{})
+	d := newDash(t, Sources{})
 	external := regexp.MustCompile(`(?i)(src|href)\s*=\s*["']?(https?:)?//|@import|url\(\s*["']?(https?:)?//|fonts\.googleapis|cdn`)
 	for _, tc := range []struct{ path, contentType, must string }{
 		{"/", "text/html", `<script src="app.js"`},
@@ -166,7 +185,7 @@ func TestGuard(t *testing.T) {
 	rec := httptest.NewRecorder()
 	r := httptest.NewRequest(http.MethodGet, "/api/state", nil)
 	r.Host = "evil.example"
-	New(Sources{}).ServeHTTP(rec, r)
+	newDash(t, Sources{}).ServeHTTP(rec, r)
 	if rec.Code != http.StatusForbidden {
 		t.Fatalf("rebound request: %d", rec.Code)
 	}
@@ -177,8 +196,8 @@ func TestState(t *testing.T) {
 	api := &fakeAPI{regions: `{"regions":[{"region":"us-west","zone":"US_WEST","pingTargets":[{"address":"127.0.0.1","port":7001,"protocol":"UDP"}],"refreshedAt":"2026-01-02T03:00:00Z","health":"Deployed"}]}`}
 	src := Sources{
 		APIURL: api.start(t),
-		Instances: func(context.Context) (Listing, error) {
-			return Listing{Records: []gameinstance.Record{
+		Instances: func(context.Context) (instanceListing, error) {
+			return instanceListing{Records: []gameinstance.Record{
 				{GameInstanceID: "gi-2", State: gameinstance.StateLinked, Region: "us-west", FallbackUsed: true, CreatedAt: t0,
 					Fingerprint:          gameinstance.Fingerprint{DesiredRegion: "eu-central-1"},
 					Server:               &gameinstance.Server{Address: "127.0.0.1:7001", IP: "127.0.0.1", Ports: map[string]int{"game": 7001}},
@@ -204,7 +223,7 @@ func TestState(t *testing.T) {
 		},
 		Versions: []string{"prag::sample-game-armada-set"},
 	}
-	rec, doc := do(t, New(src), http.MethodGet, "/api/state", "")
+	rec, doc := do(t, newDash(t, src), http.MethodGet, "/api/state", "")
 	if rec.Code != http.StatusOK {
 		t.Fatalf("GET /api/state: %d %s", rec.Code, rec.Body)
 	}
@@ -214,7 +233,7 @@ func TestState(t *testing.T) {
 			t.Errorf("the state shows %q", secret)
 		}
 	}
-	var st stateView
+	var st State
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -244,11 +263,11 @@ func TestState(t *testing.T) {
 	}
 
 	// Sources that fail leave their part empty and say why.
-	src.Instances = func(context.Context) (Listing, error) { return Listing{}, errors.New("table gone") }
+	src.Instances = func(context.Context) (instanceListing, error) { return instanceListing{}, errors.New("table gone") }
 	api.mu.Lock()
 	api.regions = ""
 	api.mu.Unlock()
-	_, doc = do(t, New(src), http.MethodGet, "/api/state", "")
+	_, doc = do(t, newDash(t, src), http.MethodGet, "/api/state", "")
 	problems := fmt.Sprint(doc["problems"])
 	if !strings.Contains(problems, "game instances: table gone") || !strings.Contains(problems, "GET /v1/regions: 500 INTERNAL") {
 		t.Errorf("problems = %s", problems)
@@ -265,7 +284,7 @@ func TestAllocate(t *testing.T) {
 		}
 		return http.StatusCreated, fmt.Sprintf(`{"gameInstanceId":%q,"state":"Allocated","region":%q,"attempts":[]}`, b["gameInstanceId"], b["desiredRegion"])
 	}}
-	d := New(Sources{APIURL: api.start(t)})
+	d := newDash(t, Sources{APIURL: api.start(t)})
 	tests := []struct {
 		name, body string
 		wantStatus int
@@ -311,7 +330,7 @@ func TestEnd(t *testing.T) {
 		"gi-down":     `{"gameInstanceId":"gi-down","state":"Linked","server":{"address":"127.0.0.1:7004","ip":"127.0.0.1","ports":{"game":7004}}}`,
 	}}
 	var won []string
-	d := New(Sources{APIURL: api.start(t), Win: func(_ context.Context, addr, id string) (player.Outcome, error) {
+	d := newDash(t, Sources{APIURL: api.start(t), Win: func(_ context.Context, addr, id string) (player.Outcome, error) {
 		won = append(won, id+"@"+addr)
 		switch id {
 		case "gi-notready":
@@ -358,7 +377,7 @@ func TestNewGameInstanceID(t *testing.T) {
 }
 
 func TestServeIsLoopbackOnly(t *testing.T) {
-	s, err := Serve(New(Sources{}), 0)
+	s, err := Serve(newDash(t, Sources{}), 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -386,8 +405,8 @@ func TestStateNamesWhereGameServersLinkBack(t *testing.T) {
 		{api, ""}, // HttpApi: the API itself, not repeated
 	} {
 		src := Sources{APIURL: api, GameServerURL: tc.gameServers,
-			Instances: func(context.Context) (Listing, error) { return Listing{}, nil }}
-		_, doc := do(t, New(src), http.MethodGet, "/api/state", "")
+			Instances: func(context.Context) (instanceListing, error) { return instanceListing{}, nil }}
+		_, doc := do(t, newDash(t, src), http.MethodGet, "/api/state", "")
 		if got, _ := doc["gameServers"].(string); got != tc.want {
 			t.Errorf("game servers at %s: gameServers = %q, want %q", tc.gameServers, got, tc.want)
 		}

@@ -109,7 +109,7 @@ func TestViewOfPlacement(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := viewOf(tt.r).Placement; got != tt.want {
+			if got := string(viewOf(tt.r).Placement); got != tt.want {
 				t.Errorf("placement %q, want %q", got, tt.want)
 			}
 		})

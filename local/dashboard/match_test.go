@@ -16,7 +16,7 @@ import (
 
 func TestPlayMatch(t *testing.T) {
 	var played []stack.MatchOptions
-	d := New(Sources{PlayMatch: func(_ context.Context, o stack.MatchOptions) (string, error) {
+	d := newDash(t, Sources{PlayMatch: func(_ context.Context, o stack.MatchOptions) (string, error) {
 		if o.Near == "moon" {
 			return "", errors.New("moto is gone")
 		}
@@ -68,7 +68,7 @@ func TestPlayMatch(t *testing.T) {
 		t.Errorf("a cross-site match: %d", rec.Code)
 	}
 
-	if rec, _ := do(t, New(Sources{}), http.MethodPost, "/api/match", `{}`); rec.Code != http.StatusNotImplemented {
+	if rec, _ := do(t, newDash(t, Sources{}), http.MethodPost, "/api/match", `{}`); rec.Code != http.StatusNotImplemented {
 		t.Errorf("without PlayMatch: %d", rec.Code)
 	}
 }
@@ -78,8 +78,8 @@ func TestPlayMatch(t *testing.T) {
 func TestStateShowsMatches(t *testing.T) {
 	src := Sources{
 		PlayMatch: func(context.Context, stack.MatchOptions) (string, error) { return "", nil },
-		Instances: func(context.Context) (Listing, error) {
-			return Listing{Records: []gameinstance.Record{{GameInstanceID: "m-1", State: gameinstance.StateAllocated,
+		Instances: func(context.Context) (instanceListing, error) {
+			return instanceListing{Records: []gameinstance.Record{{GameInstanceID: "m-1", State: gameinstance.StateAllocated,
 				Fingerprint: gameinstance.Fingerprint{Match: true}}}}, nil
 		},
 		Events: func() []stack.SeenEvent {
@@ -87,8 +87,8 @@ func TestStateShowsMatches(t *testing.T) {
 				Detail: json.RawMessage(`{"type":"GameFabricMatchmakingSucceeded","matchId":"m-1","gameSessionInfo":{"ipAddress":"127.0.0.1","port":7001}}`)}}}
 		},
 	}
-	rec, _ := do(t, New(src), http.MethodGet, "/api/state", "")
-	var st stateView
+	rec, _ := do(t, newDash(t, src), http.MethodGet, "/api/state", "")
+	var st State
 	if err := json.Unmarshal(rec.Body.Bytes(), &st); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestStateShowsMatches(t *testing.T) {
 		t.Errorf("events %+v", st.Events)
 	}
 	src.PlayMatch = nil
-	rec, _ = do(t, New(src), http.MethodGet, "/api/state", "")
+	rec, _ = do(t, newDash(t, src), http.MethodGet, "/api/state", "")
 	if strings.Contains(rec.Body.String(), `"playMatch":true`) {
 		t.Error("a dashboard that cannot play matches offers to")
 	}

@@ -44,9 +44,9 @@ func TestViewOfQueue(t *testing.T) {
 func TestStateShowsQueuedAndDrained(t *testing.T) {
 	t0 := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	api := &fakeAPI{regions: `{"regions":[]}`}
-	d := New(Sources{APIURL: api.start(t),
-		Instances: func(context.Context) (Listing, error) {
-			return Listing{Records: []gameinstance.Record{{GameInstanceID: "gi-q", State: gameinstance.StateQueued, CreatedAt: t0,
+	d := newDash(t, Sources{APIURL: api.start(t),
+		Instances: func(context.Context) (instanceListing, error) {
+			return instanceListing{Records: []gameinstance.Record{{GameInstanceID: "gi-q", State: gameinstance.StateQueued, CreatedAt: t0,
 				Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west"},
 				Queue:       &gameinstance.Queue{StartedAt: t0, Until: t0.Add(time.Minute), NextAt: t0.Add(5 * time.Second), Ticket: "secret-ticket"},
 				Attempts:    []gameinstance.Attempt{{Region: "us-west", Status: 404}, {Region: "us-west", Status: 404, MaxPlayerLatencyMs: 80}}}}}, nil
@@ -91,7 +91,7 @@ func TestStateShowsQueuedAndDrained(t *testing.T) {
 		t.Errorf("drainForSeconds %d, regions %s", st.DrainFor, got)
 	}
 	// Without a way to drain, the page gets no Drain buttons.
-	_, doc := do(t, New(Sources{APIURL: api.start(t)}), http.MethodGet, "/api/state", "")
+	_, doc := do(t, newDash(t, Sources{APIURL: api.start(t)}), http.MethodGet, "/api/state", "")
 	if doc["drainForSeconds"] != float64(0) {
 		t.Errorf("drainForSeconds %v without a Drain source", doc["drainForSeconds"])
 	}
@@ -103,7 +103,7 @@ func TestAllocateQueued(t *testing.T) {
 	api := &fakeAPI{allocate: func(b map[string]string) (int, string) {
 		return http.StatusAccepted, fmt.Sprintf(`{"gameInstanceId":%q,"state":"Queued","queuedUntil":"2026-01-02T03:05:05Z","attempts":[{"region":"us-west","status":404}]}`, b["gameInstanceId"])
 	}}
-	d := New(Sources{APIURL: api.start(t)})
+	d := newDash(t, Sources{APIURL: api.start(t)})
 	rec, doc := do(t, d, http.MethodPost, "/api/allocate", `{"gameInstanceId":"gi-q","region":"us-west","queueTimeoutSeconds":60,"dedicated":true}`)
 	if rec.Code != http.StatusOK || doc["ok"] != true || doc["message"] != "gi-q is Queued until 03:05:05 UTC: no capacity yet, the service tries again as it frees" {
 		t.Fatalf("%d %v", rec.Code, doc)
@@ -135,7 +135,7 @@ func TestCancel(t *testing.T) {
 		}
 		return http.StatusOK, `{"gameInstanceId":"gi-queued","state":"Failed","attempts":[],"error":{"code":"PLACEMENT_CANCELLED","message":"cancelled"}}`
 	}}
-	d := New(Sources{APIURL: api.start(t)})
+	d := newDash(t, Sources{APIURL: api.start(t)})
 	tests := []struct {
 		id          string
 		wantStatus  int
@@ -206,7 +206,7 @@ func TestDrainButton(t *testing.T) {
 			if tt.noDrain {
 				src.Drain = nil
 			}
-			rec, doc := do(t, New(src), http.MethodPost, "/api/drain", tt.body)
+			rec, doc := do(t, newDash(t, src), http.MethodPost, "/api/drain", tt.body)
 			if rec.Code != tt.wantStatus || !strings.Contains(fmt.Sprint(doc["message"]), tt.wantMsg) || doc["ok"] != (tt.wantStatus == 200) {
 				t.Fatalf("%d %v", rec.Code, doc)
 			}

@@ -84,7 +84,7 @@ func TestScanGameServers(t *testing.T) {
 				return
 			}
 			var got []string
-			for _, gs := range l.Servers {
+			for _, gs := range l.Records {
 				got = append(got, gs.Region+"/"+gs.Address)
 			}
 			if !slices.Equal(got, tt.want) {
@@ -105,42 +105,42 @@ func TestRoomServersInState(t *testing.T) {
 	elsewhere := gameinstance.GameServer{Address: "127.0.0.1:7100", Region: "ap-south-1", Capacity: 2, Accepting: true, CallbackToken: callbackToken}
 	tests := []struct {
 		name         string
-		source       func(context.Context) (ServerListing, error) // nil: no rooms table
+		source       func(context.Context) (serverListing, error) // nil: no rooms table
 		wantRooms    map[string][]string                          // region -> "address inUse/capacity accepting closedReason sessions"
 		wantProblems []string
 	}{
 		{name: "no rooms table", wantRooms: map[string][]string{"us-west": {}, "eu-central-1": {}}},
 		{name: "none offered yet",
-			source:    func(context.Context) (ServerListing, error) { return ServerListing{}, nil },
+			source:    func(context.Context) (serverListing, error) { return serverListing{}, nil },
 			wantRooms: map[string][]string{"us-west": {}, "eu-central-1": {}}},
 		{name: "several games on a server, one closed",
-			source: func(context.Context) (ServerListing, error) {
-				return ServerListing{Servers: []gameinstance.GameServer{usWest, closed}}, nil
+			source: func(context.Context) (serverListing, error) {
+				return serverListing{Records: []gameinstance.GameServer{usWest, closed}}, nil
 			},
 			wantRooms: map[string][]string{"eu-central-1": {},
 				"us-west": {"127.0.0.1:7001 3/4 true  gi-1,gi-2,gi-3", "127.0.0.1:7002 1/4 false CallbackFailures gi-4"}}},
 		{name: "a region only the table knows",
-			source: func(context.Context) (ServerListing, error) {
-				return ServerListing{Servers: []gameinstance.GameServer{elsewhere}}, nil
+			source: func(context.Context) (serverListing, error) {
+				return serverListing{Records: []gameinstance.GameServer{elsewhere}}, nil
 			},
 			wantRooms: map[string][]string{"us-west": {}, "eu-central-1": {}, "ap-south-1": {"127.0.0.1:7100 0/2 true  "}}},
 		{name: "partly read",
-			source: func(context.Context) (ServerListing, error) {
-				return ServerListing{Servers: []gameinstance.GameServer{usWest}, More: true, Unreadable: 2}, nil
+			source: func(context.Context) (serverListing, error) {
+				return serverListing{Records: []gameinstance.GameServer{usWest}, More: true, Unreadable: 2}, nil
 			},
 			wantRooms: map[string][]string{"eu-central-1": {}, "us-west": {"127.0.0.1:7001 3/4 true  gi-1,gi-2,gi-3"}},
 			wantProblems: []string{"game servers: 2 items are not game server records",
 				fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned)}},
 		{name: "the table fails",
-			source:       func(context.Context) (ServerListing, error) { return ServerListing{}, errors.New("table gone") },
+			source:       func(context.Context) (serverListing, error) { return serverListing{}, errors.New("table gone") },
 			wantRooms:    map[string][]string{"us-west": {}, "eu-central-1": {}},
 			wantProblems: []string{"game servers: table gone"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			api := &fakeAPI{regions: `{"regions":[]}`}
-			d := New(Sources{APIURL: api.start(t), GameServers: tt.source,
-				Instances: func(context.Context) (Listing, error) { return Listing{}, nil },
+			d := newDash(t, Sources{APIURL: api.start(t), GameServers: tt.source,
+				Instances: func(context.Context) (instanceListing, error) { return instanceListing{}, nil },
 				Served:    []Served{{Region: "us-west", Allocator: "us"}, {Region: "eu-central-1", Allocator: "eu"}}})
 			rec, _ := do(t, d, http.MethodGet, "/api/state", "")
 			if strings.Contains(rec.Body.String(), callbackToken) || strings.Contains(rec.Body.String(), "/sessions") {
@@ -185,8 +185,8 @@ func TestStateNeverShowsTheCallbackToken(t *testing.T) {
 		serverItem("127.0.0.1:7002", "us-west", 2, false, "gi-3"),
 	}}}
 	api := &fakeAPI{regions: `{"regions":[]}`}
-	d := New(Sources{APIURL: api.start(t),
-		GameServers: func(ctx context.Context) (ServerListing, error) {
+	d := newDash(t, Sources{APIURL: api.start(t),
+		GameServers: func(ctx context.Context) (serverListing, error) {
 			db.calls = 0 // every poll reads the table anew
 			return ScanGameServers(ctx, db, "GameServersTable")
 		}})

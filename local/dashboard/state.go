@@ -1,9 +1,13 @@
 package dashboard
 
 import (
+	"cmp"
 	"context"
+	"errors"
 	"fmt"
-	"sort"
+	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
@@ -19,30 +23,29 @@ type Served struct {
 // Registered is a game server registered with an emulated Allocator and
 // waiting to be allocated (an allocated server leaves the registry).
 type Registered struct {
-	Region    string // the Region's name (us-west), not the region string
-	Allocator string
-	Address   string
-	Ports     map[string]int
-	Priority  int
-	ExpiresAt time.Time // its keep-alive window ends
+	Region    string         `json:"-"` // the Region's name (us-west), not the region string
+	Allocator string         `json:"allocator"`
+	Address   string         `json:"address"`
+	Ports     map[string]int `json:"ports,omitempty"`
+	Priority  int            `json:"priority"`
+	ExpiresAt time.Time      `json:"expiresAt"` // its keep-alive window ends
 }
 
-// stateView is GET /api/state: everything the page shows. A source that
-// could not be read leaves its part empty and says why in Problems.
-type stateView struct {
+// State is GET /api/state: everything the page shows (make match reads it
+// too). A source that could not be read leaves its part empty and says why
+// in Problems.
+type State struct {
 	Now time.Time `json:"now"`
 	API string    `json:"api"`
 	// GameServers is where the game servers link back, when not API.
-	GameServers string         `json:"gameServers,omitempty"`
-	Regions     []regionView   `json:"regions"`
-	Instances   []instanceView `json:"instances"`
-	MoreExist   bool           `json:"moreInstances,omitempty"`
-	Events      []eventView    `json:"events"`
-	Problems    []string       `json:"problems,omitempty"`
-	MaxShown    int            `json:"maxInstancesShown"`
-	MaxEvents   int            `json:"maxEventsShown"`
-	Versions    []string       `json:"versions,omitempty"` // suggestions for the allocate form
-	Refreshing  string         `json:"refreshEvery"`
+	GameServers string       `json:"gameServers,omitempty"`
+	Regions     []regionView `json:"regions"`
+	Instances   []Instance   `json:"instances"`
+	MoreExist   bool         `json:"moreInstances,omitempty"`
+	Events      []Event      `json:"events"`
+	Problems    []string     `json:"problems,omitempty"`
+	MaxShown    int          `json:"maxInstancesShown"`
+	Versions    []string     `json:"versions,omitempty"` // suggestions for the allocate form
 	// DrainFor is how long the Drain buttons drain, in seconds; 0 when
 	// the dashboard cannot drain (no emulated Allocators), with no buttons.
 	DrainFor int `json:"drainForSeconds"`
@@ -61,7 +64,7 @@ type regionView struct {
 	Health       string                   `json:"health"`
 	HealthSince  time.Time                `json:"healthSince,omitzero"`
 	HealthReason string                   `json:"healthReason,omitempty"`
-	Servers      []registered             `json:"servers"`
+	Servers      []Registered             `json:"servers"`
 	InGame       int                      `json:"inGame"` // instances Allocated or Linked there
 	// RoomServers are the game servers there that offered rooms.
 	RoomServers []roomServerView `json:"roomServers"`
@@ -69,16 +72,8 @@ type regionView struct {
 	DrainedUntil time.Time `json:"drainedUntil,omitzero"`
 }
 
-type registered struct {
-	Address   string         `json:"address"`
-	Allocator string         `json:"allocator"`
-	Ports     map[string]int `json:"ports,omitempty"`
-	Priority  int            `json:"priority"`
-	ExpiresAt time.Time      `json:"expiresAt"`
-}
-
-// eventView is one published event, read from its detail.
-type eventView struct {
+// Event is one published event, read from its detail.
+type Event struct {
 	Seq            uint64    `json:"seq"`
 	Received       time.Time `json:"received"`
 	DetailType     string    `json:"detailType"`
@@ -93,26 +88,17 @@ type eventView struct {
 	Line    string `json:"line"`
 }
 
-// maxEvents is how many of the latest events the page lists.
-const maxEvents = 100
-
-func (d *Dashboard) state(ctx context.Context) stateView {
-	v := stateView{Now: time.Now().UTC(), API: d.src.APIURL, Regions: []regionView{}, Instances: []instanceView{},
-		Events: []eventView{}, MaxShown: maxShown, MaxEvents: maxEvents, Versions: d.src.Versions, Refreshing: "1s"}
+func (d *Dashboard) state(ctx context.Context) State {
+	v := State{Now: time.Now().UTC(), API: d.src.APIURL, Instances: []Instance{}, Events: []Event{},
+		MaxShown: maxShown, Versions: d.src.Versions, PlayMatch: d.src.PlayMatch != nil}
 	if d.src.GameServerURL != d.src.APIURL {
 		v.GameServers = d.src.GameServerURL
 	}
 	if d.src.Drain != nil {
 		v.DrainFor = int(drainFor / time.Second)
 	}
-	v.PlayMatch = d.src.PlayMatch != nil
 	listing, err := d.src.Instances(ctx)
-	if err != nil {
-		v.Problems = append(v.Problems, "game instances: "+err.Error())
-	}
-	if listing.Unreadable > 0 {
-		v.Problems = append(v.Problems, fmt.Sprintf("game instances: %d items are not game instance records", listing.Unreadable))
-	}
+	v.unread("game instance", err, listing.Unreadable)
 	v.MoreExist = listing.More
 	inGame := map[string]int{}
 	for _, r := range listing.Records {
@@ -121,12 +107,7 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 			inGame[r.Region]++
 		}
 	}
-	regions, problems := d.regions(ctx)
-	v.Problems = append(v.Problems, problems...)
-	for i := range regions {
-		regions[i].InGame = inGame[regions[i].Region]
-	}
-	v.Regions = regions
+	v.Regions = d.regions(ctx, &v, inGame)
 	if d.src.Events != nil {
 		seen := d.src.Events()
 		for i := len(seen) - 1; i >= 0 && len(v.Events) < maxEvents; i-- {
@@ -136,20 +117,28 @@ func (d *Dashboard) state(ctx context.Context) stateView {
 	return v
 }
 
-// regions joins the API's regions (ping targets), the region health table
-// and the emulated Allocators (what they serve, who is registered): a Region
-// whose servers are all allocated drops out of the ping cache, yet is there.
-func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
-	var problems []string
+// unread adds to the problems what a listing of kind could not read.
+func (v *State) unread(kind string, err error, unreadable int) {
+	if err != nil {
+		v.Problems = append(v.Problems, kind+"s: "+err.Error())
+	}
+	if unreadable > 0 {
+		v.Problems = append(v.Problems, fmt.Sprintf("%ss: %d items are not %s records", kind, unreadable, kind))
+	}
+}
+
+// regions joins the API's regions (ping targets), the region health table,
+// the emulated Allocators (what they serve, who is registered) and the
+// game servers that offered rooms (in the listing's order): a Region whose
+// servers are all allocated drops out of the ping cache, yet is there.
+func (d *Dashboard) regions(ctx context.Context, v *State, inGame map[string]int) []regionView {
 	byName := map[string]*regionView{}
 	get := func(name string) *regionView {
-		if r, ok := byName[name]; ok {
-			return r
+		if byName[name] == nil {
+			byName[name] = &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []Registered{},
+				RoomServers: []roomServerView{}, Health: string(regionhealth.RegionInitialized), InGame: inGame[name]}
 		}
-		r := &regionView{Region: name, PingTargets: []allocclient.PingTarget{}, Servers: []registered{}, RoomServers: []roomServerView{},
-			Health: string(regionhealth.RegionInitialized)}
-		byName[name] = r
-		return r
+		return byName[name]
 	}
 	for _, s := range d.src.Served {
 		r := get(s.Region)
@@ -157,7 +146,7 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 	}
 	api, health, err := d.cached.get(ctx, d.api, d.src.RegionHealth)
 	if err != nil {
-		problems = append(problems, err.Error())
+		v.Problems = append(v.Problems, err.Error())
 	}
 	for _, a := range api {
 		r := get(a.Region)
@@ -176,10 +165,20 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 	if d.src.Servers != nil {
 		for _, s := range d.src.Servers() {
 			r := get(s.Region)
-			r.Servers = append(r.Servers, registered{Address: s.Address, Allocator: s.Allocator, Ports: s.Ports, Priority: s.Priority, ExpiresAt: s.ExpiresAt})
+			r.Servers = append(r.Servers, s)
 		}
 	}
-	problems = append(problems, d.roomServers(ctx, get)...)
+	if d.src.GameServers != nil {
+		listing, err := d.src.GameServers(ctx)
+		v.unread("game server", err, listing.Unreadable)
+		if listing.More {
+			v.Problems = append(v.Problems, fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned))
+		}
+		for _, gs := range listing.Records {
+			r := get(gs.Region)
+			r.RoomServers = append(r.RoomServers, roomServerOf(gs))
+		}
+	}
 	out := make([]regionView, 0, len(byName))
 	for _, r := range byName {
 		if d.src.DrainedUntil != nil {
@@ -189,40 +188,50 @@ func (d *Dashboard) regions(ctx context.Context) ([]regionView, []string) {
 		}
 		out = append(out, *r)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Region < out[j].Region })
-	return out, problems
+	slices.SortFunc(out, func(a, b regionView) int { return strings.Compare(a.Region, b.Region) })
+	return out
 }
 
-func eventOf(e stack.SeenEvent) eventView {
+func eventOf(e stack.SeenEvent) Event {
 	d := stack.Fields(e.Detail)
-	v := eventView{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, GameInstanceID: d.GameInstanceID, MatchID: d.MatchID,
-		Region: d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line, Address: d.ConnectTo()}
-	if v.GameInstanceID == "" {
-		v.GameInstanceID = d.MatchID // a match's game instance is named by its matchId
-	}
-	return v
+	return Event{Seq: e.Seq, Received: e.Received, DetailType: e.DetailType, MatchID: d.MatchID,
+		// A match's game instance is named by its matchId.
+		GameInstanceID: cmp.Or(d.GameInstanceID, d.MatchID),
+		Region:         d.Region, PreviousState: d.PreviousState, State: d.State, Line: e.Line, Address: d.ConnectTo()}
 }
 
-// roomServers adds the game servers that offered rooms to their regions
-// (in the listing's order), and says what it could not read.
-func (d *Dashboard) roomServers(ctx context.Context, region func(string) *regionView) []string {
-	if d.src.GameServers == nil {
-		return nil
+// regionsTTL is how long one read of the regions serves the page: they
+// change on the ping refresher's schedule (minutes) and with allocation
+// outcomes, while the page asks every second, each time an invocation of
+// the regions function.
+const regionsTTL = 2 * time.Second
+
+// regionsCache holds the last read of GET /v1/regions and region health.
+type regionsCache struct {
+	mu     sync.Mutex
+	at     time.Time
+	api    []allocclient.Region
+	health []regionhealth.Health
+	err    error
+}
+
+func (c *regionsCache) get(ctx context.Context, api *allocclient.Client, health func(context.Context) ([]regionhealth.Health, error)) ([]allocclient.Region, []regionhealth.Health, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if time.Since(c.at) < regionsTTL {
+		return c.api, c.health, c.err
 	}
-	var problems []string
-	listing, err := d.src.GameServers(ctx)
-	if err != nil {
-		problems = append(problems, "game servers: "+err.Error())
+	c.at, c.api, c.health, c.err = time.Now(), nil, nil, nil
+	if list, err := api.Regions(ctx); err != nil {
+		c.err = errors.New("GET /v1/regions: " + err.Error())
+	} else {
+		c.api = list.Regions
 	}
-	if listing.Unreadable > 0 {
-		problems = append(problems, fmt.Sprintf("game servers: %d items are not game server records", listing.Unreadable))
+	if health != nil {
+		var err error
+		if c.health, err = health(ctx); err != nil {
+			c.err = errors.Join(c.err, errors.New("region health: "+err.Error()))
+		}
 	}
-	if listing.More {
-		problems = append(problems, fmt.Sprintf("game servers: only the first %d records are shown", maxServersScanned))
-	}
-	for _, gs := range listing.Servers {
-		r := region(gs.Region)
-		r.RoomServers = append(r.RoomServers, roomServerOf(gs))
-	}
-	return problems
+	return c.api, c.health, c.err
 }

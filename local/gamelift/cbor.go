@@ -35,41 +35,37 @@ func ticketIDs(body []byte) (ids []string, problem string) {
 	return ids, ""
 }
 
-// describeOutput is DescribeMatchmakingOutput: {"TicketList": [...]}.
+// describeOutput is DescribeMatchmakingOutput: {"TicketList": [...]}, each
+// a MatchmakingTicket with the members the stand-in keeps. Timestamps are
+// epoch seconds (with milliseconds) under tag 1, and whole numbers unsigned
+// integers: the SDK refuses a float where an int32 goes.
 func describeOutput(tickets []Ticket) cbor.Map {
 	list := cbor.List{}
 	for _, t := range tickets {
-		list = append(list, ticketValue(t))
+		players := cbor.List{}
+		for _, p := range t.Players {
+			latency := cbor.Map{}
+			for region, ms := range p.LatencyInMs {
+				latency[region] = cbor.Uint(max(ms, 0))
+			}
+			player := cbor.Map{"PlayerId": cbor.String(p.PlayerID), "LatencyInMs": latency}
+			if p.Team != "" {
+				player["Team"] = cbor.String(p.Team)
+			}
+			players = append(players, player)
+		}
+		m := cbor.Map{"TicketId": cbor.String(t.TicketID), "Status": cbor.String(t.Status), "Players": players}
+		for k, v := range map[string]string{"ConfigurationName": t.ConfigurationName, "ConfigurationArn": t.ConfigurationArn} {
+			if v != "" {
+				m[k] = cbor.String(v)
+			}
+		}
+		if !t.StartTime.IsZero() {
+			m["StartTime"] = &cbor.Tag{ID: 1, Value: cbor.Float64(float64(t.StartTime.UnixMilli()) / 1000)}
+		}
+		list = append(list, m)
 	}
 	return cbor.Map{"TicketList": list}
-}
-
-// ticketValue is a MatchmakingTicket with the members the stand-in keeps.
-// Timestamps are epoch seconds (with milliseconds) under tag 1, and whole
-// numbers unsigned integers: the SDK refuses a float where an int32 goes.
-func ticketValue(t Ticket) cbor.Map {
-	players := cbor.List{}
-	for _, p := range t.Players {
-		latency := cbor.Map{}
-		for region, ms := range p.LatencyInMs {
-			latency[region] = cbor.Uint(max(ms, 0))
-		}
-		player := cbor.Map{"PlayerId": cbor.String(p.PlayerID), "LatencyInMs": latency}
-		if p.Team != "" {
-			player["Team"] = cbor.String(p.Team)
-		}
-		players = append(players, player)
-	}
-	m := cbor.Map{"TicketId": cbor.String(t.TicketID), "Status": cbor.String(t.Status), "Players": players}
-	for k, v := range map[string]string{"ConfigurationName": t.ConfigurationName, "ConfigurationArn": t.ConfigurationArn} {
-		if v != "" {
-			m[k] = cbor.String(v)
-		}
-	}
-	if !t.StartTime.IsZero() {
-		m["StartTime"] = &cbor.Tag{ID: 1, Value: cbor.Float64(float64(t.StartTime.UnixMilli()) / 1000)}
-	}
-	return m
 }
 
 // writeError answers f as GameLift does over RPC v2 CBOR: a map with

@@ -14,6 +14,7 @@ package player
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -22,6 +23,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
@@ -57,23 +59,19 @@ type Outcome struct {
 	GameOver bool
 }
 
-// SendIWON connects to address (host:port of a game port) and wins the game
-// hosted there. A server hosting several sessions needs SendIWONFor.
-func SendIWON(ctx context.Context, address string) (Outcome, error) {
-	return SendIWONFor(ctx, address, "")
-}
+// NotReadyPatience is how long a NOT READY is asked again, every
+// notReadyPause: a game server links before it lets players in
+// (docs/gameservers.md: link, then accept players), so for a moment after
+// the record says Linked its door is still shut.
+const (
+	NotReadyPatience = 2 * time.Second
+	notReadyPause    = 100 * time.Millisecond
+)
 
-// NotReadyPatience is how long a NOT READY is asked again: a game server
-// links before it lets players in (docs/gameservers.md: link, then accept players), so
-// for a moment after the record says Linked its door is still shut.
-const NotReadyPatience = 2 * time.Second
-
-// notReadyPause is the wait before asking a NOT READY server again.
-const notReadyPause = 100 * time.Millisecond
-
-// SendIWONFor is SendIWON that first checks the server greets for
-// gameInstanceID ("" skips the check): a server that exited after its game
-// may have been replaced by one hosting another game on the same port.
+// SendIWONFor connects to address (host:port of a game port) and wins the
+// game hosted there, first checking the server greets for gameInstanceID
+// ("" skips the check): a server that exited after its game may have been
+// replaced by one hosting another game on the same port.
 // A server hosting several sessions is asked to JOIN gameInstanceID,
 // which is then required, and ends that session only. A server (or
 // session) still NOT READY after NotReadyPatience is ErrNotReady.
@@ -112,7 +110,7 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 	sc := bufio.NewScanner(conn)
 	sc.Buffer(make([]byte, 0, 256), 4096) // a greeting is one short line
 	if !sc.Scan() {
-		return out, fmt.Errorf("game port %s: no greeting: %w", address, hungUp(ctx, sc))
+		return out, fmt.Errorf("game port %s: no greeting: %w", address, cmp.Or(ctx.Err(), sc.Err(), errHungUp))
 	}
 	greeting := strings.TrimSpace(sc.Text())
 	if server, ok := strings.CutPrefix(greeting, "SESSIONS "); ok {
@@ -126,7 +124,7 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 	case greeting == "GAME OVER":
 		return out, fmt.Errorf("game port %s: %w", address, ErrGameOver)
 	case !strings.HasPrefix(greeting, "WELCOME "):
-		return out, fmt.Errorf("game port %s: unexpected greeting %q", address, truncate(greeting))
+		return out, fmt.Errorf("game port %s: unexpected greeting %.80q", address, greeting)
 	}
 	out.Welcome = greeting
 	if f := strings.Fields(greeting); len(f) == 3 {
@@ -144,7 +142,7 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 			return out, nil
 		}
 	}
-	if err := lineErr(ctx, sc); err != nil {
+	if err := cmp.Or(ctx.Err(), sc.Err()); err != nil {
 		return out, fmt.Errorf("game port %s: sent IWON, then no GAME OVER: %w", address, err)
 	}
 	return out, nil // it hung up: the win was heard, the end unconfirmed
@@ -155,7 +153,7 @@ func sendOnce(ctx context.Context, address, gameInstanceID string) (Outcome, err
 // server would greet with. NO SUCH GAME is ErrNoSuchGame.
 func join(ctx context.Context, conn net.Conn, sc *bufio.Scanner, address, server, gameInstanceID string) (string, error) {
 	if gameInstanceID == "" {
-		return "", fmt.Errorf("game port %s hosts several sessions (server %s): name the game instance to end", address, truncate(server))
+		return "", fmt.Errorf("game port %s hosts several sessions (server %.80s): name the game instance to end", address, server)
 	}
 	// The id goes on a line of its own: one with a space or a newline
 	// would say something else.
@@ -166,7 +164,7 @@ func join(ctx context.Context, conn net.Conn, sc *bufio.Scanner, address, server
 		return "", fmt.Errorf("game port %s: send JOIN: %w", address, err)
 	}
 	if !sc.Scan() {
-		return "", fmt.Errorf("game port %s: no answer to JOIN %s: %w", address, gameInstanceID, hungUp(ctx, sc))
+		return "", fmt.Errorf("game port %s: no answer to JOIN %s: %w", address, gameInstanceID, cmp.Or(ctx.Err(), sc.Err(), errHungUp))
 	}
 	answer := strings.TrimSpace(sc.Text())
 	if answer == "NO SUCH GAME" {
@@ -175,69 +173,47 @@ func join(ctx context.Context, conn net.Conn, sc *bufio.Scanner, address, server
 	return answer, nil
 }
 
-// lineErr is why a scan stopped: ctx's error when it ended, else the
-// read's; nil at a clean end of the stream.
-func lineErr(ctx context.Context, sc *bufio.Scanner) error {
-	if ctx.Err() != nil {
-		return ctx.Err()
-	}
-	if err := sc.Err(); err != nil {
-		return err
-	}
-	return nil
-}
-
 // errHungUp: the server closed the connection where a line was due.
 var errHungUp = errors.New("the server hung up")
 
-// hungUp is why an expected line did not come: lineErr, or errHungUp.
-func hungUp(ctx context.Context, sc *bufio.Scanner) error {
-	if err := lineErr(ctx, sc); err != nil {
-		return err
+// Target is the game port where a player connects to end allocation a.
+// It fails when no player can: a Linked instance's server lets players in;
+// an Allocated one's may have linked since a was read (if not, it answers
+// NOT READY: ErrNotReady).
+func Target(a *apishape.Allocation) (string, error) {
+	id := a.GameInstanceID
+	switch a.State {
+	case "Linked", "Allocated":
+	case "Allocating":
+		return "", fmt.Errorf("%s is Allocating: it has no game server yet; try again in a moment", id)
+	case "Ended", "Unhealthy":
+		return "", fmt.Errorf("%s is already %s", id, a.State)
+	case "Failed":
+		return "", fmt.Errorf("%s is Failed: no game server was allocated", id)
+	default:
+		return "", fmt.Errorf("%s is in state %q, which no player can end", id, a.State)
 	}
-	return errHungUp
+	if a.Server == nil {
+		return "", fmt.Errorf("%s is %s but has no game server in its record", id, a.State)
+	}
+	addr, err := GameAddress(a.Server)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", id, err)
+	}
+	return addr, nil
 }
 
 // GameAddress is where players of an allocated game server connect: the
 // server's IP (else the host of its address) with its "game" port, else its
 // address as it is.
-func GameAddress(ip, address string, ports map[string]int) (string, error) {
-	host := ip
-	if host == "" {
-		if h, _, err := net.SplitHostPort(address); err == nil {
-			host = h
-		}
-	}
-	if p := ports["game"]; p > 0 && p < 65536 && host != "" {
+func GameAddress(s *apishape.Server) (string, error) {
+	host, port, err := net.SplitHostPort(s.Address)
+	host = cmp.Or(s.IP, host)
+	if p := s.Ports["game"]; p > 0 && p < 65536 && host != "" {
 		return net.JoinHostPort(host, strconv.Itoa(p)), nil
 	}
-	if _, port, err := net.SplitHostPort(address); err == nil && port != "" {
-		return address, nil
+	if err == nil && port != "" {
+		return s.Address, nil
 	}
-	return "", fmt.Errorf("the server (address %q, ports %v) has no game port", address, ports)
-}
-
-// Winnable says whether a player may try to end a game instance in state;
-// nil when it may. A Linked instance's server lets players in; an Allocated
-// one's may have linked since its state was read (if not, it answers NOT
-// READY: ErrNotReady).
-func Winnable(gameInstanceID, state string) error {
-	switch state {
-	case "Linked", "Allocated":
-		return nil
-	case "Allocating":
-		return fmt.Errorf("%s is Allocating: it has no game server yet; try again in a moment", gameInstanceID)
-	case "Ended", "Unhealthy":
-		return fmt.Errorf("%s is already %s", gameInstanceID, state)
-	case "Failed":
-		return fmt.Errorf("%s is Failed: no game server was allocated", gameInstanceID)
-	}
-	return fmt.Errorf("%s is in state %q, which no player can end", gameInstanceID, state)
-}
-
-func truncate(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "…"
-	}
-	return s
+	return "", fmt.Errorf("the server (address %q, ports %v) has no game port", s.Address, s.Ports)
 }

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // gamePort serves connections the way script says: NOT READY to the
@@ -136,7 +138,7 @@ func TestSendIWONNothingListening(t *testing.T) {
 	ln, _ := net.Listen("tcp", "127.0.0.1:0")
 	addr := ln.Addr().String()
 	ln.Close()
-	_, err := SendIWON(context.Background(), addr)
+	_, err := SendIWONFor(context.Background(), addr, "")
 	if err == nil || !strings.Contains(err.Error(), "connect to the game port "+addr) {
 		t.Fatalf("error = %v", err)
 	}
@@ -147,7 +149,7 @@ func TestSendIWONCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	start := time.Now()
-	_, err := SendIWON(ctx, addr)
+	_, err := SendIWONFor(ctx, addr, "")
 	if !errors.Is(err, context.Canceled) || time.Since(start) > 2*time.Second {
 		t.Fatalf("error %v after %s; want context.Canceled at once", err, time.Since(start))
 	}
@@ -168,21 +170,27 @@ func TestGameAddress(t *testing.T) {
 		{"", "", map[string]int{"game": 7000}, ""},
 	}
 	for _, tt := range tests {
-		got, err := GameAddress(tt.ip, tt.address, tt.ports)
+		got, err := GameAddress(&apishape.Server{IP: tt.ip, Address: tt.address, Ports: tt.ports})
 		if got != tt.want || (err != nil) != (tt.want == "") {
 			t.Errorf("GameAddress(%q, %q, %v) = %q, %v; want %q", tt.ip, tt.address, tt.ports, got, err, tt.want)
 		}
 	}
 }
 
-func TestWinnable(t *testing.T) {
-	for state, want := range map[string]string{
+func TestTarget(t *testing.T) {
+	srv := &apishape.Server{Address: "127.0.0.1:7000", IP: "127.0.0.1", Ports: map[string]int{"game": 7001}}
+	for state, want := range map[apishape.State]string{
 		"Linked": "", "Allocated": "", "Allocating": "no game server yet", "Ended": "already Ended",
 		"Unhealthy": "already Unhealthy", "Failed": "no game server was allocated", "": "state \"\"",
 	} {
-		err := Winnable("gi-1", state)
-		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) {
-			t.Errorf("Winnable(%q) = %v, want %q", state, err, want)
+		addr, err := Target(&apishape.Allocation{GameInstanceID: "gi-1", State: state, Server: srv})
+		if (want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), want)) || (err == nil && addr != "127.0.0.1:7001") {
+			t.Errorf("Target of a %q allocation = %q, %v, want %q", state, addr, err, want)
+		}
+	}
+	for _, a := range []apishape.Allocation{{GameInstanceID: "gi-1", State: "Linked"}, {GameInstanceID: "gi-1", State: "Linked", Server: &apishape.Server{Address: "nowhere"}}} {
+		if _, err := Target(&a); err == nil || !strings.HasPrefix(err.Error(), "gi-1") {
+			t.Errorf("Target of %+v: %v, want an error naming gi-1", a, err)
 		}
 	}
 }

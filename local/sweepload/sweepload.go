@@ -7,14 +7,16 @@ package sweepload
 
 import (
 	"context"
+	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
@@ -32,57 +34,25 @@ const LinkedEvery = 5
 // seedWriters BatchWriteItem calls run at once while seeding.
 const seedWriters = 8
 
-// DB is the part of the DynamoDB client seeding uses.
-type DB interface {
-	BatchWriteItem(ctx context.Context, in *dynamodb.BatchWriteItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchWriteItemOutput, error)
-}
-
 // Seed writes n records due at now under policy, as the service would have
 // left them, and returns their ids (prefix-0 … prefix-(n-1)).
-func Seed(ctx context.Context, db DB, table, prefix string, n int, policy lifecycle.Policy, now time.Time) ([]string, error) {
+func Seed(ctx context.Context, db *dynamodb.Client, table, prefix string, n int, policy lifecycle.Policy, now time.Time) ([]string, error) {
 	ids := make([]string, n)
-	batches := make(chan []types.WriteRequest)
-	errs := make(chan error, seedWriters)
-	var wg sync.WaitGroup
-	for range seedWriters {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for b := range batches {
-				if err := writeBatch(ctx, db, table, b); err != nil {
-					errs <- err
-					return
-				}
-			}
-		}()
-	}
-	var err error
-	batch := make([]types.WriteRequest, 0, 25)
-	for i := range n {
-		ids[i] = fmt.Sprintf("%s-%d", prefix, i)
-		var av map[string]types.AttributeValue
-		if av, err = store.Encode(dueRecord(ids[i], i%LinkedEvery == 0, policy, now)); err != nil {
-			break
-		}
-		batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
-		if len(batch) == 25 || i == n-1 {
-			select {
-			case batches <- batch:
-			case err = <-errs:
-			}
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(seedWriters)
+	for start := 0; start < n; start += 25 {
+		batch := make([]types.WriteRequest, 0, 25)
+		for i := start; i < min(start+25, n); i++ {
+			ids[i] = fmt.Sprintf("%s-%d", prefix, i)
+			av, err := store.Encode(dueRecord(ids[i], i%LinkedEvery == 0, policy, now))
 			if err != nil {
-				break
+				return ids, errors.Join(err, g.Wait())
 			}
-			batch = make([]types.WriteRequest, 0, 25)
+			batch = append(batch, types.WriteRequest{PutRequest: &types.PutRequest{Item: av}})
 		}
+		g.Go(func() error { return writeBatch(gctx, db, table, batch) })
 	}
-	close(batches)
-	wg.Wait()
-	close(errs)
-	if err == nil {
-		err = <-errs
-	}
-	return ids, err
+	return ids, g.Wait()
 }
 
 // dueRecord is an allocation an hour old whose server never linked, or
@@ -106,7 +76,7 @@ func dueRecord(id string, linked bool, p lifecycle.Policy, now time.Time) gamein
 }
 
 // writeBatch writes one batch, again for what DynamoDB leaves unprocessed.
-func writeBatch(ctx context.Context, db DB, table string, reqs []types.WriteRequest) error {
+func writeBatch(ctx context.Context, db *dynamodb.Client, table string, reqs []types.WriteRequest) error {
 	for attempt := 0; len(reqs) > 0; attempt++ {
 		if attempt == 10 {
 			return fmt.Errorf("seed %s: %d items still unprocessed after %d attempts", table, len(reqs), attempt)
@@ -127,9 +97,7 @@ func writeBatch(ctx context.Context, db DB, table string, reqs []types.WriteRequ
 
 // States counts the stored records of ids by state and reason, e.g.
 // "Unhealthy/LinkTimeout", with consistent reads in batches of 100.
-func States(ctx context.Context, db interface {
-	BatchGetItem(context.Context, *dynamodb.BatchGetItemInput, ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
-}, table string, ids []string) (map[string]int, error) {
+func States(ctx context.Context, db *dynamodb.Client, table string, ids []string) (map[string]int, error) {
 	counts := map[string]int{}
 	for start := 0; start < len(ids); start += 100 {
 		var keys []map[string]types.AttributeValue
@@ -157,4 +125,93 @@ func str(v types.AttributeValue) string {
 		return s.Value
 	}
 	return ""
+}
+
+// Run is one sweep run and the index around it.
+type Run struct {
+	Summary lifecycle.SweepSummary
+	Took    time.Duration
+	// DueBefore and DueAfter count the due instances per shard, read from
+	// the index before and after the run (not from the run's summary).
+	DueBefore, DueAfter []int
+}
+
+// PerSecond is the run's reviews per second of its wall-clock time.
+func (r Run) PerSecond() float64 { return float64(r.Summary.Reviewed) / r.Took.Seconds() }
+
+// Starved lists the shards that had due instances before the run and
+// still had as many after it.
+func (r Run) Starved() []int {
+	var out []int
+	for sh, n := range r.DueBefore {
+		if n > 0 && r.DueAfter[sh] >= n {
+			out = append(out, sh)
+		}
+	}
+	return out
+}
+
+// Result is a whole drain.
+type Result struct {
+	Runs []Run
+	Took time.Duration // the runs' time, index counts apart
+	Left int           // still due after the last run
+}
+
+// Drain runs svc.Sweep until nothing is due or maxRuns have run, each run
+// under a context with runTimeout, as the Lambda's timeout is. The clock
+// (svc's Now) moves on a minute before each run, as the schedule's would,
+// so consecutive runs start at consecutive shards. onRun, if not nil, hears
+// of each run as it ends.
+func Drain(ctx context.Context, svc *lifecycle.Service, clock *harness.Clock, runTimeout time.Duration, maxRuns int, onRun func(Run)) (Result, error) {
+	var res Result
+	due, left, err := duePerShard(ctx, svc.Store, clock.Now())
+	if err != nil {
+		return res, err
+	}
+	for len(res.Runs) < maxRuns && left > 0 {
+		clock.Advance(time.Minute)
+		run := Run{DueBefore: due}
+		runCtx, cancel := context.WithTimeout(ctx, runTimeout)
+		began := time.Now()
+		run.Summary, err = svc.Sweep(runCtx)
+		run.Took = time.Since(began)
+		cancel()
+		res.Took += run.Took
+		if err != nil {
+			return res, fmt.Errorf("run %d: %w", len(res.Runs)+1, err)
+		}
+		if run.Took > runTimeout {
+			return res, fmt.Errorf("run %d took %s, past its %s timeout", len(res.Runs)+1, run.Took, runTimeout)
+		}
+		if due, left, err = duePerShard(ctx, svc.Store, clock.Now()); err != nil {
+			return res, err
+		}
+		run.DueAfter = due
+		res.Runs = append(res.Runs, run)
+		if onRun != nil {
+			onRun(run)
+		}
+	}
+	res.Left = left
+	return res, nil
+}
+
+// duePerShard counts what the index holds due at now, shard by shard and
+// in all.
+func duePerShard(ctx context.Context, s lifecycle.Store, now time.Time) (counts []int, total int, err error) {
+	counts = make([]int, s.HealthShards())
+	for sh := range counts {
+		for cursor := ""; ; {
+			ids, next, err := s.Due(ctx, sh, now, 1<<20, cursor)
+			if err != nil {
+				return nil, 0, fmt.Errorf("count due instances: %w", err)
+			}
+			counts[sh], total = counts[sh]+len(ids), total+len(ids)
+			if cursor = next; cursor == "" {
+				break
+			}
+		}
+	}
+	return counts, total, nil
 }

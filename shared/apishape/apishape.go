@@ -7,7 +7,7 @@
 // the domain's record keeps its public parts in them (gameinstance aliases
 // State, Code, Placement, Attempt, Server, LinkInfo and Failure), the event
 // detail reuses those parts (shared/eventcatalog), and a test holds
-// docs/openapi.yaml to every shape field by field (local/contract). It
+// docs/openapi.yaml to every shape field by field (tests/contract_shapes_test.go). It
 // imports only the standard library, so an SDK links nothing of the
 // service's domain or AWS through it.
 //

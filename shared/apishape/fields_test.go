@@ -29,7 +29,7 @@ func TestFields(t *testing.T) {
 	}
 }
 
-// The shapes' JSON names are what docs/openapi.yaml says (local/contract
+// The shapes' JSON names are what docs/openapi.yaml says (tests/contract_shapes_test.go
 // compares them field by field); here, that Allocation and GameServerState
 // carry Lifecycle's fields in place, and the SDK's answer metadata is not
 // JSON.

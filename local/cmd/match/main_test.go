@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/dashboard"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
@@ -89,7 +90,7 @@ func TestMatchFollowsTheMatchUntilItIsPublishedAgain(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	near := `{"region":"us-west"}`
-	if err := run(ctx, &out, runningDev(t, srv.URL), request{Players: 6, Near: "eu-central-1", CustomEventData: &near}); err != nil {
+	if err := run(ctx, &out, runningDev(t, srv.URL), dashboard.MatchForm{Players: 6, Near: "eu-central-1", CustomEventData: &near}); err != nil {
 		t.Fatalf("%v\n%s", err, out.String())
 	}
 	want := []string{
@@ -114,7 +115,7 @@ func TestMatchSaysWhatWentWrong(t *testing.T) {
 	var out strings.Builder
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
-	err := run(ctx, &out, runningDev(t, srv.URL), request{Players: 4})
+	err := run(ctx, &out, runningDev(t, srv.URL), dashboard.MatchForm{Players: 4})
 	if err == nil || !strings.Contains(err.Error(), "was not placed: NO_CAPACITY") || !strings.Contains(out.String(), "no region had a game server") {
 		t.Errorf("a failed match: %v\n%s", err, out.String())
 	}
@@ -125,18 +126,18 @@ func TestMatchSaysWhatWentWrong(t *testing.T) {
 	defer srv2.Close()
 	short, cancel2 := context.WithTimeout(context.Background(), time.Second)
 	defer cancel2()
-	if err := run(short, io.Discard, runningDev(t, srv2.URL), request{Players: 4}); err == nil || !strings.Contains(err.Error(), "stopped following match") {
+	if err := run(short, io.Discard, runningDev(t, srv2.URL), dashboard.MatchForm{Players: 4}); err == nil || !strings.Contains(err.Error(), "stopped following match") {
 		t.Errorf("past the timeout: %v", err)
 	}
 
-	if err := run(ctx, io.Discard, filepath.Join(t.TempDir(), "none.json"), request{}); err == nil || !strings.Contains(err.Error(), "make dev is not running") {
+	if err := run(ctx, io.Discard, filepath.Join(t.TempDir(), "none.json"), dashboard.MatchForm{}); err == nil || !strings.Contains(err.Error(), "make dev is not running") {
 		t.Errorf("without make dev: %v", err)
 	}
 	old := runningDev(t, srv.URL)
 	if err := stack.WriteState(old, stack.State{APIURL: srv.URL, DynamoDB: srv.URL, SecretsManager: srv.URL}); err != nil {
 		t.Fatal(err)
 	}
-	if err := run(ctx, io.Discard, old, request{}); err == nil || !strings.Contains(err.Error(), "predates make match") {
+	if err := run(ctx, io.Discard, old, dashboard.MatchForm{}); err == nil || !strings.Contains(err.Error(), "predates make match") {
 		t.Errorf("an older make dev: %v", err)
 	}
 }

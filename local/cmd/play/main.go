@@ -7,6 +7,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -51,24 +52,18 @@ func run(ctx context.Context, w io.Writer, state, id string) error {
 	if err != nil {
 		return err
 	}
-	api, err := newAPI(st.APIURL)
+	api, err := allocclient.New(allocclient.Options{BaseURL: st.APIURL})
 	if err != nil {
-		return err
+		return fmt.Errorf("make dev's state names no usable API URL: %w", err)
 	}
-	inst, err := api.get(ctx, id)
+	inst, err := get(ctx, api, id)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(w, "%s is %s%s\n", id, inst.State, where(inst))
-	if err := player.Winnable(id, string(inst.State)); err != nil {
-		return err
-	}
-	if inst.Server == nil {
-		return fmt.Errorf("%s is %s but has no game server in its record", id, inst.State)
-	}
-	addr, err := player.GameAddress(inst.Server.IP, inst.Server.Address, inst.Server.Ports)
+	addr, err := player.Target(inst)
 	if err != nil {
-		return fmt.Errorf("%s: %w", id, err)
+		return err
 	}
 	out, err := player.SendIWONFor(ctx, addr, id)
 	if err != nil {
@@ -82,12 +77,28 @@ func run(ctx context.Context, w io.Writer, state, id string) error {
 	return awaitEnded(ctx, w, api, id)
 }
 
+// get reads a game instance; its errors say what a person at the terminal
+// can do.
+func get(ctx context.Context, api *allocclient.Client, id string) (*allocclient.Allocation, error) {
+	inst, err := api.Get(ctx, id)
+	var e *allocclient.Error
+	switch {
+	case allocclient.IsCode(err, allocclient.CodeNotFound):
+		return nil, fmt.Errorf("no game instance %q in the running stack: allocate one first (the dashboard, or POST /v1/allocations)", id)
+	case errors.As(err, &e):
+		return nil, fmt.Errorf("GET /v1/allocations/%s: %w", id, err)
+	case err != nil:
+		return nil, fmt.Errorf("the local API does not answer (is make dev still running?): %w", err)
+	}
+	return inst, nil
+}
+
 // awaitEnded reports the record's final state, polling briefly.
-func awaitEnded(ctx context.Context, w io.Writer, api api, id string) error {
+func awaitEnded(ctx context.Context, w io.Writer, api *allocclient.Client, id string) error {
 	ctx, cancel := context.WithTimeout(ctx, endedWithin)
 	defer cancel()
 	for {
-		inst, err := api.get(ctx, id)
+		inst, err := get(ctx, api, id)
 		if err == nil && inst.State == allocclient.StateEnded {
 			fmt.Fprintf(w, "%s is Ended (endReason %s)\n", id, inst.EndReason)
 			return nil

@@ -157,7 +157,7 @@ function trace(i) {
     ['version', i.gameServerVersion || '(the fallback)'],
     ['allocated in', i.region ? i.region + (i.fallbackUsed ? ' (fallback)' : '') : ''],
     ['latency filter relaxed', i.latencyFilterRelaxed ? 'yes' : ''],
-    ['server name', i.serverName || ''],
+    ['server name', (i.linkedServer && i.linkedServer.serverName) || ''],
     ['linked', time(i.linkedAt)],
     ['last heartbeat', time(i.lastHeartbeatAt)],
     ['ended', i.endedAt ? time(i.endedAt) + ' (' + (i.endReason || '?') + ')' : ''],

@@ -1,4 +1,6 @@
-package contract
+//go:build integration
+
+package tests
 
 import (
 	"os"
@@ -29,7 +31,7 @@ var onlyInShape = map[string]string{
 // one is in the other, and a field the shape always writes (no omitempty
 // or omitzero) is exactly one the schema requires.
 func TestShapesMatchTheDocument(t *testing.T) {
-	spec, err := os.ReadFile(filepath.Join(root, DocumentPath))
+	spec, err := os.ReadFile(filepath.Join(stack.repoRoot, DocumentPath))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,6 @@
-package contract
+//go:build integration
+
+package tests
 
 import (
 	"errors"
@@ -14,9 +16,6 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
-// root is the repository, whose docs/openapi.yaml the tests validate against.
-const root = "../.."
-
 var (
 	loadOnce sync.Once
 	loaded   *Document
@@ -25,7 +24,7 @@ var (
 
 func document(t *testing.T) *Document {
 	t.Helper()
-	loadOnce.Do(func() { loaded, loadErr = Load(root) })
+	loadOnce.Do(func() { loaded, loadErr = Load(stack.repoRoot) })
 	if loadErr != nil {
 		t.Fatalf("Load: %v", loadErr)
 	}
@@ -153,7 +152,7 @@ func TestMiddleware(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			d, err := Load(root)
+			d, err := Load(stack.repoRoot)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -216,7 +215,7 @@ func TestMiddlewarePassesThrough(t *testing.T) {
 
 // Exchanges validated at once, from many goroutines (run with -race).
 func TestMiddlewareConcurrent(t *testing.T) {
-	d, err := Load(root)
+	d, err := Load(stack.repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -240,7 +239,7 @@ func TestMiddlewareConcurrent(t *testing.T) {
 // servers' routes are the API's too): every route is an operation and
 // every operation a route.
 func TestDocumentMatchesTemplateRoutes(t *testing.T) {
-	tmpl, err := template.Load(filepath.Join(root, "template.yaml"))
+	tmpl, err := template.Load(filepath.Join(stack.repoRoot, "template.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,6 @@
-package contract
+//go:build integration
+
+package tests
 
 import (
 	"bytes"

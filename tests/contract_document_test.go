@@ -1,10 +1,6 @@
-// Package contract holds the HTTP API to its OpenAPI document,
-// docs/openapi.yaml: it lists the document's operations (so a test can
-// compare them with template.yaml's routes) and validates every request and
-// response that passes through Middleware against it, with
-// github.com/pb33f/libopenapi-validator (OpenAPI 3.1, JSON Schema 2020-12).
-// Tests wrap the handlers they call with it; no service code imports it.
-package contract
+//go:build integration
+
+package tests
 
 import (
 	"errors"
@@ -22,6 +18,13 @@ import (
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 	v3 "github.com/pb33f/libopenapi/datamodel/high/v3"
 )
+
+// The API contract: Document holds the HTTP API to its OpenAPI document,
+// docs/openapi.yaml. It lists the document's operations (so a test can
+// compare them with template.yaml's routes) and validates every request
+// and response that passes through Middleware against it, with
+// github.com/pb33f/libopenapi-validator (OpenAPI 3.1, JSON Schema 2020-12).
+// The tests wrap the handlers they call with it (validated).
 
 // DocumentPath is where the contract lives below the repository root.
 const DocumentPath = "docs/openapi.yaml"
