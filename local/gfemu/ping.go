@@ -128,47 +128,33 @@ func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
 	a.send(w, r, body, nil)
 }
 
-// discover lists the servers of every source by GameFabric Region name.
+// discover lists, per GameFabric Region name, one udp target per distinct
+// ip:port of every source's servers, sorted so the answer is stable for
+// tests and caches. Servers without a region string are not listed.
 func (p *PingService) discover() map[string][]gamefabric.PingTarget {
 	regions := map[string][]gamefabric.PingTarget{}
 	for _, src := range p.sources {
-		addPingTargets(regions, src.Allocator.Servers(), func(s string) string {
-			if name, ok := src.Regions[s]; ok {
-				return name
+		for _, s := range src.Allocator.Servers() {
+			if s.Region == "" {
+				continue
 			}
-			return s
-		})
-	}
-	sortPingTargets(regions)
-	return regions
-}
-
-// addPingTargets adds one udp target per distinct ip:port per Region.
-// Servers without a region string are not listed.
-func addPingTargets(regions map[string][]gamefabric.PingTarget, servers []Server, regionName func(string) string) {
-	for _, s := range servers {
-		if s.Region == "" {
-			continue
-		}
-		ip, portStr, _ := net.SplitHostPort(s.Address) // validated at registration
-		port, _ := strconv.Atoi(portStr)
-		if p, ok := s.Ports["ping"]; ok {
-			port = p
-		} else if p, ok := s.Ports["game"]; ok {
-			port = p
-		}
-		t, name := gamefabric.PingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
-		if !slices.Contains(regions[name], t) {
-			regions[name] = append(regions[name], t)
+			ip, portStr, _ := net.SplitHostPort(s.Address) // validated at registration
+			port, _ := strconv.Atoi(portStr)
+			if p, ok := s.Ports["ping"]; ok {
+				port = p
+			} else if p, ok := s.Ports["game"]; ok {
+				port = p
+			}
+			name := cmp.Or(src.Regions[s.Region], s.Region)
+			if t := (gamefabric.PingTarget{Address: ip, Port: port, Protocol: "udp"}); !slices.Contains(regions[name], t) {
+				regions[name] = append(regions[name], t)
+			}
 		}
 	}
-}
-
-// sortPingTargets makes the answer stable for tests and caches.
-func sortPingTargets(regions map[string][]gamefabric.PingTarget) {
 	for _, targets := range regions {
 		slices.SortFunc(targets, func(a, b gamefabric.PingTarget) int {
 			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 		})
 	}
+	return regions
 }
