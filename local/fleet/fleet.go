@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Process is one server process configuration.
@@ -72,7 +74,9 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 		f.running[region] = 0
 	}
 	out := &lockedWriter{w: cfg.Output}
-	gate := &launchGate{every: cfg.Stagger}
+	// Every launch of the fleet, relaunches included, waits its turn, so
+	// that a fleet starting (or crashing) at once does not stampede.
+	gate := rate.NewLimiter(rate.Every(cfg.Stagger), 1)
 	var wg sync.WaitGroup
 	for _, s := range slots {
 		wg.Go(func() { s.run(ctx, f, gate, out) })
@@ -171,17 +175,12 @@ func (f *Fleet) Launches() int {
 	return f.launches
 }
 
-func (f *Fleet) launched(region string) {
+// count counts a launch (+1) or an exit (-1) in region.
+func (f *Fleet) count(region string, delta int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.running[region]++
-	f.launches++
-}
-
-func (f *Fleet) exited(region string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.running[region]--
+	f.running[region] += delta
+	f.launches += max(delta, 0)
 }
 
 func (f *Fleet) failed(err error) {

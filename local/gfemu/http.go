@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 )
 
@@ -129,23 +130,13 @@ func jsonErrors(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(w, r)
 			return
 		}
-		rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
+		rec := httptest.NewRecorder() // the mux's own plain-text answer, rewritten
 		mux.ServeHTTP(rec, r)
-		if rec.status == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", rec.header.Get("Allow"))
-			writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
+		if rec.Code == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", rec.Header().Get("Allow"))
+			writeError(w, rec.Code, "method "+r.Method+" not allowed for "+r.URL.Path)
 			return
 		}
 		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
 }
-
-// statusRecorder captures the mux's own error answer so it can be rewritten.
-type statusRecorder struct {
-	header http.Header
-	status int
-}
-
-func (r *statusRecorder) Header() http.Header         { return r.header }
-func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
-func (r *statusRecorder) WriteHeader(status int)      { r.status = status }

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"log"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -25,7 +27,7 @@ type game struct {
 	log   *log.Logger
 
 	mu      sync.Mutex
-	closed  bool              // finish or close: no game is played any more
+	closed  bool              // close: no game is played any more
 	current *table            // dedicated: the one table, nil until the payload is read
 	tables  map[string]*table // rooms: live sessions' and the last maxEnded ended ones'
 	ended   []string          // rooms: ended tables' ids, oldest first
@@ -193,11 +195,7 @@ func (t *table) closeLocked() []net.Conn {
 		}
 	}
 	t.over = true
-	conns := make([]net.Conn, 0, len(t.conns))
-	for c := range t.conns {
-		conns = append(conns, c)
-	}
-	return conns
+	return slices.Collect(maps.Keys(t.conns))
 }
 
 func gameOver(conns []net.Conn) {
@@ -208,8 +206,10 @@ func gameOver(conns []net.Conn) {
 	}
 }
 
-// finish ends every table: no game will be played here any more.
-func (g *game) finish() {
+// close stops accepting, ends every table (no game will be played here
+// any more), disconnects everyone and waits for the connection goroutines.
+func (g *game) close() {
+	g.ln.Close()
 	g.mu.Lock()
 	g.closed = true
 	var conns []net.Conn
@@ -221,12 +221,5 @@ func (g *game) finish() {
 	}
 	g.mu.Unlock()
 	gameOver(conns)
-}
-
-// close stops accepting, disconnects everyone and waits for the
-// connection goroutines.
-func (g *game) close() {
-	g.ln.Close()
-	g.finish()
 	g.wg.Wait()
 }
