@@ -17,10 +17,7 @@ import (
 )
 
 func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	ts := e.allocTokens
-	e.mu.Unlock()
-	token, ok := authorize(w, r, ts, "allocator")
+	token, ok := authorize(w, r, e.allocTokens, "allocator")
 	if !ok {
 		e.record(Call{Token: token, Answered: http.StatusUnauthorized})
 		return

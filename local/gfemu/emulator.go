@@ -32,23 +32,22 @@ const DefaultPrefix = "/allocator/local"
 // Allocation endpoint, with answers a test may script per region (script.go)
 // and a log of every allocate call. Create it with New.
 type Emulator struct {
-	prefix    string
-	regTokens tokens
-	cbBearer  bool
-	now       func() time.Time
-	client    *http.Client  // for callbacks
-	limiter   *rate.Limiter // nil = unlimited; asked with the injected clock
-	mux       *http.ServeMux
+	prefix                 string
+	allocTokens, regTokens *tokens // SetTokens rotates allocTokens
+	cbBearer               bool
+	now                    func() time.Time
+	client                 *http.Client  // for callbacks
+	limiter                *rate.Limiter // nil = unlimited; asked with the injected clock
+	mux                    *http.ServeMux
 
-	mu          sync.Mutex
-	allocTokens tokens               // SetTokens rotates them
-	servers     map[string]*entry    // by address
-	seq         uint64               // registration counter, orders ties
-	drained     map[string]time.Time // region string → when it refills (drain.go)
-	script      map[string][]Answer  // region string → one-shot answers
-	sticky      map[string]Answer    // region string → the answer once its script is used up
-	nextPort    int                  // of the next scripted allocation
-	calls       []Call
+	mu       sync.Mutex
+	servers  map[string]*entry    // by address
+	seq      uint64               // registration counter, orders ties
+	drained  map[string]time.Time // region string → when it refills (drain.go)
+	script   map[string][]Answer  // region string → one-shot answers
+	sticky   map[string]Answer    // region string → the answer once its script is used up
+	nextPort int                  // of the next scripted allocation
+	calls    []Call
 }
 
 // New builds an emulator. It panics when Prefix cannot be part of a route
@@ -107,11 +106,7 @@ func (e *Emulator) Servers() []Server {
 }
 
 // SetTokens replaces the allocator tokens (a rotation).
-func (e *Emulator) SetTokens(list ...string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.allocTokens = newTokens(list...)
-}
+func (e *Emulator) SetTokens(list ...string) { e.allocTokens.set(list...) }
 
 // Calls returns the allocate calls received, in the order they arrived.
 func (e *Emulator) Calls() []Call {

@@ -9,7 +9,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // maxBodyBytes bounds every body the emulator reads; real ones are a few
@@ -19,26 +21,25 @@ const maxBodyBytes = 1 << 20
 // tokens is a service's list of valid bearer tokens. During a rotation it
 // holds several, and any of them is accepted; an empty list admits nobody,
 // so a misconfigured emulator fails loudly instead of running open.
-type tokens []string
+type tokens struct{ list atomic.Pointer[[]string] }
 
-// newTokens drops empty entries: an empty token never authenticates.
-func newTokens(list ...string) tokens {
-	var out tokens
-	for _, t := range list {
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
+func newTokens(list ...string) *tokens {
+	ts := &tokens{}
+	ts.set(list...)
+	return ts
+}
+
+// set replaces the list (a rotation), dropping empty entries: an empty
+// token never authenticates.
+func (ts *tokens) set(list ...string) {
+	list = slices.DeleteFunc(slices.Clone(list), func(t string) bool { return t == "" })
+	ts.list.Store(&list)
 }
 
 // accepts reports whether token is one of ts, in constant time.
-func (ts tokens) accepts(token string) bool {
-	if token == "" {
-		return false
-	}
+func (ts *tokens) accepts(token string) bool {
 	match := 0
-	for _, t := range ts {
+	for _, t := range *ts.list.Load() {
 		match |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
 	}
 	return match == 1
@@ -57,7 +58,7 @@ func bearerToken(r *http.Request) (token string, ok bool) {
 // answering 401 with WWW-Authenticate: Bearer itself when not. what names
 // the token kind ("registry", "allocator", "ping"), which makes a token
 // mix-up in the local stack obvious from the error alone.
-func authorize(w http.ResponseWriter, r *http.Request, ts tokens, what string) (string, bool) {
+func authorize(w http.ResponseWriter, r *http.Request, ts *tokens, what string) (string, bool) {
 	token, ok := bearerToken(r)
 	if ok && ts.accepts(token) {
 		return token, true

@@ -43,9 +43,9 @@ type PingService struct {
 	path    string
 	sources []PingSource
 	handler http.Handler
+	tokens  *tokens
 
 	mu      sync.Mutex
-	tokens  tokens
 	regions map[string][]gamefabric.PingTarget // scripted; nil = discovered
 	script  Answer                             // the zero Answer answers as usual
 	calls   int
@@ -74,11 +74,7 @@ func (p *PingService) Path() string { return p.path }
 func (p *PingService) Handler() http.Handler { return p.handler }
 
 // SetTokens replaces the service's valid tokens (a rotation).
-func (p *PingService) SetTokens(list ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.tokens = newTokens(list...)
-}
+func (p *PingService) SetTokens(list ...string) { p.tokens.set(list...) }
 
 // SetRegions makes the service answer regions instead of what it
 // discovers (nil discovers again), and ends any Script.
@@ -104,10 +100,7 @@ func (p *PingService) Calls() int {
 }
 
 func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	ts := p.tokens
-	p.mu.Unlock()
-	if _, ok := authorize(w, r, ts, "ping"); !ok {
+	if _, ok := authorize(w, r, p.tokens, "ping"); !ok {
 		return
 	}
 	p.mu.Lock()
