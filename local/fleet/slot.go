@@ -3,13 +3,12 @@ package fleet
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
 	"strconv"
 	"syscall"
 	"time"
-
-	"golang.org/x/time/rate"
 
 	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
@@ -17,37 +16,33 @@ import (
 
 // slot keeps one process running.
 type slot struct {
-	region  string
-	index   int
-	command string
-	args    []string
-	env     []string // the supervisor's environment plus the Process's
-	dir     string
-
-	extraEnv func(region string, slot int) []string // asked at every launch
-
-	backoff, maxBackoff, grace time.Duration
+	f      *Fleet
+	region string
+	index  int
+	p      Process // Command resolved
+	dir    string
 }
 
 func (s *slot) prefix() string { return "[" + s.region + "/" + strconv.Itoa(s.index) + "] " }
 
 // run launches, waits and relaunches until ctx ends.
-func (s *slot) run(ctx context.Context, f *Fleet, gate *rate.Limiter, out *lockedWriter) {
-	next := s.backoff
+func (s *slot) run(ctx context.Context) {
+	base := s.f.cfg.RestartBackoff
+	next := base
 	for {
-		if gate.Wait(ctx) != nil {
+		if s.f.gate.Wait(ctx) != nil {
 			return
 		}
 		started := time.Now()
-		status := s.launchAndWait(ctx, f, out)
+		status := s.launchAndWait(ctx)
 		if ctx.Err() != nil {
-			out.line(s.prefix(), "fleet: stopped (%s)", status)
+			s.f.out.line(s.prefix(), "fleet: stopped (%s)", status)
 			return
 		}
 		lived := time.Since(started)
 		var delay time.Duration
-		delay, next = restartDelay(next, s.backoff, s.maxBackoff, lived)
-		out.line(s.prefix(), "fleet: %s after %s; relaunching in %s", status, lived.Round(time.Millisecond), delay)
+		delay, next = restartDelay(next, base, max(maxRestartBackoff, base), lived)
+		s.f.out.line(s.prefix(), "fleet: %s after %s; relaunching in %s", status, lived.Round(time.Millisecond), delay)
 		if wait.Sleep(ctx, delay) != nil {
 			return
 		}
@@ -66,15 +61,15 @@ func restartDelay(next, base, ceiling, lived time.Duration) (delay, after time.D
 
 // launchAndWait runs the process to its end (or stops it when ctx ends)
 // and reports how it ended.
-func (s *slot) launchAndWait(ctx context.Context, f *Fleet, out *lockedWriter) string {
-	cmd := exec.Command(s.command, s.args...)
-	cmd.Dir, cmd.Env = s.dir, s.env
-	if s.extraEnv != nil {
-		cmd.Env = slices.Concat(s.env, s.extraEnv(s.region, s.index))
+func (s *slot) launchAndWait(ctx context.Context) string {
+	cmd := exec.Command(s.p.Command, s.p.Args...)
+	cmd.Dir, cmd.Env = s.dir, slices.Concat(os.Environ(), s.p.Env)
+	if s.f.cfg.ExtraEnv != nil {
+		cmd.Env = append(cmd.Env, s.f.cfg.ExtraEnv(s.region, s.index)...)
 	}
 	// One writer for both streams keeps a child's stdout and stderr lines
 	// in their original order.
-	lines := &lineWriter{out: out, prefix: s.prefix()}
+	lines := &lineWriter{out: s.f.out, prefix: s.prefix()}
 	cmd.Stdout, cmd.Stderr = lines, lines
 	// proc.Start gives the child a process group of its own, so one signal
 	// reaches its children too, and kills it with the supervisor even if
@@ -83,9 +78,9 @@ func (s *slot) launchAndWait(ctx context.Context, f *Fleet, out *lockedWriter) s
 	if err != nil {
 		return "not launched: " + err.Error()
 	}
-	f.count(s.region, 1)
-	defer f.count(s.region, -1)
-	out.line(s.prefix(), "fleet: launched pid %d", child.Pid())
+	s.f.count(s.region, 1)
+	defer s.f.count(s.region, -1)
+	s.f.out.line(s.prefix(), "fleet: launched pid %d", child.Pid())
 	var after string
 	select {
 	case <-child.Done():
@@ -93,7 +88,7 @@ func (s *slot) launchAndWait(ctx context.Context, f *Fleet, out *lockedWriter) s
 		_ = syscall.Kill(-child.Pid(), syscall.SIGTERM)
 		select {
 		case <-child.Done():
-		case <-time.After(s.grace):
+		case <-time.After(s.f.cfg.StopGrace):
 			after = " after the stop grace period"
 		}
 	}
@@ -101,7 +96,7 @@ func (s *slot) launchAndWait(ctx context.Context, f *Fleet, out *lockedWriter) s
 	// included. The group id stays reserved while any member lives, so
 	// this cannot hit a stranger.
 	if err := child.Stop(0); err != nil {
-		f.failed(fmt.Errorf("fleet: %w", err))
+		s.f.failed(fmt.Errorf("fleet: %w", err))
 	}
 	lines.flush()
 	return child.ExitStatus() + after
