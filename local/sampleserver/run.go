@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"io"
@@ -45,11 +46,7 @@ func run(ctx context.Context, cfg Config) error {
 	if name == "" {
 		name = fmt.Sprintf("sample-%s-%d", cfg.Region, gamePort)
 	}
-	var out io.Writer = os.Stderr
-	if cfg.Logs != nil {
-		out = cfg.Logs
-	}
-	logger := log.New(out, name+" ", log.LstdFlags|log.Lmicroseconds)
+	logger := log.New(cmp.Or[io.Writer](cfg.Logs, os.Stderr), name+" ", log.LstdFlags|log.Lmicroseconds)
 	srv := &server{cfg: cfg, name: name, address: net.JoinHostPort(cfg.Host, strconv.Itoa(gamePort)), gamePort: gamePort,
 		game: newGame(lns[0], name, cfg.Rooms > 0, logger), client: &http.Client{Timeout: 10 * time.Second}, log: logger}
 	logger.Printf("game port %s, alloc port %d", srv.address, allocPort)
