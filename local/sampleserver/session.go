@@ -20,7 +20,7 @@ type session struct {
 	*server
 	table *table
 	gs    *gameserver.Client
-	log   *log.Logger
+	log   *log.Logger           // the server's, with the game instance in its prefix on a rooms server
 	offer *gameserver.RoomOffer // rooms offered at link; nil: none
 	// host, on a rooms server, heartbeats the session in its one loop
 	// (roomsbeat.go) and tells it on over when its game is over.
