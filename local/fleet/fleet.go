@@ -17,6 +17,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"golang.org/x/time/rate"
 )
 
 // Process is one server process configuration.
@@ -39,10 +41,7 @@ type Config struct {
 }
 
 const (
-	defaultStagger        = 200 * time.Millisecond
-	defaultRestartBackoff = 500 * time.Millisecond
-	defaultStopGrace      = 5 * time.Second
-	maxRestartBackoff     = 10 * time.Second
+	maxRestartBackoff = 10 * time.Second
 	// A process that lived at least this long was healthy; its slot's
 	// backoff starts over.
 	healthyRun = 5 * time.Second
@@ -50,6 +49,9 @@ const (
 
 // Fleet is a running set of slots.
 type Fleet struct {
+	cfg    Config
+	out    *lockedWriter
+	gate   *rate.Limiter // every launch, relaunches included, waits its turn, so that a fleet starting (or crashing) at once does not stampede
 	cancel context.CancelFunc
 	done   chan struct{}
 
@@ -62,20 +64,26 @@ type Fleet struct {
 // Start validates cfg, creates every slot's directory and starts
 // launching. Cancelling ctx stops the fleet like Stop.
 func Start(ctx context.Context, cfg Config) (*Fleet, error) {
-	cfg, slots, err := prepare(cfg)
-	if err != nil {
-		return nil, err
+	cfg.Stagger = orDefault(cfg.Stagger, 200*time.Millisecond)
+	cfg.RestartBackoff = orDefault(cfg.RestartBackoff, 500*time.Millisecond)
+	cfg.StopGrace = orDefault(cfg.StopGrace, 5*time.Second)
+	if cfg.Output == nil {
+		cfg.Output = io.Discard
 	}
 	ctx, cancel := context.WithCancel(ctx)
-	f := &Fleet{cancel: cancel, done: make(chan struct{}), running: map[string]int{}}
+	f := &Fleet{cfg: cfg, out: &lockedWriter{w: cfg.Output}, gate: rate.NewLimiter(rate.Every(cfg.Stagger), 1),
+		cancel: cancel, done: make(chan struct{}), running: map[string]int{}}
+	slots, err := f.slots()
+	if err != nil {
+		cancel()
+		return nil, err
+	}
 	for region := range cfg.Regions {
 		f.running[region] = 0
 	}
-	out := &lockedWriter{w: cfg.Output}
-	gate := &launchGate{every: cfg.Stagger}
 	var wg sync.WaitGroup
 	for _, s := range slots {
-		wg.Go(func() { s.run(ctx, f, gate, out) })
+		wg.Go(func() { s.run(ctx) })
 	}
 	go func() {
 		wg.Wait()
@@ -84,59 +92,47 @@ func Start(ctx context.Context, cfg Config) (*Fleet, error) {
 	return f, nil
 }
 
-// prepare fills in defaults and lays the slots out in a stable order
-// (regions sorted, then processes, then executions).
-func prepare(cfg Config) (Config, []*slot, error) {
-	cfg.Stagger = orDefault(cfg.Stagger, defaultStagger)
-	cfg.RestartBackoff = orDefault(cfg.RestartBackoff, defaultRestartBackoff)
-	cfg.StopGrace = orDefault(cfg.StopGrace, defaultStopGrace)
-	if cfg.Output == nil {
-		cfg.Output = io.Discard
-	}
+// slots validates the configuration, naming every problem, and lays the
+// slots out in a stable order (regions sorted, then processes, then
+// executions), each with its directory.
+func (f *Fleet) slots() ([]*slot, error) {
 	var problems []error
-	if cfg.Dir == "" {
+	if f.cfg.Dir == "" {
 		problems = append(problems, errors.New("fleet: the Dir option is required"))
 	}
-	dir, err := filepath.Abs(cfg.Dir)
+	dir, err := filepath.Abs(f.cfg.Dir)
 	if err != nil {
 		problems = append(problems, err)
 	}
 	var slots []*slot
-	regions := slices.Sorted(maps.Keys(cfg.Regions))
-	for _, region := range regions {
+	for _, region := range slices.Sorted(maps.Keys(f.cfg.Regions)) {
 		if region == "" || region == "." || region == ".." || filepath.Base(region) != region {
 			problems = append(problems, fmt.Errorf("region %q cannot name a directory", region))
 			continue
 		}
 		index := 0
-		for i, p := range cfg.Regions[region] {
+		for i, p := range f.cfg.Regions[region] {
 			if p.ConcurrentExecutions < 1 {
 				problems = append(problems, fmt.Errorf("%s process %d: ConcurrentExecutions must be at least 1", region, i))
 			}
-			path, err := exec.LookPath(p.Command)
-			if err != nil {
+			if p.Command, err = exec.LookPath(p.Command); err != nil {
 				problems = append(problems, fmt.Errorf("%s process %d: %w", region, i, err))
 			}
 			for range p.ConcurrentExecutions {
-				s := &slot{region: region, index: index, command: path, args: p.Args,
-					dir: filepath.Join(dir, region, strconv.Itoa(index)), backoff: cfg.RestartBackoff,
-					maxBackoff: max(maxRestartBackoff, cfg.RestartBackoff), grace: cfg.StopGrace}
-				s.env = slices.Concat(os.Environ(), p.Env)
-				s.extraEnv = cfg.ExtraEnv
-				slots = append(slots, s)
+				slots = append(slots, &slot{f: f, region: region, index: index, p: p, dir: filepath.Join(dir, region, strconv.Itoa(index))})
 				index++
 			}
 		}
 	}
 	if len(problems) > 0 {
-		return cfg, nil, fmt.Errorf("fleet: %w", errors.Join(problems...))
+		return nil, fmt.Errorf("fleet: %w", errors.Join(problems...))
 	}
 	for _, s := range slots {
 		if err := os.MkdirAll(s.dir, 0o700); err != nil {
-			return cfg, nil, fmt.Errorf("fleet: %w", err)
+			return nil, fmt.Errorf("fleet: %w", err)
 		}
 	}
-	return cfg, slots, nil
+	return slots, nil
 }
 
 func orDefault(d, def time.Duration) time.Duration {
@@ -171,17 +167,12 @@ func (f *Fleet) Launches() int {
 	return f.launches
 }
 
-func (f *Fleet) launched(region string) {
+// count counts a launch (+1) or an exit (-1) in region.
+func (f *Fleet) count(region string, delta int) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.running[region]++
-	f.launches++
-}
-
-func (f *Fleet) exited(region string) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.running[region]--
+	f.running[region] += delta
+	f.launches += max(delta, 0)
 }
 
 func (f *Fleet) failed(err error) {

@@ -3,6 +3,7 @@ package fleet
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -271,7 +272,9 @@ func TestRestartDelay(t *testing.T) {
 func TestCopyLinesPrefixesEveryLine(t *testing.T) {
 	var buf bytes.Buffer
 	long := strings.Repeat("x", 5000)
-	copyLines(&buf, "[p] ", strings.NewReader("one\ntwo\n"+long+"\nlast"))
+	w := &lineWriter{out: &buf, prefix: "[p] "}
+	_, _ = io.Copy(w, strings.NewReader("one\ntwo\n"+long+"\nlast"))
+	w.flush()
 	lines := strings.Split(strings.TrimSuffix(buf.String(), "\n"), "\n")
 	if len(lines) != 5 || lines[0] != "[p] one" || lines[1] != "[p] two" || lines[4] != "[p] last" {
 		t.Fatalf("lines %q", lines)

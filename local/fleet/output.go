@@ -1,8 +1,7 @@
 package fleet
 
 import (
-	"bufio"
-	"errors"
+	"bytes"
 	"fmt"
 	"io"
 	"sync"
@@ -26,22 +25,45 @@ func (l *lockedWriter) line(prefix, format string, args ...any) {
 	_, _ = l.Write([]byte(prefix + fmt.Sprintf(format, args...) + "\n"))
 }
 
-// copyLines copies r to w, prefixing every line. Lines longer than the
-// buffer are split rather than held in memory, each piece its own line.
-func copyLines(w io.Writer, prefix string, r io.Reader) {
-	br := bufio.NewReaderSize(r, 4096)
+// maxLine bounds what a lineWriter holds: a longer line is split, each
+// piece its own line.
+const maxLine = 4096
+
+// lineWriter passes a child's output on one whole line at a time, each
+// under the slot's prefix.
+type lineWriter struct {
+	out    io.Writer
+	prefix string
+	buf    []byte
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.buf = append(w.buf, p...)
 	for {
-		chunk, err := br.ReadSlice('\n')
-		if len(chunk) > 0 {
-			line := make([]byte, 0, len(prefix)+len(chunk)+1)
-			line = append(append(line, prefix...), chunk...)
-			if chunk[len(chunk)-1] != '\n' {
-				line = append(line, '\n')
+		i := bytes.IndexByte(w.buf, '\n') + 1
+		if i == 0 || i > maxLine {
+			if len(w.buf) < maxLine {
+				return len(p), nil
 			}
-			_, _ = w.Write(line)
+			i = maxLine
 		}
-		if err != nil && !errors.Is(err, bufio.ErrBufferFull) {
-			return
-		}
+		w.emit(w.buf[:i])
+		w.buf = w.buf[i:]
 	}
+}
+
+// flush passes on the last line, when it has no newline.
+func (w *lineWriter) flush() {
+	if len(w.buf) > 0 {
+		w.emit(w.buf)
+		w.buf = nil
+	}
+}
+
+func (w *lineWriter) emit(chunk []byte) {
+	line := append([]byte(w.prefix), chunk...)
+	if chunk[len(chunk)-1] != '\n' {
+		line = append(line, '\n')
+	}
+	_, _ = w.out.Write(line)
 }

@@ -1,10 +1,10 @@
 package gfemu
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"net/http"
@@ -17,10 +17,7 @@ import (
 )
 
 func (e *Emulator) handleAllocate(w http.ResponseWriter, r *http.Request) {
-	e.mu.Lock()
-	ts := e.allocTokens
-	e.mu.Unlock()
-	token, ok := authorize(w, r, ts, "allocator")
+	token, ok := authorize(w, r, e.allocTokens, "allocator")
 	if !ok {
 		e.record(Call{Token: token, Answered: http.StatusUnauthorized})
 		return
@@ -90,10 +87,8 @@ func (e *Emulator) allocate(w http.ResponseWriter, r *http.Request, region strin
 		answer, err := e.notify(r.Context(), s, payload)
 		if err != nil {
 			failed++
-			e.log.Warn("allocation callback failed; dropping game server", "address", s.Address, "error", err)
 			continue
 		}
-		e.log.Info("game server allocated", "address", s.Address, "region", region)
 		e.answered(i, http.StatusOK, s.Address)
 		writeJSON(w, http.StatusOK, responseFor(s, answer))
 		return
@@ -120,57 +115,31 @@ func (e *Emulator) take(region string, attrs map[string]string) (Server, bool) {
 	return candidates[0], true
 }
 
-// notify POSTs the payload to the server's callback and returns the JSON it
-// answered (nil when it answered nothing). The call is detached from the
-// caller's cancellation: once a server has been taken, its callback is
-// completed so the server's state and ours agree.
-func (e *Emulator) notify(ctx context.Context, s Server, payload json.RawMessage) (json.RawMessage, error) {
-	if s.Callback == nil {
-		return nil, nil
-	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), e.cbTimeout)
-	defer cancel()
-	return callback(ctx, e.client, *s.Callback, e.cbBearer, payload)
-}
-
-func callbackToken(s Server) string {
-	if s.Callback == nil {
-		return ""
-	}
-	return s.Callback.Token
-}
-
 func responseFor(s Server, answer json.RawMessage) gamefabric.Allocation {
 	ip, _, _ := net.SplitHostPort(s.Address) // validated at registration
-	ports := s.Ports
-	if ports == nil {
-		ports = map[string]int{}
+	a := gamefabric.Allocation{Address: s.Address, IP: ip, Ports: s.Ports, Payload: answer}
+	if s.Ports == nil {
+		a.Ports = map[string]int{}
 	}
 	if len(answer) == 0 {
-		answer = json.RawMessage("null")
+		a.Payload = json.RawMessage("null")
 	}
-	return gamefabric.Allocation{Address: s.Address, IP: ip, Ports: ports, Token: callbackToken(s), Payload: answer}
+	if s.Callback != nil {
+		a.Token = s.Callback.Token
+	}
+	return a
 }
 
 func noServerMessage(region string, attrs map[string]string, failed int) string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "no game server available in region %s matching attributes {", region)
-	keys := make([]string, 0, len(attrs))
-	for k := range attrs {
-		keys = append(keys, k)
+	pairs := make([]string, 0, len(attrs))
+	for _, k := range slices.Sorted(maps.Keys(attrs)) {
+		pairs = append(pairs, k+"="+attrs[k])
 	}
-	slices.Sort(keys)
-	for i, k := range keys {
-		if i > 0 {
-			b.WriteString(", ")
-		}
-		fmt.Fprintf(&b, "%s=%s", k, attrs[k])
-	}
-	b.WriteString("}")
+	msg := fmt.Sprintf("no game server available in region %s matching attributes {%s}", region, strings.Join(pairs, ", "))
 	if failed > 0 {
-		fmt.Fprintf(&b, " (%d failed their allocation callback and were dropped)", failed)
+		msg += fmt.Sprintf(" (%d failed their allocation callback and were dropped)", failed)
 	}
-	return b.String()
+	return msg
 }
 
 // retryAfter is when the limiter will next admit a call, in whole seconds

@@ -21,11 +21,7 @@ func (e *Emulator) Drain(region string, until time.Time) {
 		delete(e.drained, region)
 		return
 	}
-	if e.drained == nil {
-		e.drained = make(map[string]time.Time)
-	}
 	e.drained[region] = until
-	e.log.Info("region drained", "region", region, "until", until)
 }
 
 // Drained reports whether region is drained now.

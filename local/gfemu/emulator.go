@@ -1,12 +1,10 @@
 package gfemu
 
 import (
-	"io"
-	"log/slog"
+	"cmp"
 	"math"
 	"net/http"
 	"slices"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -25,38 +23,31 @@ type Config struct {
 	CallbackTimeout time.Duration    // default 2s
 	CallbackBearer  bool             // send the callback token as "Bearer <token>" instead of verbatim
 	Now             func() time.Time // default time.Now (tests inject)
-	Client          *http.Client     // for callbacks; default a client with CallbackTimeout
-	Logger          *slog.Logger     // default discard
 }
 
 // DefaultPrefix is the path prefix used when Config.Prefix is empty.
 const DefaultPrefix = "/allocator/local"
 
-const defaultCallbackTimeout = 2 * time.Second
-
 // Emulator is one in-memory GameFabric Allocator: its Registry and its
 // Allocation endpoint, with answers a test may script per region (script.go)
 // and a log of every allocate call. Create it with New.
 type Emulator struct {
-	prefix    string
-	regTokens tokens
-	cbTimeout time.Duration
-	cbBearer  bool
-	now       func() time.Time
-	client    *http.Client
-	log       *slog.Logger
-	limiter   *rate.Limiter // nil = unlimited; asked with the injected clock
-	mux       *http.ServeMux
+	prefix                 string
+	allocTokens, regTokens *tokens // SetTokens rotates allocTokens
+	cbBearer               bool
+	now                    func() time.Time
+	client                 *http.Client  // for callbacks
+	limiter                *rate.Limiter // nil = unlimited; asked with the injected clock
+	mux                    *http.ServeMux
 
-	mu          sync.Mutex
-	allocTokens tokens               // SetTokens rotates them
-	servers     map[string]*entry    // by address
-	seq         uint64               // registration counter, orders ties
-	drained     map[string]time.Time // region string → when it refills (drain.go)
-	script      map[string][]Answer  // region string → one-shot answers
-	sticky      map[string]Answer    // region string → the answer once its script is used up
-	nextPort    int                  // of the next scripted allocation
-	calls       []Call
+	mu       sync.Mutex
+	servers  map[string]*entry    // by address
+	seq      uint64               // registration counter, orders ties
+	drained  map[string]time.Time // region string → when it refills (drain.go)
+	script   map[string][]Answer  // region string → one-shot answers
+	sticky   map[string]Answer    // region string → the answer once its script is used up
+	nextPort int                  // of the next scripted allocation
+	calls    []Call
 }
 
 // New builds an emulator. It panics when Prefix cannot be part of a route
@@ -66,27 +57,17 @@ func New(cfg Config) *Emulator {
 		prefix:      normalizePrefix(cfg.Prefix),
 		allocTokens: newTokens(cfg.AllocatorTokens...),
 		regTokens:   newTokens(cfg.RegistryTokens...),
-		cbTimeout:   cfg.CallbackTimeout,
 		cbBearer:    cfg.CallbackBearer,
 		now:         cfg.Now,
-		client:      cfg.Client,
-		log:         cfg.Logger,
+		client:      newCallbackClient(cfg.CallbackTimeout),
 		servers:     make(map[string]*entry),
+		drained:     make(map[string]time.Time),
 		script:      make(map[string][]Answer),
 		sticky:      make(map[string]Answer),
 		nextPort:    7000,
 	}
-	if e.cbTimeout <= 0 {
-		e.cbTimeout = defaultCallbackTimeout
-	}
 	if e.now == nil {
 		e.now = time.Now
-	}
-	if e.client == nil {
-		e.client = newCallbackClient(e.cbTimeout)
-	}
-	if e.log == nil {
-		e.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
 	if cfg.QPS > 0 {
 		burst := cfg.Burst
@@ -118,25 +99,14 @@ func (e *Emulator) Servers() []Server {
 	e.mu.Lock()
 	all := e.snapshotLocked()
 	e.mu.Unlock()
-	sort.SliceStable(all, func(i, j int) bool {
-		a, b := all[i], all[j]
-		if a.Region != b.Region {
-			return a.Region < b.Region
-		}
-		if a.Priority != b.Priority {
-			return a.Priority < b.Priority
-		}
-		return a.Address < b.Address
+	slices.SortFunc(all, func(a, b Server) int {
+		return cmp.Or(cmp.Compare(a.Region, b.Region), cmp.Compare(a.Priority, b.Priority), cmp.Compare(a.Address, b.Address))
 	})
 	return all
 }
 
 // SetTokens replaces the allocator tokens (a rotation).
-func (e *Emulator) SetTokens(list ...string) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.allocTokens = newTokens(list...)
-}
+func (e *Emulator) SetTokens(list ...string) { e.allocTokens.set(list...) }
 
 // Calls returns the allocate calls received, in the order they arrived.
 func (e *Emulator) Calls() []Call {
@@ -154,10 +124,7 @@ func (e *Emulator) Allocations() []Call {
 // normalizePrefix makes "{prefix}/servers" a clean path whatever slashes the
 // caller wrote; "/" puts the routes at the root.
 func normalizePrefix(p string) string {
-	if p == "" {
-		p = DefaultPrefix
-	}
-	if p = strings.Trim(p, "/"); p == "" {
+	if p = strings.Trim(cmp.Or(p, DefaultPrefix), "/"); p == "" {
 		return ""
 	}
 	return "/" + p

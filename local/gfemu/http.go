@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"slices"
 	"strings"
+	"sync/atomic"
 )
 
 // maxBodyBytes bounds every body the emulator reads; real ones are a few
@@ -18,26 +21,25 @@ const maxBodyBytes = 1 << 20
 // tokens is a service's list of valid bearer tokens. During a rotation it
 // holds several, and any of them is accepted; an empty list admits nobody,
 // so a misconfigured emulator fails loudly instead of running open.
-type tokens []string
+type tokens struct{ list atomic.Pointer[[]string] }
 
-// newTokens drops empty entries: an empty token never authenticates.
-func newTokens(list ...string) tokens {
-	var out tokens
-	for _, t := range list {
-		if t != "" {
-			out = append(out, t)
-		}
-	}
-	return out
+func newTokens(list ...string) *tokens {
+	ts := &tokens{}
+	ts.set(list...)
+	return ts
+}
+
+// set replaces the list (a rotation), dropping empty entries: an empty
+// token never authenticates.
+func (ts *tokens) set(list ...string) {
+	list = slices.DeleteFunc(slices.Clone(list), func(t string) bool { return t == "" })
+	ts.list.Store(&list)
 }
 
 // accepts reports whether token is one of ts, in constant time.
-func (ts tokens) accepts(token string) bool {
-	if token == "" {
-		return false
-	}
+func (ts *tokens) accepts(token string) bool {
 	match := 0
-	for _, t := range ts {
+	for _, t := range *ts.list.Load() {
 		match |= subtle.ConstantTimeCompare([]byte(token), []byte(t))
 	}
 	return match == 1
@@ -56,7 +58,7 @@ func bearerToken(r *http.Request) (token string, ok bool) {
 // answering 401 with WWW-Authenticate: Bearer itself when not. what names
 // the token kind ("registry", "allocator", "ping"), which makes a token
 // mix-up in the local stack obvious from the error alone.
-func authorize(w http.ResponseWriter, r *http.Request, ts tokens, what string) (string, bool) {
+func authorize(w http.ResponseWriter, r *http.Request, ts *tokens, what string) (string, bool) {
 	token, ok := bearerToken(r)
 	if ok && ts.accepts(token) {
 		return token, true
@@ -70,12 +72,10 @@ func authorize(w http.ResponseWriter, r *http.Request, ts tokens, what string) (
 	return token, false
 }
 
-// writeJSON answers status with v as JSON and a trailing newline.
+// writeJSON answers status with v (the emulator's own types: it cannot
+// fail to encode) as JSON and a trailing newline.
 func writeJSON(w http.ResponseWriter, status int, v any) {
-	body, err := json.Marshal(v)
-	if err != nil {
-		status, body = http.StatusInternalServerError, []byte(`{"error":"encode response"}`)
-	}
+	body, _ := json.Marshal(v)
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	_, _ = w.Write(append(body, '\n'))
@@ -83,14 +83,12 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 // writeError answers status with {"error": msg}, every failure's body.
 func writeError(w http.ResponseWriter, status int, msg string) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	_, _ = w.Write(errorJSON(msg))
+	writeJSON(w, status, map[string]string{"error": msg})
 }
 
 // errorJSON is the body writeError sends, for an answer written in part.
 func errorJSON(msg string) []byte {
-	body, _ := json.Marshal(map[string]string{"error": msg}) // a string cannot fail
+	body, _ := json.Marshal(map[string]string{"error": msg})
 	return append(body, '\n')
 }
 
@@ -133,23 +131,13 @@ func jsonErrors(mux *http.ServeMux) http.Handler {
 			mux.ServeHTTP(w, r)
 			return
 		}
-		rec := &statusRecorder{header: http.Header{}, status: http.StatusOK}
+		rec := httptest.NewRecorder() // the mux's own plain-text answer, rewritten
 		mux.ServeHTTP(rec, r)
-		if rec.status == http.StatusMethodNotAllowed {
-			w.Header().Set("Allow", rec.header.Get("Allow"))
-			writeError(w, rec.status, "method "+r.Method+" not allowed for "+r.URL.Path)
+		if rec.Code == http.StatusMethodNotAllowed {
+			w.Header().Set("Allow", rec.Header().Get("Allow"))
+			writeError(w, rec.Code, "method "+r.Method+" not allowed for "+r.URL.Path)
 			return
 		}
 		writeError(w, http.StatusNotFound, "no route for "+r.Method+" "+r.URL.Path)
 	})
 }
-
-// statusRecorder captures the mux's own error answer so it can be rewritten.
-type statusRecorder struct {
-	header http.Header
-	status int
-}
-
-func (r *statusRecorder) Header() http.Header         { return r.header }
-func (r *statusRecorder) Write(b []byte) (int, error) { return len(b), nil }
-func (r *statusRecorder) WriteHeader(status int)      { r.status = status }

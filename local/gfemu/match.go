@@ -1,6 +1,9 @@
 package gfemu
 
-import "sort"
+import (
+	"cmp"
+	"slices"
+)
 
 // Match returns the servers an allocation request may get, best first. A
 // server matches when its region equals region exactly, it has every
@@ -9,17 +12,9 @@ import "sort"
 // go to the earliest RegisteredAt, and remaining ties keep input order.
 // Match neither modifies nor retains servers.
 func Match(servers []Server, region string, attrs map[string]string) []Server {
-	var out []Server
-	for _, s := range servers {
-		if matches(s, region, attrs) {
-			out = append(out, s)
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].Priority != out[j].Priority {
-			return out[i].Priority < out[j].Priority
-		}
-		return out[i].RegisteredAt.Before(out[j].RegisteredAt)
+	out := slices.DeleteFunc(slices.Clone(servers), func(s Server) bool { return !matches(s, region, attrs) })
+	slices.SortStableFunc(out, func(a, b Server) int {
+		return cmp.Or(cmp.Compare(a.Priority, b.Priority), a.RegisteredAt.Compare(b.RegisteredAt))
 	})
 	return out
 }

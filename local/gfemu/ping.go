@@ -43,9 +43,9 @@ type PingService struct {
 	path    string
 	sources []PingSource
 	handler http.Handler
+	tokens  *tokens
 
 	mu      sync.Mutex
-	tokens  tokens
 	regions map[string][]gamefabric.PingTarget // scripted; nil = discovered
 	script  Answer                             // the zero Answer answers as usual
 	calls   int
@@ -74,11 +74,7 @@ func (p *PingService) Path() string { return p.path }
 func (p *PingService) Handler() http.Handler { return p.handler }
 
 // SetTokens replaces the service's valid tokens (a rotation).
-func (p *PingService) SetTokens(list ...string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.tokens = newTokens(list...)
-}
+func (p *PingService) SetTokens(list ...string) { p.tokens.set(list...) }
 
 // SetRegions makes the service answer regions instead of what it
 // discovers (nil discovers again), and ends any Script.
@@ -104,10 +100,7 @@ func (p *PingService) Calls() int {
 }
 
 func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
-	p.mu.Lock()
-	ts := p.tokens
-	p.mu.Unlock()
-	if _, ok := authorize(w, r, ts, "ping"); !ok {
+	if _, ok := authorize(w, r, p.tokens, "ping"); !ok {
 		return
 	}
 	p.mu.Lock()
@@ -128,47 +121,33 @@ func (p *PingService) handlePing(w http.ResponseWriter, r *http.Request) {
 	a.send(w, r, body, nil)
 }
 
-// discover lists the servers of every source by GameFabric Region name.
+// discover lists, per GameFabric Region name, one udp target per distinct
+// ip:port of every source's servers, sorted so the answer is stable for
+// tests and caches. Servers without a region string are not listed.
 func (p *PingService) discover() map[string][]gamefabric.PingTarget {
 	regions := map[string][]gamefabric.PingTarget{}
 	for _, src := range p.sources {
-		addPingTargets(regions, src.Allocator.Servers(), func(s string) string {
-			if name, ok := src.Regions[s]; ok {
-				return name
+		for _, s := range src.Allocator.Servers() {
+			if s.Region == "" {
+				continue
 			}
-			return s
-		})
-	}
-	sortPingTargets(regions)
-	return regions
-}
-
-// addPingTargets adds one udp target per distinct ip:port per Region.
-// Servers without a region string are not listed.
-func addPingTargets(regions map[string][]gamefabric.PingTarget, servers []Server, regionName func(string) string) {
-	for _, s := range servers {
-		if s.Region == "" {
-			continue
-		}
-		ip, portStr, _ := net.SplitHostPort(s.Address) // validated at registration
-		port, _ := strconv.Atoi(portStr)
-		if p, ok := s.Ports["ping"]; ok {
-			port = p
-		} else if p, ok := s.Ports["game"]; ok {
-			port = p
-		}
-		t, name := gamefabric.PingTarget{Address: ip, Port: port, Protocol: "udp"}, regionName(s.Region)
-		if !slices.Contains(regions[name], t) {
-			regions[name] = append(regions[name], t)
+			ip, portStr, _ := net.SplitHostPort(s.Address) // validated at registration
+			port, _ := strconv.Atoi(portStr)
+			if p, ok := s.Ports["ping"]; ok {
+				port = p
+			} else if p, ok := s.Ports["game"]; ok {
+				port = p
+			}
+			name := cmp.Or(src.Regions[s.Region], s.Region)
+			if t := (gamefabric.PingTarget{Address: ip, Port: port, Protocol: "udp"}); !slices.Contains(regions[name], t) {
+				regions[name] = append(regions[name], t)
+			}
 		}
 	}
-}
-
-// sortPingTargets makes the answer stable for tests and caches.
-func sortPingTargets(regions map[string][]gamefabric.PingTarget) {
 	for _, targets := range regions {
 		slices.SortFunc(targets, func(a, b gamefabric.PingTarget) int {
 			return cmp.Or(cmp.Compare(a.Address, b.Address), cmp.Compare(a.Port, b.Port))
 		})
 	}
+	return regions
 }

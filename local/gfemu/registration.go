@@ -151,17 +151,3 @@ func timeoutOf(secs *int) (time.Duration, error) {
 	}
 	return time.Duration(*secs) * time.Second, nil
 }
-
-// unmatchable lists the required keys the server does not offer itself.
-// GameFabric does not say it refuses such a registration, so the emulator
-// accepts it; no request can match it (requested attributes must be a
-// subset of the server's), which is worth a line in the log.
-func unmatchable(s Server) []string {
-	var out []string
-	for _, k := range s.RequiredAttributes {
-		if _, ok := s.Attributes[k]; !ok {
-			out = append(out, k)
-		}
-	}
-	return out
-}

@@ -1,10 +1,10 @@
 package gfemu
 
 import (
+	"cmp"
 	"maps"
 	"net/http"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -44,22 +44,13 @@ func (s Server) clone() Server {
 // lazy: every access calls it, so the injected clock alone decides.
 func (e *Emulator) expireLocked() {
 	now := e.now()
-	for addr, en := range e.servers {
-		if now.After(en.ExpiresAt) {
-			delete(e.servers, addr)
-			e.log.Info("game server expired", "address", addr)
-		}
-	}
+	maps.DeleteFunc(e.servers, func(_ string, en *entry) bool { return now.After(en.ExpiresAt) })
 }
 
 // snapshotLocked expires, then copies the registry in registration order.
 func (e *Emulator) snapshotLocked() []Server {
 	e.expireLocked()
-	entries := make([]*entry, 0, len(e.servers))
-	for _, en := range e.servers {
-		entries = append(entries, en)
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].seq < entries[j].seq })
+	entries := slices.SortedFunc(maps.Values(e.servers), func(a, b *entry) int { return cmp.Compare(a.seq, b.seq) })
 	out := make([]Server, len(entries))
 	for i, en := range entries {
 		out[i] = en.Server.clone()
@@ -77,13 +68,22 @@ func registrationOf(s Server) registration {
 	}
 }
 
-func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
+// registryRequest authenticates a registry call and decodes its body into
+// v (an empty one allowed when emptyOK), answering the failure itself.
+func (e *Emulator) registryRequest(w http.ResponseWriter, r *http.Request, v any, emptyOK bool) bool {
 	if _, ok := authorize(w, r, e.regTokens, "registry"); !ok {
-		return
+		return false
 	}
-	var req registerRequest
-	if err := decodeJSON(w, r, &req, false); err != nil {
+	if err := decodeJSON(w, r, v, emptyOK); err != nil {
 		writeError(w, http.StatusBadRequest, err.Error())
+		return false
+	}
+	return true
+}
+
+func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
+	var req registerRequest
+	if !e.registryRequest(w, r, &req, false) {
 		return
 	}
 	s, err := serverOf(req)
@@ -91,7 +91,6 @@ func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-
 	e.mu.Lock()
 	e.expireLocked()
 	now := e.now()
@@ -100,25 +99,16 @@ func (e *Emulator) handleRegister(w http.ResponseWriter, r *http.Request) {
 	e.seq++
 	e.servers[s.Address] = &entry{Server: s, seq: e.seq}
 	e.mu.Unlock()
-
 	status := http.StatusCreated
 	if replaced {
 		status = http.StatusOK
-	}
-	e.log.Info("game server registered", "address", s.Address, "region", s.Region, "priority", s.Priority, "replaced", replaced)
-	if keys := unmatchable(s); len(keys) > 0 {
-		e.log.Warn("game server requires attributes it does not offer; no request can match it", "address", s.Address, "keys", keys)
 	}
 	writeJSON(w, status, registrationOf(s))
 }
 
 func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
-	if _, ok := authorize(w, r, e.regTokens, "registry"); !ok {
-		return
-	}
 	var req keepAliveRequest
-	if err := decodeJSON(w, r, &req, true); err != nil {
-		writeError(w, http.StatusBadRequest, err.Error())
+	if !e.registryRequest(w, r, &req, true) {
 		return
 	}
 	timeout, err := timeoutOf(req.Timeout)
@@ -127,22 +117,18 @@ func (e *Emulator) handleKeepAlive(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	addr := r.PathValue("addr")
-
 	e.mu.Lock()
 	e.expireLocked()
 	en, ok := e.servers[addr]
+	var s Server
 	if ok {
 		if req.Timeout != nil {
 			en.Timeout = timeout
 		}
 		en.ExpiresAt = e.now().Add(en.Timeout)
-	}
-	var s Server
-	if ok {
 		s = en.Server.clone()
 	}
 	e.mu.Unlock()
-
 	if !ok {
 		writeError(w, http.StatusNotFound, notRegistered(addr))
 		return
@@ -160,12 +146,10 @@ func (e *Emulator) handleDeregister(w http.ResponseWriter, r *http.Request) {
 	_, ok := e.servers[addr]
 	delete(e.servers, addr)
 	e.mu.Unlock()
-
 	if !ok {
 		writeError(w, http.StatusNotFound, notRegistered(addr))
 		return
 	}
-	e.log.Info("game server deregistered", "address", addr)
 	w.WriteHeader(http.StatusNoContent)
 }
 

@@ -12,10 +12,10 @@ import (
 )
 
 // newTestCallbackServer is a callback server on its own, without run.
-func newTestCallbackServer(t *testing.T, token string) (*callbackServer, chan struct{}) {
-	allocated := make(chan struct{}, 1)
+func newTestCallbackServer(t *testing.T, token string) (*callbackServer, chan error) {
+	allocated := make(chan error, 1)
 	return &callbackServer{token: token, payloadFile: filepath.Join(t.TempDir(), "payload.json"), serverName: "s",
-		log: log.New(io.Discard, "", 0), stopKeepAlives: func() {}, allocated: allocated, failed: make(chan error, 1)}, allocated
+		log: log.New(io.Discard, "", 0), stopKeepAlives: func() {}, allocated: allocated}, allocated
 }
 
 func postAllocation(t *testing.T, h http.Handler, authorization string) int {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"net"
@@ -180,30 +181,24 @@ func (p *envParser) attributes(name string) map[string]string {
 	attrs := map[string]string{}
 	for _, item := range p.list(name) {
 		k, v, ok := strings.Cut(item, "=")
-		k, v = strings.TrimSpace(k), strings.TrimSpace(v)
+		k = strings.TrimSpace(k)
+		_, dup := attrs[k]
 		switch {
 		case !ok || k == "":
 			p.fail("%s: %q is not key=value", name, item)
-		case hasKey(attrs, k):
+		case dup:
 			p.fail("%s: key %q appears twice", name, k)
 		default:
-			attrs[k] = v
+			attrs[k] = strings.TrimSpace(v)
 		}
 	}
 	return attrs
 }
 
-func hasKey(m map[string]string, k string) bool { _, ok := m[k]; return ok }
-
 func (p *envParser) payloadFile(name string) string {
-	v := p.get(name)
-	if v == "" {
-		v = "payload.json"
-	}
-	abs, err := filepath.Abs(v)
+	abs, err := filepath.Abs(cmp.Or(p.get(name), "payload.json"))
 	if err != nil {
 		p.fail("%s: %v", name, err)
-		return v
 	}
 	// Checked now rather than at allocation, when failing would waste the
 	// game instance the allocator just handed us.
@@ -214,10 +209,7 @@ func (p *envParser) payloadFile(name string) string {
 }
 
 func (p *envParser) host(name string) string {
-	v := p.get(name)
-	if v == "" {
-		return "127.0.0.1"
-	}
+	v := cmp.Or(p.get(name), "127.0.0.1")
 	// The host is advertised to the registry and to players, so it must
 	// be an address they can reach, not a wildcard.
 	if ip := net.ParseIP(v); ip == nil || ip.IsUnspecified() {

@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"fmt"
 	"log"
+	"maps"
 	"net"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,7 +19,7 @@ import (
 // Each game instance the server hosts has a table of players. A
 // dedicated server has one and greets "WELCOME <server> <id>" at once; a
 // rooms server has one per session, greets "SESSIONS <server>" and seats
-// a player by its "JOIN <id>" (lobby.go).
+// a player by its "JOIN <id>" (seat).
 type game struct {
 	ln    net.Listener
 	name  string
@@ -25,7 +27,7 @@ type game struct {
 	log   *log.Logger
 
 	mu      sync.Mutex
-	closed  bool              // finish or close: no game is played any more
+	closed  bool              // close: no game is played any more
 	current *table            // dedicated: the one table, nil until the payload is read
 	tables  map[string]*table // rooms: live sessions' and the last maxEnded ended ones'
 	ended   []string          // rooms: ended tables' ids, oldest first
@@ -80,12 +82,8 @@ func (g *game) serve() {
 			c.Close()
 			return
 		}
-		g.wg.Add(1)
+		g.wg.Go(func() { g.play(c) })
 		g.mu.Unlock()
-		go func() {
-			defer g.wg.Done()
-			g.play(c)
-		}()
 	}
 }
 
@@ -93,13 +91,7 @@ func (g *game) play(c net.Conn) {
 	defer c.Close()
 	sc := bufio.NewScanner(c)
 	sc.Buffer(make([]byte, 0, 256), 4096)
-	var t *table
-	var refusal string
-	if g.rooms {
-		t, refusal = g.join(c, sc)
-	} else {
-		t, refusal = g.seatDedicated(c)
-	}
+	t, refusal := g.seat(c, sc)
 	if t == nil {
 		// Connecting early is harmless (it doubles as a ping); say why
 		// the door is shut.
@@ -127,11 +119,37 @@ func (g *game) play(c net.Conn) {
 	g.log.Printf("player %s disconnected", c.RemoteAddr())
 }
 
-// seatDedicated seats c at the one table, or says why not.
-func (g *game) seatDedicated(c net.Conn) (*table, string) {
+// joinTimeout bounds the wait for a player's JOIN line, so a silent
+// connection does not hold a goroutine.
+const joinTimeout = 5 * time.Second
+
+// seat seats c at its table, or returns the refusal to say: NOT READY
+// (not linked yet), GAME OVER (ended) or NO SUCH GAME; "" to hang up. A
+// dedicated server has one table. A rooms server greets "SESSIONS
+// <server>" and seats the player at the table its "JOIN <gameInstanceId>"
+// names.
+func (g *game) seat(c net.Conn, sc *bufio.Scanner) (*table, string) {
+	var verb, id string
+	if g.rooms {
+		_ = c.SetWriteDeadline(time.Now().Add(time.Second))
+		if _, err := fmt.Fprintf(c, "SESSIONS %s\n", g.name); err != nil {
+			return nil, ""
+		}
+		_ = c.SetReadDeadline(time.Now().Add(joinTimeout))
+		if !sc.Scan() { // also a line longer than the scanner's bound
+			return nil, ""
+		}
+		_ = c.SetReadDeadline(time.Time{})
+		verb, id, _ = strings.Cut(strings.TrimSpace(sc.Text()), " ")
+	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	t := g.current
+	if g.rooms {
+		if t = g.tables[strings.TrimSpace(id)]; verb != "JOIN" || t == nil {
+			return nil, "NO SUCH GAME"
+		}
+	}
 	switch {
 	case g.closed || (t != nil && t.over):
 		return nil, "GAME OVER"
@@ -177,11 +195,7 @@ func (t *table) closeLocked() []net.Conn {
 		}
 	}
 	t.over = true
-	conns := make([]net.Conn, 0, len(t.conns))
-	for c := range t.conns {
-		conns = append(conns, c)
-	}
-	return conns
+	return slices.Collect(maps.Keys(t.conns))
 }
 
 func gameOver(conns []net.Conn) {
@@ -192,8 +206,10 @@ func gameOver(conns []net.Conn) {
 	}
 }
 
-// finish ends every table: no game will be played here any more.
-func (g *game) finish() {
+// close stops accepting, ends every table (no game will be played here
+// any more), disconnects everyone and waits for the connection goroutines.
+func (g *game) close() {
+	g.ln.Close()
 	g.mu.Lock()
 	g.closed = true
 	var conns []net.Conn
@@ -205,12 +221,5 @@ func (g *game) finish() {
 	}
 	g.mu.Unlock()
 	gameOver(conns)
-}
-
-// close stops accepting, disconnects everyone and waits for the
-// connection goroutines.
-func (g *game) close() {
-	g.ln.Close()
-	g.finish()
 	g.wg.Wait()
 }

@@ -1,17 +1,13 @@
-// Command sampleserver is a sample dedicated game server with the
-// GameFabric allocation sidecar folded in: it registers with the
-// allocator's registry, takes the allocation callback and writes the
-// payload file (the sidecar's part); then, as a studio's server would, it
-// reads that file, links back to the game backend, heartbeats, and ends the
-// game when a player sends IWON (or the game runs too long, or it is told
-// to stop), all through the game-server SDK, shared/gameserver.
+// Command sampleserver is a sample game server with GameFabric's
+// allocation sidecar folded in. As the sidecar, it registers with the
+// Allocator's registry, takes the allocation callback and writes the
+// payload file; then, as a studio's server would, it reads that file,
+// links back to the game backend, heartbeats, and ends the game when a
+// player sends IWON (or the game runs too long, or it is told to stop),
+// all through the game-server SDK, shared/gameserver.
 //
-// With ROOMS=N (2-256) it hosts up to N sessions at once: its first
-// session offers the rooms when it links, the service sends the others to
-// its session callback (SESSION_PORT, path /sessions), one heartbeat loop
-// renews them all ({"allSessions": true}), and each ends on its own while
-// the server keeps taking new ones until it is told to stop. Players then pick their session on the shared game port with
-// JOIN <gameInstanceId> (lobby.go).
+// With ROOMS=N (2-256) it hosts up to N sessions at once (rooms.go);
+// players pick theirs on the shared game port with JOIN <gameInstanceId>.
 //
 // Configuration comes from the environment; see Config.
 package main

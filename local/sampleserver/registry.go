@@ -1,9 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	cryptorand "crypto/rand"
+	"encoding/json"
 	"errors"
+	"fmt"
+	"io"
 	"log"
+	"math/rand/v2"
 	"net"
 	"net/http"
 	"net/url"
@@ -31,11 +37,12 @@ type callbackRef struct {
 	URL   string `json:"url"`
 }
 
-// registry talks to the allocator's registry on the server's behalf.
+// registry talks to the Allocator's registry on the server's behalf: the
+// sidecar's calls. The calls to our backend go through shared/gameserver.
 type registry struct {
 	client   *http.Client
 	url      string // …/servers
-	token    string
+	token    string // never logged
 	body     registration
 	interval time.Duration // keep-alive period: a third of the timeout, so one lost keep-alive is survivable
 	log      *log.Logger
@@ -45,20 +52,14 @@ type registry struct {
 
 // newRegistry describes this server to the registry. The ping port is the
 // game port: a TCP connect is all a latency probe needs here.
-func newRegistry(cfg Config, client *http.Client, logger *log.Logger, address, callbackURL string, allocPort int) *registry {
-	_, port, _ := net.SplitHostPort(address)
-	gamePort, _ := strconv.Atoi(port)
-	attrs := cfg.Attributes
-	if attrs == nil {
-		attrs = map[string]string{}
-	}
+func newRegistry(cfg Config, client *http.Client, logger *log.Logger, gamePort, allocPort int) *registry {
 	return &registry{client: client, url: cfg.RegistryURL, token: cfg.RegistryToken, log: logger,
 		interval: cfg.RegistryTimeout / 3,
 		body: registration{
-			Address:            address,
-			Attributes:         attrs,
+			Address:            net.JoinHostPort(cfg.Host, strconv.Itoa(gamePort)),
+			Attributes:         cfg.Attributes,
 			RequiredAttributes: cfg.RequiredAttrs,
-			Callback:           callbackRef{Token: newToken(), URL: callbackURL},
+			Callback:           callbackRef{Token: cryptorand.Text(), URL: net.JoinHostPort(cfg.Host, strconv.Itoa(allocPort)) + "/allocate"},
 			Ports:              map[string]int{"game": gamePort, "alloc": allocPort, "ping": gamePort},
 			Priority:           cfg.Priority,
 			Region:             cfg.Region,
@@ -70,50 +71,65 @@ func newRegistry(cfg Config, client *http.Client, logger *log.Logger, address, c
 
 func (r *registry) serverURL() string { return r.url + "/" + url.PathEscape(r.body.Address) }
 
-func (r *registry) register(ctx context.Context) error {
-	return callJSON(ctx, r.client, "register", http.MethodPost, r.url, "Bearer "+r.token, r.body)
-}
-
-func (r *registry) keepAlive(ctx context.Context) error {
-	return callJSON(ctx, r.client, "keep-alive", http.MethodPost, r.serverURL()+"/keepalive", "Bearer "+r.token,
-		map[string]int{"timeout": r.body.Timeout})
+// call sends body (nil: none) and returns the answer's status, and an
+// error for a transport failure or a non-2xx answer. Only a short head
+// of an answer's body is kept: enough to diagnose, too little to fill logs.
+func (r *registry) call(ctx context.Context, op, method, url string, body any) (int, error) {
+	var rd io.Reader
+	if body != nil {
+		raw, _ := json.Marshal(body) // our own types: cannot fail
+		rd = bytes.NewReader(raw)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, url, rd)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+r.token)
+	resp, err := r.client.Do(req)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", op, err)
+	}
+	defer resp.Body.Close()
+	head, _ := io.ReadAll(io.LimitReader(resp.Body, 200))
+	if resp.StatusCode < 200 || resp.StatusCode > 299 {
+		return resp.StatusCode, fmt.Errorf("%s: HTTP %d: %s", op, resp.StatusCode, bytes.TrimSpace(head))
+	}
+	return resp.StatusCode, nil
 }
 
 // deregister is best effort: the registration expires on its own anyway.
 func (r *registry) deregister(ctx context.Context) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 	defer cancel()
-	err := callJSON(ctx, r.client, "deregister", http.MethodDelete, r.serverURL(), "Bearer "+r.token, nil)
-	switch {
+	switch status, err := r.call(ctx, "deregister", http.MethodDelete, r.serverURL(), nil); {
 	case err == nil:
 		r.log.Printf("deregistered %s", r.body.Address)
-	case statusOf(err) == http.StatusNotFound:
+	case status == http.StatusNotFound:
 		r.log.Printf("deregister: %s was not registered", r.body.Address)
 	default:
 		r.log.Printf("%v (the registration will expire)", err)
 	}
 }
 
-// reRegistered tells whether a registration was renewed after the
-// registry dropped one. Such a renewal may race with an allocation of
-// the dropped one, leaving a stale entry behind.
-func (r *registry) reRegistered() bool { return r.registrations.Load() > 1 }
-
 // maintain registers and keeps the registration alive until ctx ends,
 // which is how allocation (or shutdown) stops the keep-alives.
 func (r *registry) maintain(ctx context.Context) {
-	b := backoff{lo: 250 * time.Millisecond, hi: 5 * time.Second}
+	var backoff time.Duration
 	for ctx.Err() == nil {
-		if err := r.register(ctx); err != nil {
+		if _, err := r.call(ctx, "register", http.MethodPost, r.url, r.body); err != nil {
 			if ctx.Err() != nil {
 				return
 			}
-			pause := b.next()
+			// Doubling from 250 ms to 5 s, each pause jittered down to half,
+			// so that a fleet restarted at once does not register in lockstep.
+			backoff = min(max(2*backoff, 250*time.Millisecond), 5*time.Second)
+			pause := backoff/2 + rand.N(backoff/2+1)
 			r.log.Printf("%v; retrying in %s", err, pause.Round(time.Millisecond))
 			_ = wait.Sleep(ctx, pause)
 			continue
 		}
-		b.reset()
+		backoff = 0
 		r.registrations.Add(1)
 		r.log.Printf("registered %s in region %s (timeout %ds)", r.body.Address, r.body.Region, r.body.Timeout)
 		if err := r.keepAlives(ctx); err != nil && ctx.Err() == nil {
@@ -136,10 +152,10 @@ func (r *registry) keepAlives(ctx context.Context) error {
 			return nil
 		case <-t.C:
 		}
-		err := r.keepAlive(ctx)
+		status, err := r.call(ctx, "keep-alive", http.MethodPost, r.serverURL()+"/keepalive", map[string]int{"timeout": r.body.Timeout})
 		switch {
 		case err == nil || ctx.Err() != nil:
-		case statusOf(err) == http.StatusNotFound:
+		case status == http.StatusNotFound:
 			return errRemoved
 		default:
 			r.log.Print(err)

@@ -20,19 +20,13 @@ import (
 // heartbeats them all in one loop (roomsbeat.go). The server keeps taking
 // sessions until it is told to stop.
 type host struct {
-	cfg      Config
-	name     string
-	address  string
-	gamePort int
-	game     *game
-	client   *http.Client
-	log      *log.Logger
+	*server
 	callback *gameserver.SessionCallback
+	beatWake chan struct{} // buffered 1: a session linked, the loop may have one to beat through
 
 	mu       sync.Mutex
 	live     map[string]*session // by game instance, until play returns
-	sessions sync.WaitGroup      // the sessions' goroutines and the heartbeat loop
-	beatWake chan struct{}       // a session linked: the loop may have one to beat through
+	sessions sync.WaitGroup      // the sessions' goroutines
 }
 
 // closeGrace bounds the link that closes the server to new sessions; the
@@ -84,16 +78,25 @@ serve:
 	// ending.
 	stopBeats()
 	terminate()
-	h.endUnstarted(ctx)
+	// The sessions the callback accepted but the host had not started
+	// before Stop: the service placed them here, so their rooms come back
+	// only once they end.
+	for p := range h.callback.Sessions() {
+		h.sessions.Go(func() { h.endNow(ctx, p, "Terminated") })
+	}
 	h.sessions.Wait()
 	return err
+}
+
+// logger is a session's: the server's, with its game instance.
+func (h *host) logger(id string) *log.Logger {
+	return log.New(h.log.Writer(), h.log.Prefix()+id+" ", h.log.Flags())
 }
 
 // start plays p's session on a goroutine of its own. failed, when set,
 // hears the session's error if it never linked.
 func (h *host) start(ctx context.Context, p gameserver.Payload, offer *gameserver.RoomOffer, failed chan<- error) {
-	id := p.GameInstanceID
-	logger := log.New(h.log.Writer(), h.log.Prefix()+id+" ", h.log.Flags())
+	id, logger := p.GameInstanceID, h.logger(p.GameInstanceID)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// The service never places more than Rooms; twice that leaves slack
@@ -106,13 +109,12 @@ func (h *host) start(ctx context.Context, p gameserver.Payload, offer *gameserve
 		}
 		return
 	}
-	gs, err := newClient(h.cfg, p, h.client, logger)
+	s, err := h.newSession(p, logger, h)
 	if err != nil {
 		logger.Printf("not started: %v", err)
 		return
 	}
-	s := &session{cfg: h.cfg, name: h.name, address: h.address, gamePort: h.gamePort, table: h.game.table(id), gs: gs,
-		log: logger, offer: offer, beat: newHostBeat(h.beatWake)}
+	s.offer = offer
 	h.live[id] = s
 	logger.Printf("session started (%d in play)", len(h.live))
 	h.sessions.Go(func() {
@@ -158,19 +160,10 @@ func (h *host) closeToNewSessions(ctx context.Context) {
 	h.log.Printf("closed to new sessions (linked %s with 0 rooms)", s.gs.GameInstanceID())
 }
 
-// endUnstarted ends the sessions the callback accepted but the host had
-// not started before Stop: the service placed them here, so their rooms
-// come back only once they end.
-func (h *host) endUnstarted(ctx context.Context) {
-	for p := range h.callback.Sessions() {
-		h.sessions.Go(func() { h.endNow(ctx, p, "Terminated") })
-	}
-}
-
 // endNow ends a session that is not played, bounded by endGrace.
 func (h *host) endNow(ctx context.Context, p gameserver.Payload, reason string) {
-	logger := log.New(h.log.Writer(), h.log.Prefix()+p.GameInstanceID+" ", h.log.Flags())
-	gs, err := newClient(h.cfg, p, h.client, logger)
+	logger := h.logger(p.GameInstanceID)
+	gs, err := h.newClient(p, logger)
 	if err != nil {
 		logger.Printf("cannot end it: %v", err)
 		return

@@ -89,7 +89,13 @@ func TestRoomsTwoSessionsEachEndsAlone(t *testing.T) {
 
 func TestRoomsShutdownClosesThenEndsEverySession(t *testing.T) {
 	r := startRoomsServer(t, nil)
-	p42, _ := r.join("gi-42")
+	// Its link is recorded a moment before the server lets players in.
+	var p42 *player
+	testkit.WaitFor(t, 10*time.Second, "gi-42's players let in", func() bool {
+		var answer string
+		p42, answer = r.join("gi-42")
+		return answer == "WELCOME "+r.serverName()+" gi-42"
+	})
 	for _, id := range []string{"gi-43", "gi-44"} {
 		if status := r.deliver(r.session(id, "pgt-secret-"+id)); status != http.StatusOK {
 			t.Fatalf("%s: status %d", id, status)

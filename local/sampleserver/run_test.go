@@ -27,7 +27,7 @@ func TestRunEndToEnd(t *testing.T) {
 	if !strings.HasPrefix(reg.Address, "127.0.0.1:") || reg.Region != "us-west" || reg.Priority != 1 || reg.Timeout != 1 ||
 		!reflect.DeepEqual(reg.Attributes, h.cfg.Attributes) || !reflect.DeepEqual(reg.RequiredAttributes, []string{"armadaset"}) ||
 		!reflect.DeepEqual(reg.Ports, map[string]int{"game": gamePort, "alloc": allocPort, "ping": gamePort}) ||
-		reg.Callback.URL != "127.0.0.1:"+strconv.Itoa(allocPort)+"/allocate" || len(reg.Callback.Token) != 32 {
+		reg.Callback.URL != "127.0.0.1:"+strconv.Itoa(allocPort)+"/allocate" || len(reg.Callback.Token) != 26 {
 		t.Fatalf("unexpected registration %+v", reg)
 	}
 	testkit.WaitFor(t, 10*time.Second, "a keep-alive", func() bool {

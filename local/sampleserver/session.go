@@ -17,22 +17,23 @@ import (
 // exactly one reason ends the game. A dedicated server plays one; a rooms
 // server one per game instance it hosts (rooms.go).
 type session struct {
-	cfg      Config
-	name     string
-	address  string
-	gamePort int
-	table    *table
-	gs       *gameserver.Client
-	log      *log.Logger
-	offer    *gameserver.RoomOffer // rooms offered at link; nil: none
+	*server
+	table *table
+	gs    *gameserver.Client
+	log   *log.Logger           // the server's, with the game instance in its prefix on a rooms server
+	offer *gameserver.RoomOffer // rooms offered at link; nil: none
+	// host, on a rooms server, heartbeats the session in its one loop
+	// (roomsbeat.go) and tells it on over when its game is over.
+	host *host
+	over chan error // buffered 1; nil without a host
 
 	linked     atomic.Bool // the link succeeded
 	cancelLink context.CancelFunc
 	linking    sync.WaitGroup
-	hb         *gameserver.Heartbeater // nil until linked; never with beat
-	// beat, on a rooms server, is its part in the host's one heartbeat
-	// loop (roomsbeat.go): the session starts no Heartbeater of its own.
-	beat *hostBeat
+
+	mu      sync.Mutex
+	hb      *gameserver.Heartbeater // heartbeats through this session's client; nil until linked (lent, with a host)
+	retired bool                    // with a host: ending, told it is over, or lent already: not lent (again)
 }
 
 // linkRequest is what the session reports when it links, offering rooms.
@@ -52,11 +53,7 @@ func (s *session) play(ctx context.Context) error {
 		_, err := s.gs.Link(linkCtx, s.linkRequest(s.offer))
 		linked <- err
 	})
-	var hbDone <-chan struct{} // nil, so never ready, until linked
-	var over <-chan error      // the host's word that the game is over; nil without one
-	if s.beat != nil {
-		over = s.beat.over
-	}
+	var hbDone <-chan struct{} // nil, so never ready, until a dedicated server's session links
 	for {
 		select {
 		case err := <-linked:
@@ -74,8 +71,8 @@ func (s *session) play(ctx context.Context) error {
 				s.log.Printf("linked; players may join on %s", s.address)
 			}
 			s.table.letIn()
-			if s.beat != nil {
-				s.beat.linked() // the host's loop heartbeats it from now on
+			if s.host != nil {
+				s.host.wake() // the host's loop heartbeats it from now on
 				continue
 			}
 			s.hb = s.gs.StartHeartbeats(ctx, gameserver.HeartbeatOptions{Interval: s.cfg.HeartbeatInterval})
@@ -88,7 +85,7 @@ func (s *session) play(ctx context.Context) error {
 			return s.end(ctx, "Terminated")
 		case <-hbDone:
 			return s.heartbeatsStopped(s.hb.Err())
-		case err := <-over:
+		case err := <-s.over:
 			return s.heartbeatsStopped(err)
 		}
 	}
@@ -107,16 +104,18 @@ func (s *session) heartbeatsStopped(err error) error {
 	return fmt.Errorf("heartbeat: %w", err)
 }
 
-// stopBackground stops linking and heartbeating (its own, or the host's
-// through its client) and waits for both.
+// stopBackground stops linking and heartbeating through the session's
+// client (its own loop, or the host's) and waits for both, so that no
+// heartbeat races its end call.
 func (s *session) stopBackground() {
 	s.cancelLink()
 	s.linking.Wait()
-	if s.hb != nil {
-		_ = s.hb.Stop() // why it stopped was handled in play
-	}
-	if s.beat != nil {
-		s.beat.stop()
+	s.mu.Lock()
+	s.retired = true
+	hb := s.hb
+	s.mu.Unlock()
+	if hb != nil {
+		_ = hb.Stop() // why it stopped was handled in play
 	}
 }
 
