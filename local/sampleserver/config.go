@@ -33,7 +33,7 @@ type Config struct {
 	AllocPort         int           // ALLOC_PORT, 0 picks a free port
 	ServerName        string        // SERVER_NAME, "" derives one from region and game port
 	HealthPeriod      time.Duration // HEALTH_PERIOD, the backend's
-	HeartbeatInterval time.Duration // HEARTBEAT_INTERVAL, default a third of HEALTH_PERIOD
+	HeartbeatInterval time.Duration // HEARTBEAT_INTERVAL; 0 = the backend's advice (the SDK's default)
 	MaxGameLength     time.Duration // MAX_GAME_LENGTH, counted from each session's start
 	IdleShutdown      time.Duration // IDLE_SHUTDOWN, 0 waits for an allocation forever
 	// Rooms is how many sessions the server hosts at once (ROOMS, 2-256),
@@ -76,9 +76,10 @@ func configFromEnv(getenv func(string) string) (Config, error) {
 			p.fail("ALLOC_REQUIRED_ATTRS: %q is not a key of ALLOC_ATTRIBUTES, so no request could match", k)
 		}
 	}
-	if c.HeartbeatInterval == 0 {
-		c.HeartbeatInterval = c.HealthPeriod / 3 // the SDK's default
-	} else if c.HeartbeatInterval > c.HealthPeriod {
+	// Unset (0), the SDK heartbeats at the interval the backend's answers
+	// name: HEALTH_PERIOD behind the function URL, a third of it behind the
+	// HTTP API.
+	if c.HeartbeatInterval > c.HealthPeriod {
 		p.fail("HEARTBEAT_INTERVAL (%s) must be at most HEALTH_PERIOD (%s), or the backend marks the game Unhealthy", c.HeartbeatInterval, c.HealthPeriod)
 	}
 	if c.GamePort != 0 && c.GamePort == c.AllocPort {

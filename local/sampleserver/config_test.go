@@ -28,7 +28,7 @@ func TestConfigDefaults(t *testing.T) {
 	want := Config{
 		RegistryURL: env["ALLOC_URL"], Region: "us-west", RegistryToken: "registry-secret",
 		Attributes: map[string]string{}, PayloadFile: env["ALLOC_PAYLOAD_FILE"], RegistryTimeout: 30 * time.Second,
-		Host: "127.0.0.1", HealthPeriod: 30 * time.Second, HeartbeatInterval: 10 * time.Second, MaxGameLength: 30 * time.Minute,
+		Host: "127.0.0.1", HealthPeriod: 30 * time.Second, MaxGameLength: 30 * time.Minute,
 	}
 	if !reflect.DeepEqual(c, want) {
 		t.Fatalf("got  %+v\nwant %+v", c, want)
@@ -99,14 +99,15 @@ func TestConfigRooms(t *testing.T) {
 	}
 }
 
-// The heartbeat interval follows HEALTH_PERIOD unless set, as the SDK's does.
+// Unless set, the heartbeat interval is left to the SDK, which follows the
+// backend's answers; a set one longer than HEALTH_PERIOD is refused.
 func TestConfigHeartbeatInterval(t *testing.T) {
 	for _, tc := range []struct {
 		period, interval string
 		want             time.Duration
 	}{
-		{"", "", 10 * time.Second},
-		{"1m", "", 20 * time.Second},
+		{"", "", 0},
+		{"1m", "", 0},
 		{"1m", "1m", time.Minute},
 		{"", "300ms", 300 * time.Millisecond},
 	} {
