@@ -41,9 +41,8 @@ func (r apiResult) server() string {
 }
 
 // newAPIClient calls the stack's API once per call (the bench measures
-// single calls, so nothing is retried) and keeps enough idle connections
-// that many concurrent callers reuse theirs instead of paying a TCP
-// handshake per call.
+// single calls) and keeps enough idle connections that concurrent callers
+// reuse theirs instead of paying a TCP handshake per call.
 func newAPIClient(apiURL string, conns int) *allocclient.Client {
 	c, err := allocclient.New(allocclient.Options{BaseURL: apiURL, MaxAttempts: 1,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
@@ -54,37 +53,30 @@ func newAPIClient(apiURL string, conns int) *allocclient.Client {
 	return c
 }
 
-// postAllocation asks for a server for gameInstanceID in region; the body
-// is what a game backend sends.
+// postAllocation asks for a server for gameInstanceID in region.
 func postAllocation(ctx context.Context, c *allocclient.Client, gameInstanceID, region string) apiResult {
-	return postRequest(ctx, c, allocclient.AllocateRequest{GameInstanceID: gameInstanceID, DesiredRegion: region,
-		GameServerVersion: Version, ServerArgs: "-map=arena"})
+	return postRequest(ctx, c, allocateRequest(gameInstanceID, region))
 }
 
-// postRequest makes one POST /v1/allocations of req.
 func postRequest(ctx context.Context, c *allocclient.Client, req allocclient.AllocateRequest) apiResult {
 	start := time.Now()
 	a, err := c.Allocate(ctx, req)
-	r := apiResult{Body: a, Took: time.Since(start)}
+	r := apiResult{Body: a, Took: time.Since(start), Status: http.StatusOK}
 	var e *allocclient.Error
 	switch {
 	case err == nil && a.Created:
 		r.Status = http.StatusCreated
-	case err == nil:
-		r.Status = http.StatusOK
 	case errors.As(err, &e):
-		r.Status, r.Code = e.Status, e.Code
-		r.Body = e.Allocation
-	default:
-		r.Err = err
+		r.Status, r.Code, r.Body = e.Status, e.Code, e.Allocation
+	case err != nil:
+		r.Err, r.Status = err, 0
 	}
 	return r
 }
 
 // postJSON POSTs a JSON body, with a bearer token unless it is empty, and
-// returns the status, the answer (up to 1 MiB) and the round trip, the
-// answer read in full.
-func postJSON(ctx context.Context, c *http.Client, url, token string, body []byte) (status int, answer []byte, took time.Duration, err error) {
+// returns the status, the answer (up to 1 MiB) and the round trip.
+func postJSON(ctx context.Context, url, token string, body []byte) (status int, answer []byte, took time.Duration, err error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
 		return 0, nil, 0, err
@@ -94,7 +86,7 @@ func postJSON(ctx context.Context, c *http.Client, url, token string, body []byt
 		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	start := time.Now()
-	resp, err := c.Do(req)
+	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		return 0, nil, time.Since(start), err
 	}

@@ -2,28 +2,29 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 	"net/http"
 	"time"
 
+	"github.com/aws/aws-lambda-go/events"
+
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
 // BilledResult is the allocate function's own duration per invocation, as
-// Lambda measures and bills it, from one warm sandbox of the real bootstrap.
+// Lambda measures it (event handed over → response received) from one warm
+// sandbox of the real bootstrap; the mean and p99 of each rounded up to
+// Lambda's 1 ms; the process's user+system CPU time per invocation
+// (/proc/<pid>/stat, 10 ms ticks over the run); and its stdout+stderr per
+// invocation, what CloudWatch Logs would ingest before the platform records.
 type BilledResult struct {
-	Duration Summary // event handed over → response received (Lambda's Duration)
-	// BilledMeanMs is the mean of each duration rounded up to 1 ms (Lambda
-	// bills in 1 ms steps); BilledP99Ms the p99 so rounded.
+	Duration                  Summary
 	BilledMeanMs, BilledP99Ms float64
-	// CPUPerInvocation is the sandbox process's user+system CPU time per
-	// invocation (/proc/<pid>/stat; 10 ms ticks over the whole run).
-	CPUPerInvocation time.Duration
-	// LogBytes and LogLines are the function's stdout+stderr per invocation:
-	// what CloudWatch Logs would ingest, before Lambda's platform records.
-	LogBytes, LogLines float64
+	CPUPerInvocation          time.Duration
+	LogBytes, LogLines        float64
 }
 
 // MeasureBilled starts one sandbox of the allocate bootstrap with the
@@ -43,17 +44,15 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 		return res, fmt.Errorf("billed duration: start the sandbox: %w", err)
 	}
 	defer rt.Close()
-	run := time.Now().UnixNano()
+	run := runID()
 	invoke := func(i int) (time.Duration, error) {
-		ev, err := allocateEvent(fmt.Sprintf("billed-%d-%d", run, i), RegionOK, i)
-		if err != nil {
-			return 0, err
-		}
+		ev, _ := json.Marshal(apiEvent(allocateRequest(fmt.Sprintf("billed-%s-%d", run, i), RegionOK), i))
 		r, err := rt.Invoke(ctx, ev, functionTimeout)
 		if err != nil {
 			return 0, fmt.Errorf("billed duration: invoke: %w", err)
 		}
-		if r.FunctionError != nil || statusOf(r.Payload) != http.StatusCreated {
+		var resp events.APIGatewayV2HTTPResponse
+		if r.FunctionError != nil || json.Unmarshal(r.Payload, &resp) != nil || resp.StatusCode != http.StatusCreated {
 			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, rt.Logs())
 		}
 		return r.Duration, nil
@@ -69,7 +68,7 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 	if err != nil {
 		return res, fmt.Errorf("billed duration: %w", err)
 	}
-	cpu0, err := cpuSeconds(sandbox)
+	cpu0, err := sandbox.Stat()
 	if err != nil {
 		return res, err
 	}
@@ -81,10 +80,9 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 		if err != nil {
 			return res, err
 		}
-		durations = append(durations, d)
-		billed = append(billed, time.Duration(math.Ceil(toMs(d)))*time.Millisecond) // Lambda bills in 1 ms steps
+		durations, billed = append(durations, d), append(billed, time.Duration(math.Ceil(toMs(d)))*time.Millisecond)
 	}
-	cpu1, err := cpuSeconds(sandbox)
+	cpu1, err := sandbox.Stat()
 	if err != nil {
 		return res, err
 	}
@@ -93,7 +91,7 @@ func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledR
 	res.Duration = Summarize(durations)
 	b := Summarize(billed)
 	res.BilledMeanMs, res.BilledP99Ms = toMs(b.Mean), toMs(b.P99)
-	res.CPUPerInvocation = time.Duration((cpu1 - cpu0) / float64(n) * float64(time.Second))
+	res.CPUPerInvocation = time.Duration((cpu1.CPUTime() - cpu0.CPUTime()) / float64(n) * float64(time.Second))
 	res.LogBytes, res.LogLines = float64(bytes1-bytes0)/float64(n), float64(lines1-lines0)/float64(n)
 	progress(log, "billed duration: p50 %s p99 %s, billed mean %.1f ms, CPU %s per invocation, %.0f log bytes per invocation",
 		fmtMs(res.Duration.P50), fmtMs(res.Duration.P99), res.BilledMeanMs, fmtMs(res.CPUPerInvocation), res.LogBytes)

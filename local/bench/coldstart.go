@@ -4,23 +4,18 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
-// Cold-start parameters and time bounds. A start normally takes tens of
-// milliseconds; the bounds only stop a hung process or component from
-// hanging `make bench`.
+// Cold-start goals (issue 25), parameters and time bounds. A start takes
+// tens of milliseconds; the bounds only stop a hung process or component
+// from hanging `make bench`.
 const (
-	// ColdStartGoalRatio is the goal (issue 25): a first response's
-	// median at most 2 × hello-world's.
-	ColdStartGoalRatio = 2.0
-	// ColdStartInitGoalRatio is the goal for init alone: at most 1.5 ×
-	// hello-world's.
-	ColdStartInitGoalRatio = 1.5
+	ColdStartGoalRatio     = 2.0 // a first response's median ÷ hello-world's
+	ColdStartInitGoalRatio = 1.5 // init alone ÷ hello-world's
 	// MinStarts is the fewest measured starts a median is taken over.
 	MinStarts = 10
 	// InitTraceStarts are the starts per series, after the measured ones,
@@ -39,73 +34,68 @@ const (
 	coldSettle = 25 * time.Millisecond
 )
 
-// ColdStartReport holds every function's cold starts next to hello-world's.
+// ColdStartReport holds every function's cold starts next to hello-world's,
+// Starts each, built for and run on Platform. Load is the 1-minute load
+// average before and after the measured starts. Worst has the highest
+// First.Ratio, WorstInit the highest First.InitRatio; the AllMeet flags
+// hold for every function's First series. InitRoom is what init may add
+// to hello-world's within the init goal.
 type ColdStartReport struct {
-	Starts        int     // measured starts per series
-	GoalRatio     float64 // ColdStartGoalRatio
-	InitGoalRatio float64 // ColdStartInitGoalRatio
-	Platform      string  // GOOS/GOARCH the binaries were built for and run on
-	// Load is the 1-minute load average before and after the measured
-	// starts: on a busy machine every figure, and the ratios, get noisier.
-	Load        string
-	Hello       ColdStartSeries
-	Functions   []FunctionColdStart // template order
-	Worst       FunctionColdStart   // the highest First.Ratio
-	AllMeetGoal bool                // every function's First series
-	// WorstInit has the highest First.InitRatio; AllMeetInitGoal says
-	// whether every First series' init meets ColdStartInitGoalRatio.
-	WorstInit       FunctionColdStart
-	AllMeetInitGoal bool
-	// InitRoom is what init may add to hello-world's within the init goal.
-	InitRoom time.Duration
+	Starts                       int
+	GoalRatio, InitGoalRatio     float64
+	Platform, Load               string
+	Hello                        ColdStartSeries
+	Functions                    []FunctionColdStart // template order
+	Worst, WorstInit             FunctionColdStart
+	AllMeetGoal, AllMeetInitGoal bool
+	InitRoom                     time.Duration
 }
 
-// FunctionColdStart is one function's measurements.
+// FunctionColdStart is one function's measurements. First is the figure
+// held to the goal: for HTTP functions an event answered without any AWS
+// or GameFabric call, for scheduled ones their real event. Realistic is a
+// start whose first request does the real work; nil where First is real.
 type FunctionColdStart struct {
-	Name string // logical ID
-	// First is the figure held to the goal: for HTTP functions an event the
-	// handler answers without any AWS or GameFabric call, for scheduled ones
-	// the scheduled event (which necessarily makes loopback calls).
-	First ColdStartSeries
-	// Realistic is a cold start whose first request does the real work
-	// against the local components; nil for scheduled functions, whose
-	// First already is their real event.
+	Name      string // logical ID
+	First     ColdStartSeries
 	Realistic *ColdStartSeries
 }
 
 // ColdStartSeries is one (binary, first event) pair started Starts times.
+// Total runs from just before process start until the first response
+// reached the harness; Init is the harness's InitDuration (process start
+// → first /next) of the same starts. The ratios compare their medians with
+// hello-world's. Invoke is the first invocation alone, part of Total; Warm
+// the same event sent again to the same process at once (zero for a
+// realistic series): the event's own work with connections open, code
+// paged in and caches filled. InitOverHello is Init.P50 less
+// hello-world's; InvokeRoom what the first invocation may take within the
+// first-response goal after this Init.P50.
 type ColdStartSeries struct {
-	Event  string // what the first event is, for the report
-	Answer string // what every start answered, e.g. "HTTP 400"
-	// Total runs from just before process start until the first
-	// invocation's response reached the harness; Init is the harness's
-	// InitDuration (process start → first /next) of the same starts.
-	Total, Init Summary
-	Ratio       float64 // Total.P50 / hello-world's
-	// InitRatio compares Init.P50 with hello-world's: the start-up cost
-	// alone, comparable even when the first event makes real calls.
-	InitRatio     float64
-	MeetsGoal     bool // Ratio ≤ ColdStartGoalRatio
-	MeetsInitGoal bool // InitRatio ≤ ColdStartInitGoalRatio
-	// Invoke is the first invocation alone (the harness's duration from
-	// handing the event over to the response), part of Total. Warm is the
-	// same event sent again to the same process at once, for the series
-	// held to the goal (zero for a realistic one): the event's own work
-	// once connections are open, code is paged in and caches (a token)
-	// are filled. Invoke − Warm is what being cold adds to the first one.
-	Invoke, Warm Summary
-	// Inits says where the package initialisation within Init goes.
-	Inits InitTrace
-	// InitOverHello is Init.P50 less hello-world's. InvokeRoom is what the
-	// first invocation may take within the first-response goal after this
-	// Init.P50 (hello-world's total × the goal − Init.P50): a Warm above it
-	// misses the goal by the event's own work, whatever start-up costs.
+	Event, Answer             string // the first event, what every start answered
+	Total, Init               Summary
+	Ratio, InitRatio          float64
+	MeetsGoal, MeetsInitGoal  bool
+	Invoke, Warm              Summary
+	Inits                     InitTrace
 	InitOverHello, InvokeRoom time.Duration
 }
 
-// ColdInvokeExtra is what being cold adds to the first invocation: its
-// median less the same event's, warm.
+// ColdInvokeExtra is what being cold adds to the first invocation.
 func (s ColdStartSeries) ColdInvokeExtra() time.Duration { return s.Invoke.P50 - s.Warm.P50 }
+
+// coldSeries is one (binary, first event) pair and its samples.
+type coldSeries struct {
+	name, bin, event string
+	env              []string
+	realistic        bool
+	makeEvent        func(round int) ([]byte, error)
+	check            func(runtimeapi.Result) (string, error)
+
+	answer                        string
+	totals, inits, invokes, warms []time.Duration
+	trace                         InitTrace // for series held to the goal
+}
 
 // ColdStart builds every function of template.yaml and the hello-world
 // baseline for this machine with the Lambda build flags, starts DynamoDB
@@ -116,39 +106,29 @@ func ColdStart(ctx context.Context, o Options) (*ColdStartReport, error) {
 	if o.ColdStarts < MinStarts {
 		return nil, fmt.Errorf("coldstart: at least %d starts make a meaningful median, got %d", MinStarts, o.ColdStarts)
 	}
-	began := time.Now()
-	targets, err := bootstrapTargets(o.Root)
+	targets, bins, err := buildTargets(ctx, o, "coldstart", "coldstart-"+runtime.GOARCH, runtime.GOARCH)
 	if err != nil {
 		return nil, err
 	}
-	progress(o.Log, "coldstart: building %d bootstraps for linux/%s with the Lambda build flags", len(targets), runtime.GOARCH)
-	buildCtx, cancel := context.WithTimeout(ctx, coldBuildTimeout)
-	bins, err := buildBootstraps(buildCtx, o.Root, filepath.Join(o.WorkDir, "coldstart-"+runtime.GOARCH), runtime.GOARCH, targets)
-	cancel()
-	if err != nil {
-		return nil, err
-	}
-
-	progress(o.Log, "coldstart: built in %s; starting DynamoDB Local, moto and the emulated GameFabric", time.Since(began).Round(100*time.Millisecond))
+	progress(o.Log, "coldstart: starting DynamoDB Local, moto and the emulated GameFabric")
 	compCtx, cancel := context.WithTimeout(ctx, coldComponentTimeout)
-	fx, err := startColdFixture(compCtx, o.Root, o.ColdStarts+1)
+	c, refs, err := startColdFixture(compCtx, o.Root, o.ColdStarts+1)
 	cancel()
 	if err != nil {
 		return nil, err
 	}
-	defer fx.close()
-
-	plan, err := planColdStarts(o.Root, targets, bins, fx)
+	defer func() { _ = c.Close() }()
+	plan, err := planColdStarts(o.Root, targets, bins, c, refs)
 	if err != nil {
 		return nil, err
 	}
-	measureCtx, cancel := context.WithTimeout(ctx, coldMeasureTimeout)
+	ctx, cancel = context.WithTimeout(ctx, coldMeasureTimeout)
 	defer cancel()
 	loadBefore := loadAverage(false)
-	if err := runColdRounds(measureCtx, plan, o.ColdStarts, o.Log); err != nil {
+	if err := runColdRounds(ctx, plan, o.ColdStarts, o.Log); err != nil {
 		return nil, err
 	}
-	if err := traceInits(measureCtx, plan, InitTraceStarts); err != nil {
+	if err := traceInits(ctx, plan, InitTraceStarts); err != nil {
 		return nil, err
 	}
 	r := coldStartReportOf(plan, o.ColdStarts)
@@ -163,11 +143,6 @@ func runColdRounds(ctx context.Context, plan []*coldSeries, starts int, log io.W
 	t0 := time.Now()
 	for round := 0; round <= starts; round++ {
 		for _, s := range plan {
-			select {
-			case <-ctx.Done():
-				return fmt.Errorf("coldstart: round %d: %w", round, ctx.Err())
-			case <-time.After(coldSettle):
-			}
 			m, err := s.startOnce(ctx, round, nil)
 			if err != nil {
 				return fmt.Errorf("coldstart: %s (%s), round %d: %w", s.name, s.event, round, err)
@@ -189,26 +164,29 @@ type coldSample struct {
 	logs                      string
 }
 
-// startOnce is one cold start: a fresh process, one invocation (and for a
-// series held to the goal the same event once more, warm), then kill.
-// extraEnv is added to the series' environment, and then the function's
-// output is kept in the sample.
+// startOnce is one cold start after coldSettle: a fresh process, one
+// invocation (for a series held to the goal the same event once more,
+// warm), then kill. With extraEnv, added to the series' environment, the
+// function's output is kept in the sample.
 func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string) (coldSample, error) {
+	select {
+	case <-ctx.Done():
+		return coldSample{}, ctx.Err()
+	case <-time.After(coldSettle):
+	}
 	event, err := s.makeEvent(round)
 	if err != nil {
 		return coldSample{}, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, coldStartTimeout)
 	defer cancel()
-
-	var m coldSample
 	began := time.Now()
 	rt, err := runtimeapi.Start(ctx, s.bin, append(s.env[:len(s.env):len(s.env)], extraEnv...), runtimeapi.WithFunctionName(s.name))
 	if err != nil {
 		return coldSample{}, err
 	}
 	res, err := rt.Invoke(ctx, event, coldInvokeTimeout)
-	m.total, m.init, m.invoke = time.Since(began), rt.InitDuration(), res.Duration
+	m := coldSample{total: time.Since(began), init: rt.InitDuration(), invoke: res.Duration}
 	if err == nil && !s.realistic {
 		var again runtimeapi.Result
 		if again, err = rt.Invoke(ctx, event, coldInvokeTimeout); err == nil && again.FunctionError != nil {
@@ -220,8 +198,7 @@ func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string
 	if err != nil {
 		return coldSample{}, err
 	}
-	answer, err := s.check(res)
-	if err != nil {
+	if s.answer, err = s.check(res); err != nil {
 		return coldSample{}, fmt.Errorf("%w\n--- function output (tail) ---\n%s", err, rt.Logs())
 	}
 	if closeErr != nil {
@@ -230,7 +207,6 @@ func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string
 	if extraEnv != nil {
 		m.logs = rt.Logs()
 	}
-	s.answer = answer
 	return m, nil
 }
 
@@ -242,19 +218,15 @@ func coldStartReportOf(plan []*coldSeries, starts int) *ColdStartReport {
 	hello := plan[0].stats(nil)
 	r.Hello = plan[0].stats(&hello)
 	r.InitRoom = time.Duration(float64(hello.Init.P50) * (ColdStartInitGoalRatio - 1))
-	index := map[string]int{}
 	for _, s := range plan[1:] {
-		i, ok := index[s.name]
-		if !ok {
-			i = len(r.Functions)
-			index[s.name] = i
+		if len(r.Functions) == 0 || r.Functions[len(r.Functions)-1].Name != s.name {
 			r.Functions = append(r.Functions, FunctionColdStart{Name: s.name})
 		}
-		st := s.stats(&hello)
+		f, st := &r.Functions[len(r.Functions)-1], s.stats(&hello)
 		if s.realistic {
-			r.Functions[i].Realistic = &st
+			f.Realistic = &st
 		} else {
-			r.Functions[i].First = st
+			f.First = st
 		}
 	}
 	for _, f := range r.Functions {
@@ -287,6 +259,3 @@ func (s *coldSeries) stats(hello *ColdStartSeries) ColdStartSeries {
 	st.MeetsGoal, st.MeetsInitGoal = st.Ratio <= ColdStartGoalRatio, st.InitRatio <= ColdStartInitGoalRatio
 	return st
 }
-
-// ourModule prefixes this repository's packages in an init trace.
-const ourModule = "github.com/gamefabric-alloc/allocsvc/"

@@ -14,14 +14,13 @@ import (
 // Classifier names the group a process belongs to, or "" to ignore it.
 type Classifier func(pid int, exe string, cmdline []string) string
 
-// CPUUsage is CPU time used over an interval, in cores (1.0 = one core busy).
+// CPUUsage is CPU time used over an interval, in cores (1.0 = one core
+// busy): the machine's (/proc/stat) and as a share of all cores, every
+// classified group's, the rest of the machine's, and by group, busiest first.
 type CPUUsage struct {
-	Cores   int
-	Machine float64      // every process on the machine, from /proc/stat
-	Busy    float64      // Machine as a share of all cores
-	Ours    float64      // every classified group
-	Others  float64      // the rest of the machine: work this run does not control
-	Groups  []GroupShare // busiest first
+	Cores                       int
+	Machine, Busy, Ours, Others float64
+	Groups                      []GroupShare
 }
 
 // GroupShare is one group's CPU use, in cores.
@@ -39,19 +38,15 @@ type cpuSnapshot struct {
 
 // CPUWatch measures CPU use per group of processes between WatchCPU and
 // Stop. Processes that exit in between lose their time; the groups measured
-// (bench, DynamoDB Local, moto, sandboxes) live for the whole interval.
+// live for the whole interval.
 type CPUWatch struct {
 	classify Classifier
 	start    cpuSnapshot
 }
 
-// WatchCPU takes the starting snapshot.
 func WatchCPU(classify Classifier) (*CPUWatch, error) {
 	s, err := snapshotCPU(classify)
-	if err != nil {
-		return nil, err
-	}
-	return &CPUWatch{classify: classify, start: s}, nil
+	return &CPUWatch{classify: classify, start: s}, err
 }
 
 // Stop returns the usage since WatchCPU.
@@ -73,8 +68,7 @@ func (w *CPUWatch) Stop() (CPUUsage, error) {
 	if d := end.total - w.start.total; d > 0 {
 		u.Machine = float64(u.Cores) * (end.machineBusy - w.start.machineBusy) / d
 	}
-	u.Busy = u.Machine / float64(u.Cores)
-	u.Others = max(0, u.Machine-u.Ours)
+	u.Busy, u.Others = u.Machine/float64(u.Cores), max(0, u.Machine-u.Ours)
 	return u, nil
 }
 
@@ -102,12 +96,10 @@ func snapshotCPU(classify Classifier) (cpuSnapshot, error) {
 			continue // gone, or not ours to read
 		}
 		exe, _ := p.Executable()
-		group := classify(p.PID, exe, cmdline)
-		if group == "" {
-			continue
-		}
-		if ps, err := p.Stat(); err == nil {
-			s.byGroup[group] += ps.CPUTime()
+		if group := classify(p.PID, exe, cmdline); group != "" {
+			if ps, err := p.Stat(); err == nil {
+				s.byGroup[group] += ps.CPUTime()
+			}
 		}
 	}
 	return s, nil
@@ -121,23 +113,12 @@ func sandboxProcess(addr string) (procfs.Proc, error) {
 	if err != nil {
 		return procfs.Proc{}, err
 	}
-	var found []procfs.Proc
-	for _, p := range procs {
-		if env, err := p.Environ(); err == nil && slices.Contains(env, "AWS_LAMBDA_RUNTIME_API="+addr) {
-			found = append(found, p)
-		}
-	}
+	found := slices.DeleteFunc(procs, func(p procfs.Proc) bool {
+		env, err := p.Environ()
+		return err != nil || !slices.Contains(env, "AWS_LAMBDA_RUNTIME_API="+addr)
+	})
 	if len(found) != 1 {
 		return procfs.Proc{}, fmt.Errorf("found %d processes for the sandbox at %s, want 1", len(found), addr)
 	}
 	return found[0], nil
-}
-
-// cpuSeconds is a process's user+system CPU time so far.
-func cpuSeconds(p procfs.Proc) (float64, error) {
-	st, err := p.Stat()
-	if err != nil {
-		return 0, err
-	}
-	return st.CPUTime(), nil
 }

@@ -26,8 +26,8 @@ const (
 // CPUShareSizes are the memory sizes measured; the last is a full vCPU.
 var CPUShareSizes = []int{128, 256, 512, 1024, 1769}
 
-// CPUShareGoal is the goal at 128 MB: allocate p50 ≤ 1.35× the
-// direct call; CPUShareTarget the ratio the README's recommended
+// CPUShareGoal is the goal at 128 MB (allocate p50 ≤ 1.35× the
+// direct call); CPUShareTarget the ratio the README's recommended
 // MemorySize must reach.
 const (
 	CPUShareGoal   = 1.35
@@ -43,7 +43,6 @@ type cpuShares struct {
 	mb   int // 0: not limited
 }
 
-// newCPUShares makes the bench's group, or says why it cannot.
 func newCPUShares() (*cpuShares, error) {
 	if _, err := os.Stat(filepath.Join(cpuControllerDir, "cpu.cfs_quota_us")); err != nil {
 		return nil, fmt.Errorf("no cgroup v1 cpu controller at %s (%v)", cpuControllerDir, err)
@@ -70,12 +69,6 @@ func (c *cpuShares) add(pid int) error {
 	return os.WriteFile(filepath.Join(sub, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
 }
 
-func (c *cpuShares) count() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.subs)
-}
-
 // set gives every confined process memoryMB's share (0: no limit).
 func (c *cpuShares) set(memoryMB int) error {
 	c.mu.Lock()
@@ -100,15 +93,13 @@ func limit(group string, memoryMB int) error {
 }
 
 // throttled sums the confined processes' throttled periods and time so
-// far (cpu.stat): the evidence that the quota bit.
-func (c *cpuShares) throttled() (periods int64, d time.Duration) {
+// far (cpu.stat): the evidence that the quota bit. It also returns how
+// many processes are confined.
+func (c *cpuShares) throttled() (periods int64, d time.Duration, sandboxes int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, sub := range c.subs {
-		b, err := os.ReadFile(filepath.Join(sub, "cpu.stat"))
-		if err != nil {
-			continue
-		}
+		b, _ := os.ReadFile(filepath.Join(sub, "cpu.stat"))
 		for line := range strings.Lines(string(b)) {
 			k, v, _ := strings.Cut(strings.TrimSpace(line), " ")
 			n, _ := strconv.ParseInt(v, 10, 64)
@@ -120,11 +111,10 @@ func (c *cpuShares) throttled() (periods int64, d time.Duration) {
 			}
 		}
 	}
-	return periods, d
+	return periods, d, len(c.subs)
 }
 
-// close removes the groups; the processes in them must have exited (the
-// kernel refuses to remove a group with tasks).
+// close removes the groups; the kernel refuses while processes are in them.
 func (c *cpuShares) close() error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -136,25 +126,23 @@ func (c *cpuShares) close() error {
 }
 
 // CPUShareRow is the allocate overhead with the sandboxes at one memory
-// size's CPU share.
+// size's CPU share: the Sandboxes confined, their CFS periods throttled
+// and the time they waited for quota, per allocation.
 type CPUShareRow struct {
-	MemoryMB int
-	Share    float64 // of one CPU
-	Overhead OverheadResult
-	// Sandboxes confined, and their CFS periods throttled during the run
-	// and the time they waited for quota, per allocation.
+	MemoryMB           int
+	Share              float64 // of one CPU
+	Overhead           OverheadResult
 	Sandboxes          int
 	ThrottledPerCall   float64
 	ThrottledTimePerOp time.Duration
 }
 
-// CPUShareResult is the overhead by memory size, beside the full core.
+// CPUShareResult is the overhead by memory size. Unavailable says why it
+// was not measured; At128 is the 128 MB row's p50 ratio and Met its goal;
+// Recommended the smallest size at CPUShareTarget or better (0: none).
 type CPUShareResult struct {
-	// Unavailable says why the table could not be measured ("" when it was).
 	Unavailable string
 	Rows        []CPUShareRow
-	// At128 is the 128 MB row's p50 ratio and Met its goal; Recommended
-	// the smallest size measured at CPUShareTarget or better (0: none).
 	At128       float64
 	Met         bool
 	Recommended int
@@ -174,14 +162,14 @@ func MeasureCPUShare(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 		if err := s.CPU.set(mb); err != nil {
 			return res, fmt.Errorf("CPU share of %d MB: %w", mb, err)
 		}
-		periods0, time0 := s.CPU.throttled()
+		periods0, time0, _ := s.CPU.throttled()
 		ovh, err := MeasureOverhead(ctx, s, o, io.Discard)
 		if err != nil {
 			return res, fmt.Errorf("overhead at %d MB: %w", mb, err)
 		}
-		periods1, time1 := s.CPU.throttled()
+		periods1, time1, sandboxes := s.CPU.throttled()
 		calls := float64(o.Warmup + ovh.E2E.N)
-		row := CPUShareRow{MemoryMB: mb, Share: float64(mb) / prices.MBPerVCPU, Overhead: ovh, Sandboxes: s.CPU.count(),
+		row := CPUShareRow{MemoryMB: mb, Share: float64(mb) / prices.MBPerVCPU, Overhead: ovh, Sandboxes: sandboxes,
 			ThrottledPerCall: float64(periods1-periods0) / calls, ThrottledTimePerOp: time.Duration(float64(time1-time0) / calls)}
 		res.Rows = append(res.Rows, row)
 		if mb == 128 {
@@ -191,7 +179,7 @@ func MeasureCPUShare(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 			res.Recommended = mb
 		}
 		progress(log, "Lambda CPU share %4d MB (%.1f%% of a CPU, %d sandboxes): stack p50 %s ÷ direct %s = %.2f×; %.2f throttled periods, %s waiting per allocation",
-			mb, 100*row.Share, row.Sandboxes, fmtMs(ovh.E2E.P50), fmtMs(ovh.Direct.P50), ovh.RatioP50, row.ThrottledPerCall, fmtMs(row.ThrottledTimePerOp))
+			mb, 100*row.Share, sandboxes, fmtMs(ovh.E2E.P50), fmtMs(ovh.Direct.P50), ovh.RatioP50, row.ThrottledPerCall, fmtMs(row.ThrottledTimePerOp))
 	}
 	return res, nil
 }

@@ -15,21 +15,16 @@ import (
 )
 
 // Integrity is the exactly-once check: the stand-in's log of answered
-// calls against the stored records and the answers the callers got.
+// calls against the stored records and the answers the callers got, on a
+// stack with Pool sandboxes per function. Instances got a 201;
+// DoubleAllocated were given more than one server by the stand-in (must
+// be zero); Mismatched got a 201 without exactly one upstream allocation
+// of the server they were given, stored in an Allocated record;
+// Unanswered were allocated once although no caller got a 201 (e.g. cut
+// off by the time cap), which is allowed. Problems are the first few.
 type Integrity struct {
-	Pool      int // the stack's sandboxes per function
-	Instances int // game instances some caller got a 201 for
-	// DoubleAllocated counts game instances the stand-in gave more than one
-	// server (must be zero), over every instance it saw in this stack.
-	DoubleAllocated int
-	// Mismatched counts 201 instances without exactly one upstream
-	// allocation of the server the caller was given, stored in an
-	// Allocated record.
-	Mismatched int
-	// Unanswered counts instances the stand-in allocated once although no
-	// caller got a 201 (e.g. a caller cut off by the time cap); allowed.
-	Unanswered int
-	Problems   []string // the first few, for the report
+	Pool, Instances, DoubleAllocated, Mismatched, Unanswered int
+	Problems                                                 []string
 }
 
 // OK reports whether no game instance got two servers and every 201
@@ -115,12 +110,13 @@ func scanServers(ctx context.Context, s *Stack) (map[string]storedServer, error)
 	return out, nil
 }
 
-// RaceResult is the same game instance requested by several callers at once.
+// RaceResult is the same game instance requested by several callers at
+// once: Created instances were answered 201 by exactly one caller,
+// MultipleCreated by more than one.
 type RaceResult struct {
-	Instances, CallersEach int
-	Outcomes               Counts
-	Created                int // game instances answered 201 by exactly one caller
-	MultipleCreated        int // game instances answered 201 more than once
+	Instances, CallersEach   int
+	Outcomes                 Counts
+	Created, MultipleCreated int
 }
 
 // MeasureRace releases callersEach requests for each of instances game
@@ -131,12 +127,12 @@ func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, crea
 	defer cancel()
 	res := RaceResult{Instances: instances, CallersEach: callersEach, Outcomes: Counts{}}
 	client := newAPIClient(s.APIURL, instances*callersEach)
-	run := time.Now().UnixNano()
+	run := runID()
 	var mu sync.Mutex
-	wins := map[string]int{}
 	for i := range instances {
-		id := fmt.Sprintf("race-p%d-%d-%d", s.PoolSize, run, i)
+		id := fmt.Sprintf("race-p%d-%s-%d", s.PoolSize, run, i)
 		gate := make(chan struct{})
+		wins := 0
 		var wg sync.WaitGroup
 		for range callersEach {
 			wg.Go(func() {
@@ -146,18 +142,16 @@ func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, crea
 				defer mu.Unlock()
 				res.Outcomes[r.Outcome()]++
 				if r.Status == http.StatusCreated && r.server() != "" {
-					wins[id]++
+					wins++
 					created.Store(id, r.server())
 				}
 			})
 		}
 		close(gate)
 		wg.Wait()
-	}
-	for _, n := range wins {
-		if n == 1 {
+		if wins == 1 {
 			res.Created++
-		} else {
+		} else if wins > 1 {
 			res.MultipleCreated++
 		}
 	}
@@ -166,16 +160,4 @@ func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, crea
 		return res, fmt.Errorf("race: %w", ctx.Err())
 	}
 	return res, nil
-}
-
-// doubleAllocated counts the game instances given two servers, or whose
-// 201 matched no single upstream allocation, over the race and every
-// stack's check, and the instances answered 201 in those checks.
-func doubleAllocated(race RaceResult, checks []Integrity) (double, answered int) {
-	double = race.MultipleCreated
-	for _, in := range checks {
-		double += in.DoubleAllocated + in.Mismatched
-		answered += in.Instances
-	}
-	return double, answered
 }

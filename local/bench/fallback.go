@@ -16,33 +16,29 @@ import (
 const FallbackGoal = 5 * time.Millisecond
 
 // FallbackResult isolates what a fast-failing primary costs beyond the two
-// upstream round trips.
+// upstream round trips: Extra = Fallback.P50 − PrimaryOK.P50 −
+// Direct503.P50, and PairedExtra the median of the same difference per
+// interleaved triple, which cancels slow drift on the machine.
 type FallbackResult struct {
 	PrimaryOK, Fallback, Direct503 Summary
-	// Extra = Fallback.P50 − PrimaryOK.P50 − Direct503.P50.
-	Extra time.Duration
-	// PairedExtra is the median of the same difference taken per
-	// interleaved triple, which cancels slow drift on the machine.
-	PairedExtra time.Duration
-	Met         bool // Extra ≤ FallbackGoal
-	Failures    Counts
+	Extra, PairedExtra             time.Duration
+	Met                            bool // Extra ≤ FallbackGoal
+	Failures                       Counts
 }
 
-// MeasureFallback interleaves three calls n times: a fresh allocation whose
-// primary answers (RegionOK), a fresh allocation whose primary answers 503
-// at once and whose fallback answers after the delay (RegionDown →
-// RegionFallback), and the 503 round trip straight to the stand-in.
+// MeasureFallback interleaves three calls: a fresh allocation whose primary
+// answers (RegionOK), a fresh allocation whose primary answers 503 at once
+// and whose fallback answers after the delay (RegionDown → RegionFallback),
+// and the 503 round trip straight to the stand-in.
 func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (FallbackResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
 	client := newAPIClient(s.APIURL, 4)
 	res := FallbackResult{Failures: Counts{}}
+	run := runID()
 	var ok, fb, rtt, paired []time.Duration
-	for i := range o.Warmup + o.N {
-		if ctx.Err() != nil {
-			break
-		}
-		id := fmt.Sprintf("fb-%d-%d", time.Now().UnixNano(), i)
+	for i := 0; i < o.Warmup+o.N && ctx.Err() == nil; i++ {
+		id := fmt.Sprintf("fb-%s-%d", run, i)
 		a := postAllocation(ctx, client, id+"-ok", RegionOK)
 		b := postAllocation(ctx, client, id+"-fb", RegionDown)
 		d, derr := s.StandIn.Direct(ctx, RegionDown, id+"-direct")
@@ -63,11 +59,10 @@ func MeasureFallback(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 			res.Failures[fmt.Sprintf("direct 503: %v", derr)]++
 			good = false
 		}
-		if !good {
-			continue
+		if good {
+			ok, fb, rtt = append(ok, a.Took), append(fb, b.Took), append(rtt, d)
+			paired = append(paired, b.Took-a.Took-d)
 		}
-		ok, fb, rtt = append(ok, a.Took), append(fb, b.Took), append(rtt, d)
-		paired = append(paired, b.Took-a.Took-d)
 	}
 	if len(ok) == 0 {
 		return res, fmt.Errorf("fallback: no complete measurement (%s); see %s", res.Failures, s.LogPath())
@@ -88,12 +83,12 @@ func isFallback(b *allocclient.Allocation) bool {
 }
 
 func describeAttempts(b *allocclient.Allocation) string {
-	if b == nil || len(b.Attempts) == 0 {
-		return ""
-	}
-	s := " attempts"
-	for _, a := range b.Attempts {
-		s += fmt.Sprintf(" %s:%d", a.Region, a.Status)
+	s := ""
+	if b != nil && len(b.Attempts) > 0 {
+		s = " attempts"
+		for _, a := range b.Attempts {
+			s += fmt.Sprintf(" %s:%d", a.Region, a.Status)
+		}
 	}
 	return s
 }

@@ -7,6 +7,7 @@ import (
 	"io"
 	"maps"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,10 +30,10 @@ import (
 // handler sees, which bounds its upstream attempts.
 const functionTimeout = 30 * time.Second
 
-// InProcess is the allocate function's handler built in this process the
-// way functions/allocate/main.go builds it, from the same environment the
-// stack gives the bootstrap, but with SDK clients that count requests. The
-// bootstraps are separate processes whose clients cannot be instrumented.
+// InProcess is the allocate function's handler built in this process by its
+// own composition root, from the environment the stack gives the
+// bootstrap, but with SDK clients that count requests: the bootstraps are
+// separate processes whose clients cannot be instrumented.
 type InProcess struct {
 	Counter *SDKCounter
 	Logs    *countingWriter // what the function would send to CloudWatch Logs
@@ -40,20 +41,15 @@ type InProcess struct {
 	seq     int
 }
 
-// NewInProcess wires the handler against the stack's components.
-func NewInProcess(s *Stack) (*InProcess, error) { return newInProcess(s, nil) }
-
-// newInProcess is NewInProcess with some of the environment's variables
-// replaced by override's.
-func newInProcess(s *Stack, override map[string]string) (*InProcess, error) {
+// NewInProcess wires the handler against the stack's components, with
+// override's variables replacing the environment's.
+func NewInProcess(s *Stack, override map[string]string) (*InProcess, error) {
 	cfg, err := functionConfig(s, AllocateFunction, override)
 	if err != nil {
 		return nil, err
 	}
 	ip := &InProcess{Counter: NewSDKCounter(), Logs: &countingWriter{}}
-	log := logging.New(ip.Logs, cfg.LogLevel)
-	// The function's own composition root, with counting clients.
-	ip.proxy = httpadapter.NewV2(allocateapp.Handler(cfg, countedClients(s, ip.Counter, ip.Logs), log))
+	ip.proxy = httpadapter.NewV2(allocateapp.Handler(cfg, countedClients(s, ip.Counter, ip.Logs), logging.New(ip.Logs, cfg.LogLevel)))
 	return ip, nil
 }
 
@@ -72,7 +68,7 @@ func functionConfig(s *Stack, fn string, override map[string]string) (config.All
 	maps.Copy(vars, override)
 	cfg, err := config.LoadAllocate(func(k string) string { return vars[k] })
 	if err != nil {
-		return config.Allocate{}, fmt.Errorf("in-process %s configuration: %w", fn, err)
+		return cfg, fmt.Errorf("in-process %s configuration: %w", fn, err)
 	}
 	return cfg, nil
 }
@@ -87,8 +83,6 @@ func countedClients(s *Stack, counter *SDKCounter, metrics io.Writer) allocateap
 	return allocateapp.Clients{DynamoDB: countedDynamoDB(s, counter), Secrets: sm, HTTP: &http.Client{}, Metrics: metrics, SQS: countedSQS(s, counter, "SQS")}
 }
 
-// countedDynamoDB is a client of the stack's DynamoDB Local counting into
-// counter.
 func countedDynamoDB(s *Stack, counter *SDKCounter) *dynamodb.Client {
 	return dynamodb.NewFromConfig(harness.AWSConfig(), func(o *dynamodb.Options) {
 		o.BaseEndpoint = aws.String(s.DynamoDB)
@@ -104,52 +98,20 @@ func countedSQS(s *Stack, counter *SDKCounter, service string) *sqs.Client {
 	})
 }
 
-// Allocate runs one POST /v1/allocations the way the Lambda runtime does
-// (decode the event, call the handler with a deadline and request id,
-// encode the response) and returns the status and the time it took.
-func (ip *InProcess) Allocate(ctx context.Context, gameInstanceID, region string) (int, time.Duration, error) {
-	resp, took, err := ip.invoke(ctx, gameInstanceID, region)
-	return resp.StatusCode, took, err
+// allocateRequest is what a game backend sends for id in region.
+func allocateRequest(id, region string) allocclient.AllocateRequest {
+	return allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: region, GameServerVersion: Version, ServerArgs: "-map=arena"}
 }
 
-// Placement is Allocate that also returns where the answer says the
-// instance went: "room", "allocator", or "" when nowhere.
-func (ip *InProcess) Placement(ctx context.Context, gameInstanceID, region string) (int, string, time.Duration, error) {
-	resp, took, err := ip.invoke(ctx, gameInstanceID, region)
-	if err != nil {
-		return 0, "", took, err
-	}
-	var answer struct {
-		Placement string `json:"placement"`
-	}
-	if err := json.Unmarshal([]byte(resp.Body), &answer); err != nil {
-		return resp.StatusCode, "", took, fmt.Errorf("the answer is not an allocation: %w", err)
-	}
-	return resp.StatusCode, answer.Placement, took, nil
-}
-
-func (ip *InProcess) invoke(ctx context.Context, gameInstanceID, region string) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
-	ip.seq++
-	raw, err := allocateEvent(gameInstanceID, region, ip.seq)
-	if err != nil {
-		return events.APIGatewayV2HTTPResponse{}, 0, err
-	}
-	return ip.handle(ctx, raw)
-}
-
-// Post runs POST /v1/allocations with req as its body, as Allocate does.
-// Safe for one caller at a time.
+// Post runs POST /v1/allocations with req as its body the way the Lambda
+// runtime does: the event decoded, the handler called with a deadline and
+// a request id, the response encoded. One caller at a time.
 func (ip *InProcess) Post(ctx context.Context, req allocclient.AllocateRequest) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
 	ip.seq++
-	raw, err := postEvent(req, ip.seq)
+	raw, err := json.Marshal(apiEvent(req, ip.seq))
 	if err != nil {
 		return events.APIGatewayV2HTTPResponse{}, 0, err
 	}
-	return ip.handle(ctx, raw)
-}
-
-// handle hands the handler one API Gateway event, raw.
-func (ip *InProcess) handle(ctx context.Context, raw []byte) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
 	start := time.Now()
 	var ev events.APIGatewayV2HTTPRequest
 	if err := json.Unmarshal(raw, &ev); err != nil {
@@ -162,8 +124,26 @@ func (ip *InProcess) handle(ctx context.Context, raw []byte) (events.APIGatewayV
 	if err != nil {
 		return resp, time.Since(start), fmt.Errorf("handler: %w", err)
 	}
-	if _, err := json.Marshal(resp); err != nil {
-		return resp, time.Since(start), err
+	_, err = json.Marshal(resp)
+	return resp, time.Since(start), err
+}
+
+// apiEvent is the payload-2.0 event API Gateway's HTTP API sends the
+// allocate function for POST /v1/allocations, as local/gateway builds it.
+func apiEvent(request allocclient.AllocateRequest, seq int) events.APIGatewayV2HTTPRequest {
+	body, _ := json.Marshal(request)
+	now := time.Now().UTC()
+	return events.APIGatewayV2HTTPRequest{
+		Version: "2.0", RouteKey: "POST /v1/allocations", RawPath: "/v1/allocations",
+		Headers: map[string]string{"content-type": "application/json", "content-length": strconv.Itoa(len(body)),
+			"host": "127.0.0.1", "user-agent": "allocsvc-bench"},
+		RequestContext: events.APIGatewayV2HTTPRequestContext{
+			RouteKey: "POST /v1/allocations", AccountID: "000000000000", Stage: "$default",
+			RequestID: "bench-" + strconv.Itoa(seq), APIID: "local", DomainName: "127.0.0.1", DomainPrefix: "127",
+			Time: now.Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
+			HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: "POST", Path: "/v1/allocations",
+				Protocol: "HTTP/1.1", SourceIP: "127.0.0.1", UserAgent: "allocsvc-bench"},
+		},
+		Body: string(body),
 	}
-	return resp, time.Since(start), nil
 }

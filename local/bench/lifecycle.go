@@ -13,29 +13,26 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// A game's server links a few seconds after its allocation, heartbeats
-// and ends typicalGame after it.
+// A game's server links linkAfter its allocation, heartbeats and ends
+// typicalGame after it. LifeGoal is issue 25's goal for a dedicated game's
+// whole life, USD per 1M games at the default endpoint.
 const (
 	typicalGame = 20 * time.Minute
 	linkAfter   = 5 * time.Second
-	// LifeGoal is issue 25's goal for a dedicated game's whole life, USD
-	// per 1M typicalGame games at the default endpoint.
-	LifeGoal = 40.0
+	LifeGoal    = 40.0
 )
 
 // LifecycleResult is a whole typicalGame played per scenario (endpoint ×
-// heartbeat interval), priced per 1M games.
+// heartbeat interval), priced per 1M games. IDPrefix starts the ids of the
+// default FunctionUrl scenario's games (MeasureEvents reads their stream
+// records), each of which made Heartbeats heartbeats. Default and
+// HTTPDefault are the endpoints' default scenarios, once priced.
 type LifecycleResult struct {
-	Game      time.Duration
-	Games     int // per scenario
-	Scenarios []LifecycleScenario
-	// IDPrefix starts the ids of the default FunctionUrl scenario's games
-	// (MeasureEvents reads their stream records), and Heartbeats is how
-	// many each of them made.
-	IDPrefix   string
-	Heartbeats int
-	// Goal is LifeGoal; Default the FunctionUrl default's scenario and
-	// HTTPDefault the HttpApi one's, once priced (price).
+	Game                 time.Duration
+	Games                int // per scenario
+	Scenarios            []LifecycleScenario
+	IDPrefix             string
+	Heartbeats           int
 	Goal                 float64
 	Default, HTTPDefault *LifecycleScenario
 }
@@ -53,15 +50,14 @@ func lifecycleScenarios() []LifecycleScenario {
 
 // MeasureLifecycle plays n whole games per scenario through the link-back
 // handler in process, configured as the deployment is for the scenario's
-// endpoint (linkBackRig), on the rig's clock.
+// endpoint, on the rig's clock.
 func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	run := runID()
 	res := LifecycleResult{Game: typicalGame, Games: n, Goal: LifeGoal, Scenarios: lifecycleScenarios()}
 	// The first calls of a run are slower (DynamoDB Local's JIT, new
-	// connections): a game not counted, so the first scenario is not
-	// billed for them.
+	// connections): games not counted, so no scenario is billed for them.
 	warm := res.Scenarios[0]
 	if err := warm.play(ctx, s, 2, fmt.Sprintf("lc-%s-w-", run)); err != nil {
 		return res, fmt.Errorf("lifecycle warm-up: %w", err)
@@ -85,47 +81,44 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 // allocated writes an Allocated record the way an allocation leaves it,
 // with a known link-back token: the claim, then the outcome.
 func allocated(ctx context.Context, records *store.GameInstances, g game, now time.Time) error {
-	id := g.id
-	rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "bench-" + id,
+	rec := gameinstance.Record{GameInstanceID: g.id, State: gameinstance.StateAllocating, ClaimID: "bench-" + g.id,
 		PartnerGameTokenHash: gameinstance.HashToken(g.token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
 		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
-	if err := records.Claim(ctx, rec, now); err != nil {
-		return fmt.Errorf("set up %s: %w", id, err)
+	err := records.Claim(ctx, rec, now)
+	if err == nil {
+		rec.State, rec.Region = gameinstance.StateAllocated, RegionOK
+		rec.Server = &gameinstance.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
+		_, err = records.Finish(ctx, rec)
 	}
-	rec.State, rec.Region = gameinstance.StateAllocated, RegionOK
-	rec.Server = &gameinstance.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
-	if _, err := records.Finish(ctx, rec); err != nil {
-		return fmt.Errorf("set up %s: %w", id, err)
+	if err != nil {
+		return fmt.Errorf("set up %s: %w", g.id, err)
 	}
 	return nil
 }
 
 // LifecycleScenario is a whole game at one endpoint and heartbeat
-// interval: what its calls cost, measured (play), and priced (price).
+// interval (Default: the one the deployment advises there). Link,
+// Heartbeat and End are per call over every game played; per game come
+// the calls (Heartbeats of them heartbeats) and their DynamoDB requests
+// and units. Priced (price): the calls per 1M games item by item (Lines,
+// CallsUSD), the whole life with the allocation and the events, its
+// largest item, how far it is over LifeGoal; its DynamoDB writes and
+// their share, the HealthDeadlineIndex units its heartbeats write per game
+// and the whole life without them.
 type LifecycleScenario struct {
-	Endpoint Endpoint
-	Every    time.Duration
-	Default  bool // the interval the deployment advises at Endpoint
-	// Link, Heartbeat and End are per call over every game played.
-	Link, Heartbeat, End LifecycleCall
-	// Per game: the calls (Heartbeats of them heartbeats), their DynamoDB
-	// requests and units (index and failed conditional writes included).
+	Endpoint                                     Endpoint
+	Every                                        time.Duration
+	Default                                      bool
+	Link, Heartbeat, End                         LifecycleCall
 	Calls, Heartbeats                            float64
 	Requests, ReadUnits, WriteUnits, IndexWrites float64
-	// CallsUSD is the calls per 1M games (Lines, item by item); WholeLife
-	// adds the allocation and the events; Top is its largest item, and
-	// MissedBy how far it is over LifeGoal (0 when met).
-	Lines               []CostLine
-	CallsUSD, WholeLife float64
-	Allocation, Events  float64
-	Top                 CostLine
-	MissedBy            float64
-	Met                 bool
-	// Why a game costs what it does, measured: its DynamoDB writes per 1M
-	// games and their share of WholeLife, the HealthDeadlineIndex units
-	// its heartbeats write per game, and WholeLife without them.
-	WritesUSD, WritesShare                      float64
-	HeartbeatIndexWrites, WithoutHeartbeatIndex float64
+	Lines                                        []CostLine
+	CallsUSD, WholeLife, Allocation, Events      float64
+	Top                                          CostLine
+	MissedBy                                     float64
+	Met                                          bool
+	WritesUSD, WritesShare                       float64
+	HeartbeatIndexWrites, WithoutHeartbeatIndex  float64
 }
 
 // heartbeatJitter is how much later than every a server's next heartbeat
@@ -134,10 +127,9 @@ func heartbeatJitter(beat int) time.Duration {
 	return 20*time.Millisecond + time.Duration(beat*7919%41)*time.Millisecond
 }
 
-// play plays n games through a rig configured for the scenario's
-// endpoint: allocated, linked linkAfter later, heartbeats every sc.Every
-// plus jitter, ended typicalGame after the allocation. The games move in
-// step, one shared clock; each kind of call is counted on its own.
+// play plays n games on a rig configured for the scenario's endpoint:
+// allocated, linked linkAfter later, heartbeats every sc.Every plus
+// jitter, ended typicalGame after the allocation, in step on one clock.
 func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix string) error {
 	rig := newLinkBackRig(s, false, sc.Endpoint, sc.Every)
 	defer rig.Close()
@@ -150,44 +142,26 @@ func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix s
 			return err
 		}
 	}
-	linkedAt := start.Add(linkAfter)
-	rig.clock.Set(linkedAt)
+	var beats []time.Time
+	at := start.Add(linkAfter)
+	for beat := 1; ; beat++ {
+		if at = at.Add(sc.Every + heartbeatJitter(beat)); !at.Before(start.Add(typicalGame)) {
+			break
+		}
+		beats = append(beats, at)
+	}
 	var err error
-	if sc.Link, err = rig.measure(ctx, "link", games, 1, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`), linkedAt); err != nil {
+	if sc.Link, err = rig.calls(ctx, "link", games, []time.Time{start.Add(linkAfter)}, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`)); err != nil {
 		return err
 	}
-	if sc.Heartbeat, err = rig.heartbeats(ctx, games, linkedAt, start.Add(typicalGame)); err != nil {
+	if sc.Heartbeat, err = rig.calls(ctx, "heartbeat", games, beats, fixed("")); err != nil {
 		return err
 	}
-	rig.clock.Set(start.Add(typicalGame))
-	if sc.End, err = rig.measure(ctx, "end", games, 1, fixed(`{"reason":"bench"}`), linkedAt); err != nil {
+	if sc.End, err = rig.calls(ctx, "end", games, []time.Time{start.Add(typicalGame)}, fixed(`{"reason":"bench"}`)); err != nil {
 		return err
 	}
 	sc.perGame(n)
 	return nil
-}
-
-// heartbeats makes every game heartbeat every r.every plus jitter from
-// linkedAt until end, all of them at each beat.
-func (r *linkBackRig) heartbeats(ctx context.Context, games []game, linkedAt, end time.Time) (LifecycleCall, error) {
-	r.counter.Take()
-	var took []time.Duration
-	at := linkedAt
-	for beat := 1; ; beat++ {
-		at = at.Add(r.every + heartbeatJitter(beat))
-		if !at.Before(end) {
-			break
-		}
-		r.clock.Set(at)
-		for _, g := range games {
-			d, err := linkBackCall(ctx, r.api.URL, g.id, "heartbeat", g.token, "")
-			if err != nil {
-				return LifecycleCall{}, err
-			}
-			took = append(took, d)
-		}
-	}
-	return r.priced("heartbeat", took), nil
 }
 
 // perGame sums a game's calls from the per-call figures of n games.
@@ -203,37 +177,26 @@ func (sc *LifecycleScenario) perGame(n int) {
 	sc.IndexWrites = sum(func(c LifecycleCall) float64 { return c.IndexWrites })
 }
 
-// callLines are a game's link-back calls per 1M games, item by item, from
-// the scenario's measured per-game figures.
-func (sc LifecycleScenario) callLines() []CostLine {
+// price fills in the scenario's bill per 1M games: its calls, item by
+// item, and its whole life with the allocation's and the events' prices.
+func (sc *LifecycleScenario) price(allocation, events float64) {
 	p := prices
-	billedMs := math.Ceil(toMs(sc.Link.Took.Mean)) + sc.Heartbeats*math.Ceil(toMs(sc.Heartbeat.Took.Mean)) + math.Ceil(toMs(sc.End.Took.Mean))
-	lines := []CostLine{
-		{Item: "Lambda requests", Basis: fmt.Sprintf("%.1f calls × $%.2f/1M", sc.Calls, p.LambdaRequests), USD: sc.Calls * p.LambdaRequests},
-		{Item: "Lambda duration", Basis: fmt.Sprintf("%.0f ms billed per game (each call's mean handler time rounded up)", billedMs), USD: billedMs * lambdaUSDPerMs},
+	ms := func(c LifecycleCall) float64 { return math.Ceil(toMs(c.Took.Mean)) }
+	billedMs := ms(sc.Link) + sc.Heartbeats*ms(sc.Heartbeat) + ms(sc.End)
+	sc.Lines = []CostLine{
+		costLine("Lambda requests", sc.Calls*p.LambdaRequests, "%.1f calls × $%.2f/1M", sc.Calls, p.LambdaRequests),
+		costLine("Lambda duration", billedMs*lambdaUSDPerMs, "%.0f ms billed per game (each call's mean handler time rounded up)", billedMs),
 	}
 	if g := sc.Endpoint.gateway(); g > 0 {
-		lines = append(lines, CostLine{Item: "HTTP API requests", Basis: fmt.Sprintf("%.1f calls × $%.2f/1M", sc.Calls, g), USD: sc.Calls * g})
+		sc.Lines = append(sc.Lines, costLine("HTTP API requests", sc.Calls*g, "%.1f calls × $%.2f/1M", sc.Calls, g))
 	}
-	return append(lines,
-		CostLine{Item: "DynamoDB reads", Basis: fmt.Sprintf("%.2f RRU per game × $%.3f/1M", sc.ReadUnits, p.DynamoRRU), USD: sc.ReadUnits * p.DynamoRRU},
-		CostLine{Item: "DynamoDB writes", Basis: fmt.Sprintf("%.2f WRU per game (%.2f on the index) × $%.3f/1M", sc.WriteUnits, sc.IndexWrites, p.DynamoWRU),
-			USD: sc.WriteUnits * p.DynamoWRU})
-}
-
-// price fills in the scenario's bill per 1M games: its calls, and its
-// whole life with the allocation's and the events' per-game prices.
-func (sc *LifecycleScenario) price(allocation, events float64) {
-	sc.Lines, sc.CallsUSD = sc.callLines(), 0
-	for _, l := range sc.Lines {
-		sc.CallsUSD += l.USD
-	}
-	sc.Allocation, sc.Events = allocation, events
+	sc.Lines = append(sc.Lines,
+		costLine("DynamoDB reads", sc.ReadUnits*p.DynamoRRU, "%.2f RRU per game × $%.3f/1M", sc.ReadUnits, p.DynamoRRU),
+		costLine("DynamoDB writes", sc.WriteUnits*p.DynamoWRU, "%.2f WRU per game (%.2f on the index) × $%.3f/1M", sc.WriteUnits, sc.IndexWrites, p.DynamoWRU))
+	sc.CallsUSD, sc.Allocation, sc.Events = sumUSD(sc.Lines), allocation, events
 	sc.WholeLife = allocation + sc.CallsUSD + events
-	life := append(slices.Clone(sc.Lines),
-		CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events})
-	sc.Top = largest(life)
-	sc.WritesUSD = sc.WriteUnits * prices.DynamoWRU
+	sc.Top = largest(append(slices.Clone(sc.Lines), CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events}))
+	sc.WritesUSD = sc.WriteUnits * p.DynamoWRU
 	if sc.WholeLife > 0 {
 		sc.Top.Share, sc.WritesShare = sc.Top.USD/sc.WholeLife, sc.WritesUSD/sc.WholeLife
 	}
@@ -241,11 +204,11 @@ func (sc *LifecycleScenario) price(allocation, events float64) {
 	// What the heartbeats write to HealthDeadlineIndex, and the whole life
 	// without it: the next step when the goal is missed.
 	sc.HeartbeatIndexWrites = sc.Heartbeats * sc.Heartbeat.IndexWrites
-	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*prices.DynamoWRU
+	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*p.DynamoWRU
 }
 
-// price prices every scenario given an allocation's and a game's events'
-// price per 1M, and points Default and HTTPDefault at the defaults.
+// price prices every measured scenario given an allocation's and a game's
+// events' price per 1M, and points Default and HTTPDefault at the defaults.
 func (l *LifecycleResult) price(allocation, events float64) {
 	l.Goal = LifeGoal
 	for i := range l.Scenarios {

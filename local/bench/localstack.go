@@ -6,12 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
@@ -23,14 +24,7 @@ import (
 // AllocateFunction is the logical ID whose figures are measured.
 const AllocateFunction = "AllocateFunction"
 
-// StackOptions configures one local stack for the bench.
-type StackOptions struct {
-	Root, WorkDir string
-	PoolSize      int // sandboxes per function (local/dev.yaml: 4)
-	StandIn       *StandIn
-}
-
-// Stack is `make dev`'s stack with the allocator pointed at the stand-in and
+// Stack is `make dev`'s stack with GameFabric pointed at the stand-in and
 // no game servers: HTTP API → real bootstraps → DynamoDB Local and moto.
 type Stack struct {
 	*stack.Stack
@@ -45,98 +39,96 @@ type Stack struct {
 	logFile *os.File
 }
 
-// StartStack starts the stack. GameFabric is redirected to the stand-in
-// through the template parameters (cfg.Parameters override every ref,
-// GameFabricUrl and GameFabricPingUrl included).
-func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
+// StartStack starts the stack with pool sandboxes per function.
+func StartStack(ctx context.Context, root, workDir string, pool int, standIn *StandIn) (*Stack, error) {
 	cfg := stack.Defaults()
-	cfg.AnyFreePorts() // loopback, any free port
-	cfg.API.Concurrency = o.PoolSize
-	// One Allocator that lists no Region, so the template parameter
-	// Allocators stays empty and every region goes to GameFabricUrl, which
-	// the parameters below point at the stand-in; its secret and the Ping
-	// Service's hold the stand-in's token, which it takes for both calls.
+	cfg.AnyFreePorts()
+	cfg.API.Concurrency = pool
+	// One Allocator that lists no Region, so the parameter Allocators stays
+	// empty and every region goes to GameFabricUrl, the stand-in, whose
+	// token the Allocator's and the Ping Service's secrets hold.
 	cfg.GameFabric.Allocators = []stack.AllocatorConfig{{Name: "standin",
 		AllocatorTokens: []string{standInToken}, RegistryTokens: []string{"bench-registry-token-unused"}}}
 	cfg.GameFabric.Ping.Tokens = []string{standInToken}
-	cfg.Fleet.Regions = nil // the stand-in allocates; no game servers needed
-	for k, v := range map[string]string{
-		"GameFabricUrl":          o.StandIn.URL,
-		"GameFabricAllocatePath": o.StandIn.AllocatePath(),
-		"GameFabricPingUrl":      o.StandIn.PingURL,
+	cfg.Fleet.Regions = nil
+	maps.Copy(cfg.Parameters, map[string]string{
+		"GameFabricUrl":          standIn.URL,
+		"GameFabricAllocatePath": standIn.AllocatePath(),
+		"GameFabricPingUrl":      standIn.PingURL,
 		"FallbackRegion":         RegionFallback,
 		"ZonesByRegion":          RegionOK + "=US_WEST," + RegionFallback + "=EU_CENTRAL," + RegionDown + "=US_EAST",
 		// Nothing links back (the stand-in's servers do not exist): keep the
-		// health sweep from marking them LinkTimeout mid-run, which would also
-		// count against the region.
+		// health sweep from marking them mid-run, which would also count
+		// against the region.
 		"LinkTimeout": "1h",
-		// Every fallback request must pay its primary attempt; with the
-		// default 3 the breaker would skip the failing primary after three.
+		// Every fallback must pay its primary attempt; with the default 3
+		// the breaker would skip the failing primary.
 		"RegionFailureThreshold": "1000000",
 		"LogLevel":               "info",
-	} {
-		cfg.Parameters[k] = v
-	}
-	work := filepath.Join(o.WorkDir, "stack-pool"+strconv.Itoa(o.PoolSize))
+	})
+	work := filepath.Join(workDir, "stack-pool"+strconv.Itoa(pool))
 	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, fmt.Errorf("stack work dir: %w", err)
+		return nil, err
 	}
-	// An *os.File serialises concurrent writes itself.
 	logFile, err := os.Create(filepath.Join(work, "stack.log"))
 	if err != nil {
-		return nil, fmt.Errorf("stack log: %w", err)
+		return nil, err
 	}
-	// No stream event source mappings: EventsFunction invoked on every
-	// write, putting on moto (which delivers to the tap's queues inside the
-	// call), would load the machine under the allocate figures.
-	// MeasureEvents runs the events handler on its own.
-	shares, whyNot := newCPUShares()
+	b := &Stack{StandIn: standIn, PoolSize: pool, logFile: logFile, Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}
 	var started func(fn string, pid int) error
-	if shares != nil {
+	if b.CPU, err = newCPUShares(); err != nil {
+		b.CPUWhy = err.Error()
+	} else {
 		started = func(fn string, pid int) error {
 			if fn != AllocateFunction {
 				return nil
 			}
-			return shares.add(pid)
+			return b.CPU.add(pid)
 		}
 	}
-	// No stream or rule delivers to a function: the bench measures the
-	// allocate path alone.
-	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: logFile, Streams: stack.StreamTuning{Off: true},
+	// No stream or rule delivers to a function: EventsFunction putting on
+	// moto on every write would load the machine under the allocate
+	// figures (MeasureEvents runs the events handler on its own).
+	b.Stack, err = stack.Start(ctx, cfg, stack.Options{Root: root, WorkDir: work, Log: logFile, Streams: stack.StreamTuning{Off: true},
 		Rules: stack.RuleTuning{Off: true}, SandboxStarted: started})
 	if err != nil {
+		_ = b.closeCPU()
 		_ = logFile.Close()
-		if shares != nil {
-			_ = shares.close()
-		}
 		return nil, fmt.Errorf("start the local stack (log: %s): %w", logFile.Name(), err)
 	}
-	b := &Stack{Stack: s, StandIn: o.StandIn, PoolSize: o.PoolSize, logFile: logFile, CPU: shares,
-		DDB: harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB),
-		Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}
-	if whyNot != nil {
-		b.CPUWhy = whyNot.Error()
-	}
+	b.DDB = harness.NewDynamoDB(harness.AWSConfig(), b.DynamoDB)
 	return b, nil
 }
 
 // Close stops every process of the stack.
 func (s *Stack) Close() error {
-	err := s.Stack.Close()
-	if s.CPU != nil {
-		err = errors.Join(err, s.CPU.close())
-	}
+	err := errors.Join(s.Stack.Close(), s.closeCPU())
 	_ = s.logFile.Close()
 	return err
+}
+
+func (s *Stack) closeCPU() error {
+	if s.CPU == nil {
+		return nil
+	}
+	return s.CPU.close()
 }
 
 // LogPath is where the stack's and its functions' output went.
 func (s *Stack) LogPath() string { return s.logFile.Name() }
 
+// CPU groups.
+const (
+	GroupBench          = "bench process (HTTP API gateway, Runtime APIs, stand-in, callers)"
+	GroupSandboxes      = "AllocateFunction sandboxes"
+	GroupOtherFunctions = "other functions"
+	GroupDynamoDB       = "DynamoDB Local (Java)"
+	GroupMoto           = "moto"
+)
+
 // Classify groups this stack's processes for CPU accounting.
 func (s *Stack) Classify() Classifier {
-	self := os.Getpid()
-	binDir := filepath.Dir(filepath.Dir(s.Bin))
+	self, binDir := os.Getpid(), filepath.Dir(filepath.Dir(s.Bin))
 	ddbPort, motoPort := portOf(s.DynamoDB), portOf(s.SecretsManager)
 	return func(pid int, exe string, cmdline []string) string {
 		exe = strings.TrimSuffix(exe, " (deleted)")
@@ -156,49 +148,26 @@ func (s *Stack) Classify() Classifier {
 	}
 }
 
-// CPU groups.
-const (
-	GroupBench          = "bench process (HTTP API gateway, Runtime APIs, stand-in, callers)"
-	GroupSandboxes      = "AllocateFunction sandboxes"
-	GroupOtherFunctions = "other functions"
-	GroupDynamoDB       = "DynamoDB Local (Java)"
-	GroupMoto           = "moto"
-)
-
-func portOf(endpoint string) string {
-	i := strings.LastIndexByte(endpoint, ':')
-	return endpoint[i+1:]
-}
+func portOf(endpoint string) string { return endpoint[strings.LastIndexByte(endpoint, ':')+1:] }
 
 func argAfter(args []string, flag string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			return args[i+1]
-		}
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
 	}
 	return ""
 }
 
 // countingWriter counts what a function writes: what CloudWatch Logs would
 // ingest.
-type countingWriter struct {
-	mu           sync.Mutex
-	bytes, lines int64
-}
+type countingWriter struct{ bytes, lines atomic.Int64 }
 
 func (c *countingWriter) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.bytes += int64(len(b))
-	c.lines += int64(bytes.Count(b, []byte{'\n'}))
+	c.bytes.Add(int64(len(b)))
+	c.lines.Add(int64(bytes.Count(b, []byte{'\n'})))
 	return len(b), nil
 }
 
-func (c *countingWriter) counts() (bytes, lines int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes, c.lines
-}
+func (c *countingWriter) counts() (bytes, lines int64) { return c.bytes.Load(), c.lines.Load() }
 
 // progress writes one progress line.
 func progress(w io.Writer, format string, args ...any) {

@@ -1,7 +1,6 @@
 package bench
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -10,12 +9,14 @@ import (
 	"time"
 )
 
-// MicroResult is the output of the Go micro-benchmarks next to the code.
+// MicroResult is the output of the Go micro-benchmarks next to the code:
+// the pkg:, cpu: and Benchmark lines and any failure; Err when the run
+// failed (the report shows it instead of numbers).
 type MicroResult struct {
 	Command string
-	Lines   []string // pkg:, cpu: and Benchmark lines, and any failure
+	Lines   []string
 	Took    time.Duration
-	Err     error // the run failed (the report shows it instead of numbers)
+	Err     error
 }
 
 // RunMicroBenchmarks runs every Benchmark function under shared/ for
@@ -23,9 +24,8 @@ type MicroResult struct {
 func RunMicroBenchmarks(ctx context.Context, root, benchtime string, log io.Writer) MicroResult {
 	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
 	defer cancel()
-	args := []string{"test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime=" + benchtime, "./shared/..."}
 	res := MicroResult{Command: "go test -run '^$' -bench . -benchmem -benchtime=" + benchtime + " ./shared/..."}
-	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime="+benchtime, "./shared/...")
 	cmd.Dir = root
 	start := time.Now()
 	out, err := cmd.CombinedOutput()
@@ -34,9 +34,8 @@ func RunMicroBenchmarks(ctx context.Context, root, benchtime string, log io.Writ
 		res.Err = fmt.Errorf("%s: %w", res.Command, err)
 	}
 	seenCPU := false
-	sc := bufio.NewScanner(strings.NewReader(string(out)))
-	for sc.Scan() {
-		line := sc.Text()
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimRight(line, "\r\n")
 		switch {
 		case strings.HasPrefix(line, "cpu:"):
 			if !seenCPU {

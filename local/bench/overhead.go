@@ -12,25 +12,26 @@ import (
 // full core (CPUShareGoal is the one at 128 MB).
 const OverheadGoal = 1.2
 
-// OverheadOptions bounds the overhead run.
+// OverheadOptions bounds a run of warm-up and measured turns.
 type OverheadOptions struct {
 	N, Warmup int
 	Cap       time.Duration
 }
 
 // OverheadResult compares POST /v1/allocations through the local stack
-// with a direct call to the same stand-in.
+// with a direct call to the same stand-in. Failures are the calls that
+// were not a fresh 201 / a direct 200. Abs is the overhead at p50, E2E −
+// Direct; the goal holds for an upstream answering in BreakEven or more.
+// FunctionWork and Hops say where the p50 goes, from the billed-duration
+// run (Report.derive): the function's own work on top of the upstream
+// call, and the HTTP API and Runtime API hops.
 type OverheadResult struct {
 	Delay              time.Duration
 	E2E, Direct        Summary
 	RatioP50, RatioP99 float64
-	Met                bool   // RatioP50 ≤ OverheadGoal
-	Failures           Counts // calls that were not a fresh 201 / a direct 200
-	// Abs is the overhead at p50, E2E − Direct; the goal holds for an
-	// upstream answering in BreakEven or more.
-	Abs, BreakEven time.Duration
-	// Where the p50 goes, from the billed-duration run: the function's own
-	// work on top of the upstream call, and the HTTP API and Runtime API hops.
+	Met                bool // RatioP50 ≤ OverheadGoal
+	Failures           Counts
+	Abs, BreakEven     time.Duration
 	FunctionWork, Hops time.Duration
 }
 
@@ -41,12 +42,10 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 	defer cancel()
 	client := newAPIClient(s.APIURL, 4)
 	res := OverheadResult{Delay: s.StandIn.Delay, Failures: Counts{}}
+	run := runID()
 	var e2e, direct []time.Duration
-	for i := range o.Warmup + o.N {
-		if ctx.Err() != nil {
-			break
-		}
-		id := fmt.Sprintf("ovh-%d-%d", time.Now().UnixNano(), i)
+	for i := 0; i < o.Warmup+o.N && ctx.Err() == nil; i++ {
+		id := fmt.Sprintf("ovh-%s-%d", run, i)
 		r := postAllocation(ctx, client, id, RegionOK)
 		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
 		if i < o.Warmup {
@@ -57,11 +56,7 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 		} else {
 			res.Failures["stack: "+r.Outcome()]++
 		}
-		if derr == nil {
-			direct = append(direct, d)
-		} else {
-			res.Failures["direct: "+derr.Error()]++
-		}
+		direct = res.Failures.keep(direct, d, derr, "direct: ")
 	}
 	if len(e2e) == 0 || len(direct) == 0 {
 		return res, fmt.Errorf("overhead: no successful calls (%s); see %s", res.Failures, s.LogPath())
@@ -74,11 +69,4 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 	progress(log, "overhead: stack p50 %s p99 %s, direct p50 %s p99 %s (n=%d)",
 		fmtMs(res.E2E.P50), fmtMs(res.E2E.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), res.E2E.N)
 	return res, nil
-}
-
-// split says where the p50 goes from the billed-duration run: the
-// function's own work on top of the upstream call, and the HTTP API and
-// Runtime API hops.
-func (o *OverheadResult) split(b BilledResult) {
-	o.FunctionWork, o.Hops = b.Duration.P50-o.Direct.P50, o.E2E.P50-b.Duration.P50
 }

@@ -19,8 +19,8 @@ import (
 
 // QueuedOptions is issue 23's phase: N placements made while the region
 // is dry, arriving evenly over Spread from its start; capacity returns Dry
-// after it. Costs measures one cohort of CostN placements per wait in
-// Waits, beside it (MeasureQueuedCost). N 0 skips the phase.
+// after it. Beside it, one cohort of CostN placements per wait in Waits
+// (MeasureQueuedCost). N 0 skips the phase.
 type QueuedOptions struct {
 	N            int
 	Dry, Spread  time.Duration
@@ -34,29 +34,30 @@ type QueuedOptions struct {
 // makes one GameFabric call.
 const RegionQueued = RegionFallback
 
+// noCapacity is GameFabric's answer when no game server is ready (as
+// local/gfemu answers it): 404, no Retry-After.
+var noCapacity = gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available in region " + RegionQueued + " (bench: drained)"}
+
 // QueuedLatency is the time from capacity returning to a placement being
 // Allocated, for placements queued by the service (queueTimeoutSeconds,
 // PlacementFunction on its SQS event source, through the local stack)
-// and, side by side in the same run, the same placements made by a
-// caller retrying POST every Retry-After until 201 (fail fast, today's
-// behaviour).
+// and, side by side, the same placements made by a caller retrying POST
+// every Retry-After until 201 (today's behaviour). Queue and Retry run to
+// the record's updatedAt at Allocated, stamped right after GameFabric's
+// answer, so no poll interval blurs them; QueueSeen and RetrySeen to when
+// the caller held the server. Queued counts the placements answered 202.
+// Per placement: GameFabric calls (the POST's included), the retry loop's
+// POSTs and AllocateAndWait's GETs.
 type QueuedLatency struct {
-	N, QueueTimeout int
-	Dry, Spread     time.Duration
-	// Queue and Retry run from the instant the stand-in answers again to
-	// the record's updatedAt at Allocated: the outcome write's own clock,
-	// set right after GameFabric's answer, so no poll interval blurs it.
-	Queue, Retry Summary
-	// QueueSeen and RetrySeen run to when the caller held the server:
-	// AllocateAndWait returned (it polls GET every Retry-After), or the
-	// 201 arrived.
+	N, QueueTimeout      int
+	Dry, Spread          time.Duration
+	Queue, Retry         Summary
 	QueueSeen, RetrySeen Summary
-	Queued               int // queued placements whose record was ever Queued (answered 202)
-	// Per placement: GameFabric calls (the POST's included), the retry
-	// loop's POSTs and AllocateAndWait's GETs.
-	QueueCalls, RetryCalls, Posts, Gets float64
-	RetryAfter                          time.Duration // the Retry-After of the 503 NO_CAPACITY the loop waited
-	Failures                            Counts
+	Queued               int
+	QueueCalls           float64
+	Posts, Gets          float64
+	RetryAfter           time.Duration // of the 503 NO_CAPACITY the loop waited
+	Failures             Counts
 }
 
 // placementOutcome is one caller's end.
@@ -69,17 +70,17 @@ type placementOutcome struct {
 	err        error
 }
 
-// MeasureQueuedLatency drains RegionQueued (the stand-in answers 404 "no
-// game server available", GameFabric's no-capacity answer), starts o.N
-// queued placements (AllocateAndWait) and o.N retry loops in pairs, evenly
-// over o.Spread, gives the region its capacity back o.Dry after it began,
-// and waits for every caller. The region is given back on every return.
+// MeasureQueuedLatency drains RegionQueued, starts o.N queued placements
+// (AllocateAndWait) and o.N retry loops in pairs, evenly over o.Spread,
+// gives the region its capacity back o.Dry after it began, and waits for
+// every caller. The region is given back on every return.
 func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io.Writer) (QueuedLatency, error) {
 	res := QueuedLatency{N: o.N, QueueTimeout: o.QueueTimeout, Dry: o.Dry, Spread: o.Spread, Failures: Counts{}}
 	ctx, cancel := context.WithTimeout(ctx, o.Dry+time.Duration(o.QueueTimeout)*time.Second+30*time.Second)
 	defer cancel()
-	s.StandIn.Always(RegionQueued, noCapacity(RegionQueued))
-	defer s.StandIn.Always(RegionQueued, gfemu.Answer{Delay: s.StandIn.Delay})
+	capacity := gfemu.Answer{Delay: s.StandIn.Delay}
+	s.StandIn.Always(RegionQueued, noCapacity)
+	defer s.StandIn.Always(RegionQueued, capacity)
 	run := runID()
 	gets := &getCounter{base: http.DefaultTransport}
 	queueClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1,
@@ -93,18 +94,15 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	var wg sync.WaitGroup
 	for i := range o.N {
 		at := began.Add(time.Duration(i) * o.Spread / time.Duration(o.N))
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			outcomes[i] = queuedPlacement(ctx, queueClient, fmt.Sprintf("qw-%s-%d", run, i), at, o.QueueTimeout)
-		}()
-		go func() {
-			defer wg.Done()
+		})
+		wg.Go(func() {
 			outcomes[o.N+i] = retryLoop(ctx, retryClient, fmt.Sprintf("qr-%s-%d", run, i), at, o.Dry+time.Duration(o.QueueTimeout)*time.Second)
-		}()
+		})
 	}
 	_ = wait.Sleep(ctx, time.Until(began.Add(o.Dry)))
-	s.StandIn.Always(RegionQueued, gfemu.Answer{Delay: s.StandIn.Delay})
+	s.StandIn.Always(RegionQueued, capacity)
 	back := time.Now()
 	wg.Wait()
 	res.Gets = float64(gets.n.Load()) / float64(o.N)
@@ -117,33 +115,27 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	return res, nil
 }
 
-// noCapacity is GameFabric's answer when no game server is ready (as
-// local/gfemu answers it): 404, no Retry-After.
-func noCapacity(region string) gfemu.Answer {
-	return gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available in region " + region + " (bench: drained)"}
-}
-
 // queuedRequest is what a game backend sends for id, in RegionQueued.
 func queuedRequest(id string, queueTimeout int) allocclient.AllocateRequest {
-	return allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: RegionQueued, GameServerVersion: Version,
-		ServerArgs: "-map=arena", QueueTimeoutSeconds: &queueTimeout}
+	req := allocateRequest(id, RegionQueued)
+	req.QueueTimeoutSeconds = &queueTimeout
+	return req
 }
 
 // queuedPlacement submits id at at with a queue timeout and waits for it
 // with AllocateAndWait.
 func queuedPlacement(ctx context.Context, c *allocclient.Client, id string, at time.Time, timeout int) placementOutcome {
 	out := placementOutcome{id: id, posts: 1}
-	if out.err = wait.Sleep(ctx, time.Until(at)); out.err != nil {
-		return out
+	if out.err = wait.Sleep(ctx, time.Until(at)); out.err == nil {
+		out.alloc, out.err = c.AllocateAndWait(ctx, queuedRequest(id, timeout))
+		out.seen = time.Now()
 	}
-	out.alloc, out.err = c.AllocateAndWait(ctx, queuedRequest(id, timeout))
-	out.seen = time.Now()
 	return out
 }
 
-// retryLoop is today's caller: POST without queueing (queueTimeoutSeconds
-// 0), and after each 503 NO_CAPACITY again after its Retry-After, until a
-// 201, another answer, or within at most.
+// retryLoop is today's caller: POST without queueing and, after each 503
+// NO_CAPACITY, again after its Retry-After, until a 201, another answer,
+// or within ends.
 func retryLoop(ctx context.Context, c *allocclient.Client, id string, at time.Time, within time.Duration) placementOutcome {
 	out := placementOutcome{id: id}
 	if out.err = wait.Sleep(ctx, time.Until(at)); out.err != nil {
@@ -185,20 +177,20 @@ func (r *QueuedLatency) summarise(queued, retried []placementOutcome, back time.
 		}
 		perID[id] = n
 	}
-	series := func(outs []placementOutcome, label string, calls *float64) (rec, seen []time.Duration) {
+	series := func(outs []placementOutcome, label string) (rec, seen []time.Duration, calls float64) {
 		for _, o := range outs {
-			*calls += float64(perID[o.id][0]) / float64(len(outs))
-			if d, s, why := r.check(o, back, perID[o.id][1]); why != "" {
+			calls += float64(perID[o.id][0]) / float64(len(outs))
+			if why := check(o, back, perID[o.id][1]); why != "" {
 				r.Failures[label+": "+why]++
 			} else {
-				rec, seen = append(rec, d), append(seen, s)
+				rec, seen = append(rec, o.alloc.UpdatedAt.Sub(back)), append(seen, o.seen.Sub(back))
 			}
 		}
-		return rec, seen
+		return rec, seen, calls
 	}
-	q, qs := series(queued, "queued", &r.QueueCalls)
-	p, ps := series(retried, "retry loop", &r.RetryCalls)
-	r.Queue, r.QueueSeen, r.Retry, r.RetrySeen = Summarize(q), Summarize(qs), Summarize(p), Summarize(ps)
+	q, qs, queueCalls := series(queued, "queued")
+	p, ps, _ := series(retried, "retry loop")
+	r.Queue, r.QueueSeen, r.Retry, r.RetrySeen, r.QueueCalls = Summarize(q), Summarize(qs), Summarize(p), Summarize(ps), queueCalls
 	for _, o := range queued {
 		if o.alloc != nil && !o.alloc.QueuedUntil.IsZero() {
 			r.Queued++
@@ -210,23 +202,22 @@ func (r *QueuedLatency) summarise(queued, retried []placementOutcome, back time.
 	}
 }
 
-// check times one placement, or says why it does not count.
-func (r *QueuedLatency) check(o placementOutcome, back time.Time, servers int) (rec, seen time.Duration, why string) {
+// check says why a placement does not count, "" when it does.
+func check(o placementOutcome, back time.Time, servers int) string {
+	var e *allocclient.Error
 	switch {
+	case errors.As(o.err, &e) && e.Code != "":
+		return e.Code
 	case o.err != nil:
-		var e *allocclient.Error
-		if errors.As(o.err, &e) && e.Code != "" {
-			return 0, 0, e.Code
-		}
-		return 0, 0, "error"
+		return "error"
 	case o.alloc == nil || o.alloc.State != allocclient.StateAllocated:
-		return 0, 0, "not Allocated"
+		return "not Allocated"
 	case servers != 1:
-		return 0, 0, strconv.Itoa(servers) + " servers from GameFabric"
+		return strconv.Itoa(servers) + " servers from GameFabric"
 	case o.alloc.UpdatedAt.Before(back):
-		return 0, 0, "Allocated before capacity returned"
+		return "Allocated before capacity returned"
 	}
-	return o.alloc.UpdatedAt.Sub(back), o.seen.Sub(back), ""
+	return ""
 }
 
 // getCounter counts the GETs a client sends.
@@ -241,6 +232,3 @@ func (g *getCounter) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	return g.base.RoundTrip(req)
 }
-
-// fmtSec formats a duration in seconds with 0.01 s resolution.
-func fmtSec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

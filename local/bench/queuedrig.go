@@ -33,8 +33,7 @@ const lambdaPollers = 5
 // the environment the stack gives its bootstrap, and between them a queue
 // of the rig's own in moto (PlacementQueue's settings) polled by an event
 // source mapping (local/sqssource, the template's settings). Both handlers
-// ask a GameFabric stand-in of the rig's own. The stack's PlacementQueue,
-// its mapping and its stand-in are left alone, so a rig runs beside a
+// ask a GameFabric stand-in of the rig's own, so a rig runs beside a
 // measurement on the stack without either seeing the other's placements.
 type placementRig struct {
 	standIn  *StandIn
@@ -60,7 +59,7 @@ func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRi
 		return r, err
 	}
 	override := map[string]string{"GAMEFABRIC_URL": r.standIn.URL, "PLACEMENT_QUEUE_URL": r.queueURL}
-	if r.post, err = newInProcess(s, override); err != nil {
+	if r.post, err = NewInProcess(s, override); err != nil {
 		return r, err
 	}
 	cfg, err := functionConfig(s, PlacementFunction, override)
@@ -71,22 +70,30 @@ func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRi
 	if err != nil {
 		return r, err
 	}
-	timeout, err := s.Template.FunctionTimeout(PlacementFunction)
+	r.invoker = &countingInvoker{handler: handler}
+	if r.invoker.timeout, err = s.Template.FunctionTimeout(PlacementFunction); err != nil {
+		return r, err
+	}
+	sources, err := s.Template.SQSEventSources(s.Refs)
 	if err != nil {
 		return r, err
 	}
-	r.invoker = &countingInvoker{handler: handler, timeout: timeout}
-	src, err := placementSource(s)
-	if err != nil {
+	for _, src := range sources {
+		if src.FunctionLogicalID != PlacementFunction || !src.Enabled {
+			continue
+		}
+		cfg, err := s.QueueSourceConfig(src)
+		if err != nil {
+			return r, err
+		}
+		cfg.QueueURL, cfg.QueueARN, cfg.Pollers = r.queueURL, arn, lambdaPollers
+		if src.MaximumConcurrency > 0 {
+			cfg.Pollers = min(lambdaPollers, src.MaximumConcurrency)
+		}
+		r.mapping, err = sqssource.Start(cfg, countedSQS(s, r.worker, "SQS event source"), r.invoker)
 		return r, err
 	}
-	pollers := lambdaPollers
-	if src.Pollers > 0 { // MaximumConcurrency
-		pollers = min(pollers, src.Pollers)
-	}
-	src.QueueURL, src.QueueARN, src.Pollers = r.queueURL, arn, pollers
-	r.mapping, err = sqssource.Start(src, countedSQS(s, r.worker, "SQS event source"), r.invoker)
-	return r, err
+	return r, errors.New("placement rig: template.yaml gives PlacementFunction no SQS event")
 }
 
 // createQueue creates the rig's queue with PlacementQueue's visibility
@@ -99,8 +106,8 @@ func (r *placementRig) createQueue(ctx context.Context, s *Stack, name string) (
 	attrs := map[string]string{}
 	for _, q := range queues {
 		if q.LogicalID == "PlacementQueue" {
-			attrs[string(sqstypes.QueueAttributeNameVisibilityTimeout)] = strconv.Itoa(int(q.VisibilityTimeout / time.Second))
-			attrs[string(sqstypes.QueueAttributeNameMessageRetentionPeriod)] = strconv.Itoa(int(q.MessageRetention / time.Second))
+			attrs[string(sqstypes.QueueAttributeNameVisibilityTimeout)] = strconv.Itoa(int(q.VisibilityTimeout.Seconds()))
+			attrs[string(sqstypes.QueueAttributeNameMessageRetentionPeriod)] = strconv.Itoa(int(q.MessageRetention.Seconds()))
 		}
 	}
 	if len(attrs) == 0 {
@@ -111,47 +118,30 @@ func (r *placementRig) createQueue(ctx context.Context, s *Stack, name string) (
 		return "", fmt.Errorf("placement rig: create queue %s: %w", name, err)
 	}
 	r.queueURL = aws.ToString(out.QueueUrl)
-	got, err := r.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
-	if err != nil {
-		return "", fmt.Errorf("placement rig: queue %s: %w", name, err)
-	}
-	return got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+	arn, err := r.attributes(ctx, sqstypes.QueueAttributeNameQueueArn)
+	return arn[string(sqstypes.QueueAttributeNameQueueArn)], err
 }
 
-// placementSource is PlacementFunction's SQS event source as the stack
-// configures it from template.yaml (batch size, batching window, batch
-// item failures), with MaximumConcurrency in Pollers.
-func placementSource(s *Stack) (sqssource.Config, error) {
-	sources, err := s.Template.SQSEventSources(s.Refs)
+func (r *placementRig) attributes(ctx context.Context, names ...sqstypes.QueueAttributeName) (map[string]string, error) {
+	out, err := r.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(r.queueURL), AttributeNames: names})
 	if err != nil {
-		return sqssource.Config{}, err
+		return nil, fmt.Errorf("placement rig: queue attributes: %w", err)
 	}
-	for _, src := range sources {
-		if src.FunctionLogicalID == PlacementFunction && src.Enabled {
-			cfg, err := s.QueueSourceConfig(src)
-			cfg.Pollers = src.MaximumConcurrency
-			return cfg, err
-		}
-	}
-	return sqssource.Config{}, errors.New("placement rig: template.yaml gives PlacementFunction no SQS event")
+	return out.Attributes, nil
 }
 
 // drained reports whether the rig's queue holds no message, visible,
 // delayed or in flight (moto's counts are exact).
 func (r *placementRig) drained(ctx context.Context) (bool, error) {
-	out, err := r.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(r.queueURL),
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
-	if err != nil {
-		return false, err
-	}
-	for _, a := range []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
-		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed} {
-		if v := out.Attributes[string(a)]; v != "" && v != "0" {
-			return false, nil
+	names := []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}
+	attrs, err := r.attributes(ctx, names...)
+	for _, a := range names {
+		if v := attrs[string(a)]; v != "" && v != "0" {
+			return false, err
 		}
 	}
-	return true, nil
+	return err == nil, err
 }
 
 // Close stops the mapping, deletes the queue and stops the stand-in.
@@ -169,15 +159,15 @@ func (r *placementRig) Close() {
 
 // countingInvoker is Lambda invoking PlacementFunction's handler in
 // process: the event decoded, a deadline of the function's timeout, the
-// answer encoded; it counts invocations and messages and times each.
+// answer encoded. It counts invocations and messages, and each
+// invocation's time, billed rounded up to Lambda's 1 ms.
 type countingInvoker struct {
 	handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	timeout time.Duration
 
 	mu                   sync.Mutex
 	invocations, records int
-	handedBack           int     // messages named in batchItemFailures
-	billedMs             float64 // each invocation's time rounded up to Lambda's 1 ms, summed
+	billedMs             float64
 	took                 []time.Duration
 }
 
@@ -196,7 +186,7 @@ func (c *countingInvoker) Invoke(ctx context.Context, event []byte) ([]byte, err
 	resp, err := c.handler(lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: id}), ev)
 	d := time.Since(start)
 	c.mu.Lock()
-	c.records, c.handedBack = c.records+len(ev.Records), c.handedBack+len(resp.BatchItemFailures)
+	c.records += len(ev.Records)
 	c.billedMs += math.Ceil(toMs(d))
 	c.took = append(c.took, d)
 	c.mu.Unlock()
@@ -204,11 +194,4 @@ func (c *countingInvoker) Invoke(ctx context.Context, event []byte) ([]byte, err
 		return nil, err
 	}
 	return json.Marshal(resp)
-}
-
-// counts are the invoker's totals so far.
-func (c *countingInvoker) counts() (invocations, records, handedBack int, billedMs float64, took Summary) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.invocations, c.records, c.handedBack, c.billedMs, Summarize(c.took)
 }

@@ -21,6 +21,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"msr":     func(d time.Duration) time.Duration { return d.Round(time.Millisecond) },
 	"sec":     func(d time.Duration) time.Duration { return d.Round(time.Second) },
 	"secs":    func(d time.Duration) string { return fmt.Sprintf("%.0f s", d.Seconds()) },
+	"s2":      fmtSec, // 1.23 s
 	"x":       func(r float64) string { return fmt.Sprintf("%.2f×", r) },
 	"pct":     func(share float64) string { return fmt.Sprintf("%.0f%%", 100*share) },
 	"share":   func(share float64) string { return fmt.Sprintf("%.1f %%", 100*share) }, // of a CPU
@@ -28,9 +29,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"goal":    func(ok bool) string { return map[bool]string{true: "yes", false: "**no**"}[ok] }, // in the per-function tables
 	"add":     func(a, b float64) float64 { return a + b },
 	"sub2":    func(a, b float64) float64 { return a - b },
-	"mul":     func(a, b float64) float64 { return a * b },
 	"div":     func(a, b float64) float64 { return a / max(b, 1e-9) },
-	"s2":      fmtSec, // 1.23 s
 	"quarter": func(d time.Duration) time.Duration { return d / 4 },
 	"sub":     func(a, b int) int { return a - b },
 	"calls":   func(sc LifecycleScenario) []LifecycleCall { return []LifecycleCall{sc.Link, sc.Heartbeat, sc.End} },

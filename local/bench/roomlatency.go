@@ -12,21 +12,21 @@ import (
 )
 
 // RoomLatency compares POST /v1/allocations placed in a free room, through
-// the local stack, with a direct call to the stand-in, and with an
+// the local stack, with a direct call to the stand-in and with an
 // allocation from the Allocator through the stack at the same moments.
+// Failures are the calls that were not a 201 in a room / a direct 200 / a
+// 201 from the Allocator; Ended the sessions ended (not timed) to free
+// their rooms. Base is Allocator.P50 − Direct.P50, an allocation's own
+// work and the local hops; Extra is Room.P50 − Base, what a placement does
+// instead of the upstream call. Differences of medians, so approximate.
 type RoomLatency struct {
-	Servers, Capacity       int // game servers offering rooms, and rooms each
+	Servers, Capacity       int
 	Room, Direct, Allocator Summary
 	RatioP50, RatioP99      float64
-	Met                     bool   // Room.P50 < Direct.P50, the goal
-	Failures                Counts // calls that were not a 201 in a room / a direct 200 / a 201 from the Allocator
-	Ended                   int    // sessions ended (DELETE, not timed) to free their rooms
-	// Base is Allocator.P50 − Direct.P50: an allocation's own work and the
-	// local hops, without the upstream call. Extra is Room.P50 − Base:
-	// what a placement does instead of the upstream call (the free-rooms
-	// query, the take, the session callback). Differences of medians, so
-	// approximate.
-	Base, Extra time.Duration
+	Met                     bool // Room.P50 < Direct.P50, the goal
+	Failures                Counts
+	Ended                   int
+	Base, Extra             time.Duration
 }
 
 // roomServers offer rooms in the latency run: with RoomCapacity each, 6
@@ -34,20 +34,16 @@ type RoomLatency struct {
 const roomServers = 2
 
 // MeasureRoomLatency makes roomServers game servers offer RoomCapacity
-// rooms, as a server does: each is allocated through the stack and links
-// through the stack's API with a rooms offer whose session callback the
-// bench serves on loopback. Then, after o.Warmup, it takes turns: one
-// fresh allocation, which must be answered 201 in a room; one direct call
-// to the stand-in; one fresh dedicated allocation through the stack, from
-// the Allocator. Taking turns, drift on the machine (DynamoDB Local's JIT
-// warms up over the run) hits every series alike. The oldest session is
-// ended between turns (not timed) whenever one more would leave no room
-// free, so every placement finds one, on servers that hold 1 to
-// RoomCapacity games, as in play. At the end the servers close their
-// rooms (capacity 0) and every game ends, so that later allocations go to
-// the Allocator again. o.Cap stays well under the servers' first
-// heartbeat deadline (initial delay + 3 periods = 2 min), which they need
-// not meet.
+// rooms through the stack's API. Then, after o.Warmup, it takes turns: a
+// fresh allocation, which must land in a room; a direct call to the
+// stand-in; a fresh dedicated allocation through the stack, from the
+// Allocator — so drift on the machine (DynamoDB Local's JIT) hits every
+// series alike. The oldest session is ended between turns whenever one
+// more would leave no room free, so the servers hold 1 to RoomCapacity
+// games, as in play. At the end the servers close their rooms and every
+// game ends, so that later allocations go to the Allocator again. o.Cap
+// stays well under the servers' first heartbeat deadline (initial delay +
+// 3 periods = 2 min), which they need not meet.
 func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (res RoomLatency, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
@@ -56,29 +52,24 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	res = RoomLatency{Servers: roomServers, Capacity: RoomCapacity, Failures: Counts{}}
 	var live []string // sessions in rooms, oldest first
 	hosts, err := openRooms(ctx, client, roomServers, "rmh-"+run)
-	defer func() {
-		err = errors.Join(err, shutRooms(ctx, client, s.GameServerURL, hosts, &live))
-	}()
+	defer func() { err = errors.Join(err, shutRooms(ctx, client, s.GameServerURL, hosts, &live)) }()
 	if err != nil {
 		return res, err
 	}
 	for _, h := range hosts {
-		if err := linkVia(ctx, s.GameServerURL, h, h.offer(RoomCapacity)); err != nil {
+		if err := h.link(ctx, s.GameServerURL, RoomCapacity); err != nil {
 			return res, fmt.Errorf("room latency: game server %s offering rooms: %w", h.id, err)
 		}
 		h.linked = true
 	}
-	limit := roomServers*(RoomCapacity-1) - 1
 	var room, direct, allocator []time.Duration
-	for i := range o.Warmup + o.N {
-		if ctx.Err() != nil {
-			break
-		}
+	for i := 0; i < o.Warmup+o.N && ctx.Err() == nil; i++ {
 		id := fmt.Sprintf("rm-%s-%d", run, i)
 		r := postAllocation(ctx, client, id, RegionOK)
 		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
-		a := postRequest(ctx, client, allocclient.AllocateRequest{GameInstanceID: id + "-alloc", DesiredRegion: RegionOK,
-			GameServerVersion: Version, ServerArgs: "-map=arena", Dedicated: true})
+		dedicated := allocateRequest(id+"-alloc", RegionOK)
+		dedicated.Dedicated = true
+		a := postRequest(ctx, client, dedicated)
 		if r.Status == http.StatusCreated {
 			live = append(live, id) // a server from the Allocator too: ended all the same
 		}
@@ -91,18 +82,14 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 			default:
 				res.Failures["stack: "+r.Outcome()]++
 			}
-			if derr == nil {
-				direct = append(direct, d)
-			} else {
-				res.Failures["direct: "+derr.Error()]++
-			}
+			direct = res.Failures.keep(direct, d, derr, "direct: ")
 			if a.Status == http.StatusCreated && a.Body.Placement == allocclient.PlacementAllocator {
 				allocator = append(allocator, a.Took)
 			} else {
 				res.Failures["allocator: "+a.Outcome()]++
 			}
 		}
-		for len(live) > limit {
+		for len(live) > roomServers*(RoomCapacity-1)-1 {
 			if err := endAll(ctx, client, live[:1]); err != nil {
 				return res, fmt.Errorf("room latency: freeing a room: %w", err)
 			}

@@ -11,25 +11,23 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
-// SizeGoalMB is the goal for one stripped arm64 bootstrap, in decimal
-// megabytes (10^6 bytes), the unit the report uses throughout.
-const SizeGoalMB = 12
-
-// lambdaGOARCH is what template.yaml's Globals deploy to.
-const lambdaGOARCH = "arm64"
-
-// helloWorldName and helloWorldPkg are the baseline function in both reports.
 const (
+	// SizeGoalMB is the goal for one stripped arm64 bootstrap, in decimal
+	// megabytes (10^6 bytes), the unit the report uses throughout.
+	SizeGoalMB = 12
+	// lambdaGOARCH is what template.yaml's Globals deploy to.
+	lambdaGOARCH = "arm64"
+	// helloWorldName is the baseline function in both reports.
 	helloWorldName = "hello-world"
-	helloWorldPkg  = "local/bench/hello"
 )
 
-// SizeReport lists each function's stripped linux/arm64 bootstrap.
+// SizeReport lists each function's stripped linux/arm64 bootstrap, and
+// hello-world's for reference (not held to the goal).
 type SizeReport struct {
 	GOARCH      string
 	GoalMB      float64
 	Functions   []BinarySize // template order
-	Hello       BinarySize   // reference only; not held to the goal
+	Hello       BinarySize
 	Largest     BinarySize
 	AllMeetGoal bool
 }
@@ -45,27 +43,18 @@ type BinarySize struct {
 // BinarySizes builds every function of template.yaml (and the hello-world
 // baseline) exactly as the Makefile's build target does and measures them.
 func BinarySizes(ctx context.Context, o Options) (*SizeReport, error) {
-	began := time.Now()
-	targets, err := bootstrapTargets(o.Root)
+	targets, bins, err := buildTargets(ctx, o, "sizes", filepath.Join("sizes", lambdaGOARCH), lambdaGOARCH)
 	if err != nil {
 		return nil, err
 	}
-	progress(o.Log, "sizes: building %d bootstraps for linux/%s (-trimpath -tags lambda.norpc -ldflags='-s -w')", len(targets), lambdaGOARCH)
-	buildCtx, cancel := context.WithTimeout(ctx, coldBuildTimeout)
-	defer cancel()
-	bins, err := buildBootstraps(buildCtx, o.Root, filepath.Join(o.WorkDir, "sizes", lambdaGOARCH), lambdaGOARCH, targets)
-	if err != nil {
-		return nil, err
-	}
-	progress(o.Log, "sizes: built in %s", time.Since(began).Round(100*time.Millisecond))
 	r := &SizeReport{GOARCH: lambdaGOARCH, GoalMB: SizeGoalMB, AllMeetGoal: true}
 	for _, t := range targets {
 		fi, err := os.Stat(bins[t.name])
 		if err != nil {
 			return nil, fmt.Errorf("sizes: %s: %w", t.name, err)
 		}
-		mb := float64(fi.Size()) / 1e6
-		b := BinarySize{Name: t.name, Bytes: fi.Size(), MB: mb, MeetsGoal: mb <= SizeGoalMB}
+		b := BinarySize{Name: t.name, Bytes: fi.Size(), MB: float64(fi.Size()) / 1e6}
+		b.MeetsGoal = b.MB <= SizeGoalMB
 		if t.name == helloWorldName {
 			r.Hello = b
 			continue
@@ -80,45 +69,41 @@ func BinarySizes(ctx context.Context, o Options) (*SizeReport, error) {
 }
 
 // bootstrapTarget is one package to build into <dir>/bootstrap.
-type bootstrapTarget struct {
-	name string // logical ID or helloWorldName
-	pkg  string // relative to the repo root
-	dir  string // output folder name
-}
+type bootstrapTarget struct{ name, pkg, dir string }
 
-// bootstrapTargets lists template.yaml's functions in template order, then the
-// baseline, so a function added to the template is measured without edits.
-func bootstrapTargets(root string) ([]bootstrapTarget, error) {
-	t, err := stack.LoadTemplate(root)
+// buildTargets builds template.yaml's functions in template order, then
+// the baseline (so a function added to the template is measured without
+// edits), for linux/goarch with the Makefile's flags into
+// o.WorkDir/<sub>/<dir>/bootstrap; bins are keyed by target name.
+func buildTargets(ctx context.Context, o Options, what, sub, goarch string) (targets []bootstrapTarget, bins map[string]string, err error) {
+	t, err := stack.LoadTemplate(o.Root)
 	if err != nil {
-		return nil, fmt.Errorf("reading template.yaml: %w", err)
+		return nil, nil, fmt.Errorf("reading template.yaml: %w", err)
 	}
 	ids := t.LogicalIDs(template.TypeServerlessFunction)
 	if len(ids) == 0 {
-		return nil, fmt.Errorf("template.yaml in %s declares no AWS::Serverless::Function", root)
+		return nil, nil, fmt.Errorf("template.yaml in %s declares no AWS::Serverless::Function", o.Root)
 	}
-	var out []bootstrapTarget
+	var pkgs []string
 	for _, id := range ids {
-		dir := stack.FunctionDir(id)
-		out = append(out, bootstrapTarget{name: id, pkg: "functions/" + dir, dir: dir})
+		targets = append(targets, bootstrapTarget{name: id, pkg: "functions/" + stack.FunctionDir(id), dir: stack.FunctionDir(id)})
 	}
-	return append(out, bootstrapTarget{name: helloWorldName, pkg: helloWorldPkg, dir: "hello"}), nil
-}
-
-// buildBootstraps compiles targets for linux/goarch with the Makefile's
-// flags into outDir/<dir>/bootstrap, keyed by target name.
-func buildBootstraps(ctx context.Context, root, outDir, goarch string, targets []bootstrapTarget) (map[string]string, error) {
-	pkgs := make([]string, len(targets))
-	for i, t := range targets {
-		pkgs[i] = t.pkg
-	}
-	byDir, err := stack.BuildFor(ctx, root, outDir, goarch, pkgs...)
-	if err != nil {
-		return nil, err
-	}
-	out := map[string]string{}
+	targets = append(targets, bootstrapTarget{name: helloWorldName, pkg: "local/bench/hello", dir: "hello"})
 	for _, t := range targets {
-		out[t.name] = byDir[t.dir]
+		pkgs = append(pkgs, t.pkg)
 	}
-	return out, nil
+	progress(o.Log, "%s: building %d bootstraps for linux/%s (-trimpath -tags lambda.norpc -ldflags='-s -w')", what, len(targets), goarch)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, coldBuildTimeout)
+	defer cancel()
+	byDir, err := stack.BuildFor(ctx, o.Root, filepath.Join(o.WorkDir, sub), goarch, pkgs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	progress(o.Log, "%s: built in %s", what, time.Since(began).Round(100*time.Millisecond))
+	bins = map[string]string{}
+	for _, t := range targets {
+		bins[t.name] = byDir[t.dir]
+	}
+	return targets, bins, nil
 }

@@ -10,9 +10,9 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
-// The regions the stand-in is scripted for. They are chosen so that one
-// stack serves every figure: FALLBACK_REGION is RegionFallback, so a request
-// for RegionDown falls back to it.
+// The regions the stand-in is scripted for, chosen so that one stack
+// serves every figure: FALLBACK_REGION is RegionFallback, so a request for
+// RegionDown falls back to it.
 const (
 	RegionOK       = "us-west"      // 200 after the fixed delay
 	RegionFallback = "eu-central-1" // 200 after the same delay
@@ -42,16 +42,15 @@ func StartStandIn(delay time.Duration) *StandIn {
 	srv.Always(RegionFallback, gfemu.Answer{Delay: delay})
 	srv.Always(RegionDown, gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "no capacity (bench: primary down)"})
 	// Live ping targets for every region, so the scheduled ping refresh
-	// keeps them Deployed instead of marking them Unhealthy for lack of pings.
+	// keeps them Deployed instead of marking them Unhealthy.
 	targets := map[string][]gamefabric.PingTarget{}
 	for _, r := range []string{RegionOK, RegionFallback, RegionDown} {
 		targets[r] = []gamefabric.PingTarget{{Address: "127.0.0.1", Port: 7600, Protocol: "udp"}}
 	}
 	srv.Ping.SetRegions(targets)
-	// The same client the allocate function uses for each attempt, so the
-	// direct reference pays the same encoding, HTTP and decoding work.
-	client := gamefabric.NewClient(&http.Client{}, srv.AllocateURL())
-	return &StandIn{Installation: srv, Delay: delay, client: client}
+	// The function's own client, so the direct reference pays the same
+	// encoding, HTTP and decoding work.
+	return &StandIn{Installation: srv, Delay: delay, client: gamefabric.NewClient(&http.Client{}, srv.AllocateURL())}
 }
 
 // Direct makes one allocate call straight to the stand-in with the body
@@ -73,10 +72,7 @@ func (s *StandIn) Direct(ctx context.Context, region, gameInstanceID string) (ti
 // handed out for it (answered 200 in full).
 func (s *StandIn) UpstreamAllocations() map[string][]string {
 	out := map[string][]string{}
-	for _, c := range s.Calls() {
-		if c.Answered != http.StatusOK {
-			continue
-		}
+	for _, c := range s.Allocations() {
 		if id, ok := c.Payload["GameInstanceId"].(string); ok {
 			out[id] = append(out[id], c.Server)
 		}

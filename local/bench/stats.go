@@ -37,6 +37,9 @@ func Summarize(ds []time.Duration) Summary {
 // fmtMs formats a duration in milliseconds with 0.1 ms resolution.
 func fmtMs(d time.Duration) string { return fmt.Sprintf("%.1f ms", toMs(d)) }
 
+// fmtSec formats a duration in seconds with 0.01 s resolution.
+func fmtSec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
+
 // toMs is d in (fractional) milliseconds.
 func toMs(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
 
@@ -61,4 +64,13 @@ func (c Counts) String() string {
 		parts = append(parts, fmt.Sprintf("%s ×%d", k, c[k]))
 	}
 	return strings.Join(parts, ", ")
+}
+
+// keep appends d to samples, or counts err under prefix when the call failed.
+func (c Counts) keep(samples []time.Duration, d time.Duration, err error, prefix string) []time.Duration {
+	if err != nil {
+		c[prefix+err.Error()]++
+		return samples
+	}
+	return append(samples, d)
 }

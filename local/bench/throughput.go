@@ -10,23 +10,24 @@ import (
 	"time"
 )
 
-// ThroughputOptions bounds each load level in count and time.
+// ThroughputOptions bounds each load level: concurrent callers per level,
+// allocations and time per level at most.
 type ThroughputOptions struct {
-	Callers  []int         // concurrent callers per level
-	PerLevel int           // allocations per level at most
-	Cap      time.Duration // per level
+	Callers  []int
+	PerLevel int
+	Cap      time.Duration
 }
 
 // ThroughputLevel is one load level: Callers closed-loop callers, each
-// allocating fresh game instances back to back.
+// allocating fresh game instances back to back; PerSecond counts 201s per
+// second of wall time, Latency is theirs.
 type ThroughputLevel struct {
-	PoolSize, Callers  int
-	Attempted, Created int
-	Elapsed            time.Duration
-	PerSecond          float64 // 201s per second of wall time
-	Latency            Summary // of the 201s
-	Outcomes           Counts
-	CPU                CPUUsage
+	PoolSize, Callers, Attempted, Created int
+	Elapsed                               time.Duration
+	PerSecond                             float64
+	Latency                               Summary
+	Outcomes                              Counts
+	CPU                                   CPUUsage
 }
 
 // MeasureThroughput runs one level and records every 201's server in
@@ -36,7 +37,7 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 	defer cancel()
 	lvl := ThroughputLevel{PoolSize: s.PoolSize, Callers: callers, Outcomes: Counts{}}
 	client := newAPIClient(s.APIURL, callers)
-	run := time.Now().UnixNano()
+	run := runID()
 	var next atomic.Int64
 	var mu sync.Mutex
 	var took []time.Duration
@@ -48,12 +49,8 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 	var wg sync.WaitGroup
 	for range callers {
 		wg.Go(func() {
-			for {
-				n := next.Add(1)
-				if n > int64(o.PerLevel) || ctx.Err() != nil {
-					return
-				}
-				id := fmt.Sprintf("tp-p%d-c%d-%d-%d", s.PoolSize, callers, run, n)
+			for n := next.Add(1); n <= int64(o.PerLevel) && ctx.Err() == nil; n = next.Add(1) {
+				id := fmt.Sprintf("tp-p%d-c%d-%s-%d", s.PoolSize, callers, run, n)
 				r := postAllocation(ctx, client, id, RegionOK)
 				if ctx.Err() != nil && r.Err != nil {
 					return // cut off by the time cap: not an outcome of the service
@@ -96,27 +93,25 @@ const (
 	minGain = 1.05
 )
 
-// Bottleneck is what limited throughput, derived from the measurements.
+// Bottleneck is what limited throughput: the best level of each pool size,
+// in the order measured. With two pool sizes or more, First and Largest
+// are the first and last measured, Gain is Largest's best rate over
+// First's, and PoolLimited whether that gain is more than noise.
 type Bottleneck struct {
-	Pools []PoolFinding // the best level of each pool size, in the order measured
-	// With two pool sizes or more, First and Largest are the first and last
-	// measured; Gain is the best rate of Largest over First's, and
-	// PoolLimited whether that gain is more than noise.
+	Pools          []PoolFinding
 	First, Largest *PoolFinding
 	Gain           float64
 	PoolLimited    bool
 }
 
 // PoolFinding compares a pool's best level with two ceilings: the machine's
-// cores (measured CPU use from /proc) and the sandbox pool (pool size over
-// the time one invocation holds a sandbox, measured unloaded).
+// cores (measured CPU use) and the sandbox pool (pool size over the time
+// one invocation holds a sandbox, measured unloaded).
 type PoolFinding struct {
-	Best          ThroughputLevel
-	PerInvocation time.Duration
-	Ceiling       float64 // allocations/s the pool allows
-	CeilingShare  float64 // Best.PerSecond / Ceiling
-	CPUBound      bool
-	PoolBound     bool
+	Best                  ThroughputLevel
+	PerInvocation         time.Duration
+	Ceiling, CeilingShare float64 // allocations/s the pool allows, and Best's share of it
+	CPUBound, PoolBound   bool
 }
 
 // AnalyseThroughput finds each pool size's best level and what bound it.
@@ -126,8 +121,7 @@ func AnalyseThroughput(levels []ThroughputLevel, perInvocation time.Duration) Bo
 	for _, l := range levels {
 		i, ok := index[l.PoolSize]
 		if !ok {
-			i = len(b.Pools)
-			index[l.PoolSize] = i
+			i, index[l.PoolSize] = len(b.Pools), len(b.Pools)
 			b.Pools = append(b.Pools, PoolFinding{PerInvocation: perInvocation})
 		}
 		if l.PerSecond > b.Pools[i].Best.PerSecond {
@@ -138,8 +132,7 @@ func AnalyseThroughput(levels []ThroughputLevel, perInvocation time.Duration) Bo
 		f := &b.Pools[i]
 		f.Ceiling = float64(f.Best.PoolSize) / perInvocation.Seconds()
 		f.CeilingShare = f.Best.PerSecond / f.Ceiling
-		f.CPUBound = f.Best.CPU.Busy >= busyShare
-		f.PoolBound = f.CeilingShare >= poolShare
+		f.CPUBound, f.PoolBound = f.Best.CPU.Busy >= busyShare, f.CeilingShare >= poolShare
 	}
 	if len(b.Pools) >= 2 {
 		b.First, b.Largest = &b.Pools[0], &b.Pools[len(b.Pools)-1]
@@ -147,15 +140,4 @@ func AnalyseThroughput(levels []ThroughputLevel, perInvocation time.Duration) Bo
 		b.PoolLimited = b.Gain > minGain
 	}
 	return b
-}
-
-// bestLevel is the level with the highest rate, nil when none was measured.
-func bestLevel(levels []ThroughputLevel) *ThroughputLevel {
-	var best *ThroughputLevel
-	for i, l := range levels {
-		if best == nil || l.PerSecond > best.PerSecond {
-			best = &levels[i]
-		}
-	}
-	return best
 }
