@@ -1,7 +1,6 @@
 package bench
 
-// The cold-start figure's init split: each start's package initialisation,
-// read from GODEBUG=inittrace=1 and summed by whose packages they are.
+// The cold-start figure's init split, read from GODEBUG=inittrace=1.
 
 import (
 	"cmp"
@@ -14,12 +13,10 @@ import (
 	"time"
 )
 
-// ourModule prefixes this repository's packages in an init trace.
 const ourModule = "github.com/gamefabric-alloc/allocsvc/"
 
 // traceInits starts every series held to the goal n more times with
-// GODEBUG=inittrace=1 and keeps, per group of packages, the median of
-// their package initialisation time.
+// GODEBUG=inittrace=1 and keeps the medians.
 func traceInits(ctx context.Context, plan []*coldSeries, n int) error {
 	for _, s := range plan {
 		if s.realistic {
@@ -38,15 +35,10 @@ func traceInits(ctx context.Context, plan []*coldSeries, n int) error {
 	return nil
 }
 
-// InitTrace is the package initialisation of one start (or the medians of
-// Starts starts), from the lines GODEBUG=inittrace=1 prints: the clock time
-// of every package's init, summed by whose packages they are — the AWS
-// SDK's (aws-sdk-go-v2, smithy-go, with the bytes they allocated), ours
-// (and the main package), the rest (Go's standard library, aws-lambda-go,
-// the API Gateway proxy) — and the package whose init took longest. It is
-// what linking a package costs every start before main runs; the rest of
-// Init is the Go runtime's start, the pages a larger binary touches,
-// main's own work and the first /next.
+// InitTrace is the package init of one start (or the medians of Starts):
+// the clock time by whose packages they are — the AWS SDK's, ours (and
+// main), the rest — and the package whose init took longest. It is what
+// linking a package costs every start before main runs.
 type InitTrace struct {
 	Starts           int // 0 when not traced
 	SDK, Ours, Other time.Duration
@@ -55,8 +47,6 @@ type InitTrace struct {
 	LargestClock     time.Duration
 }
 
-// ParseInitTrace sums the init lines in a function's output; other lines
-// (its own logs) are ignored.
 func ParseInitTrace(out string) InitTrace {
 	t := InitTrace{Starts: 1}
 	for line := range strings.Lines(out) {
@@ -87,8 +77,8 @@ func ParseInitTrace(out string) InitTrace {
 	return t
 }
 
-// medianTrace is the median of each figure over several starts' traces;
-// Largest is the package most often the largest, with its median time.
+// medianTrace is each figure's median; Largest is the package most often
+// the largest, with its median time.
 func medianTrace(ts []InitTrace) InitTrace {
 	if len(ts) == 0 {
 		return InitTrace{}
@@ -110,7 +100,6 @@ func medianTrace(ts []InitTrace) InitTrace {
 	return out
 }
 
-// medianOf is the median of get over ts (the lower one of an even count).
 func medianOf[T cmp.Ordered](ts []InitTrace, get func(InitTrace) T) T {
 	xs := make([]T, len(ts))
 	for i, t := range ts {

@@ -11,16 +11,13 @@ import (
 )
 
 // Cold-start goals (issue 25), parameters and time bounds. A start takes
-// tens of milliseconds; the bounds only stop a hung process or component
-// from hanging `make bench`.
+// tens of milliseconds; the bounds only stop a hung process or component.
 const (
 	ColdStartGoalRatio     = 2.0 // a first response's median ÷ hello-world's
 	ColdStartInitGoalRatio = 1.5 // init alone ÷ hello-world's
-	// MinStarts is the fewest measured starts a median is taken over.
-	MinStarts = 10
-	// InitTraceStarts are the starts per series, after the measured ones,
-	// run with GODEBUG=inittrace=1 to say where init goes (the trace's own
-	// output slows a start, so they are not timed).
+	MinStarts              = 10  // the fewest measured starts a median is taken over
+	// InitTraceStarts more starts per series run with GODEBUG=inittrace=1,
+	// untimed: the trace's own output slows a start.
 	InitTraceStarts = 3
 
 	coldBuildTimeout     = 5 * time.Minute // a cold build cache compiles the AWS SDK
@@ -28,18 +25,12 @@ const (
 	coldMeasureTimeout   = 2 * time.Minute // every measured start together
 	coldStartTimeout     = 15 * time.Second
 	coldInvokeTimeout    = 10 * time.Second // the function timeout the harness applies
-	// coldSettle is a pause before each start, so the previous start's
-	// teardown and the work it caused in the components (JVM GC and JIT,
-	// moto) do not land in the next sample.
+	// coldSettle pauses before each start, so the previous one's teardown and
+	// the work it caused in the components (JIT, GC) miss the next sample.
 	coldSettle = 25 * time.Millisecond
 )
 
-// ColdStartReport holds every function's cold starts next to hello-world's,
-// Starts each, built for and run on Platform. Load is the 1-minute load
-// average before and after the measured starts. Worst has the highest
-// First.Ratio, WorstInit the highest First.InitRatio; the AllMeet flags
-// hold for every function's First series. InitRoom is what init may add
-// to hello-world's within the init goal.
+// ColdStartReport holds every function's cold starts next to hello-world's.
 type ColdStartReport struct {
 	Starts                       int
 	GoalRatio, InitGoalRatio     float64
@@ -51,26 +42,17 @@ type ColdStartReport struct {
 	InitRoom                     time.Duration
 }
 
-// FunctionColdStart is one function's measurements. First is the figure
-// held to the goal: for HTTP functions an event answered without any AWS
-// or GameFabric call, for scheduled ones their real event. Realistic is a
-// start whose first request does the real work; nil where First is real.
+// FunctionColdStart is one function's measurements: First is held to the
+// goal, Realistic (nil where First is the real event) does the real work.
 type FunctionColdStart struct {
 	Name      string // logical ID
 	First     ColdStartSeries
 	Realistic *ColdStartSeries
 }
 
-// ColdStartSeries is one (binary, first event) pair started Starts times.
-// Total runs from just before process start until the first response
-// reached the harness; Init is the harness's InitDuration (process start
-// → first /next) of the same starts. The ratios compare their medians with
-// hello-world's. Invoke is the first invocation alone, part of Total; Warm
-// the same event sent again to the same process at once (zero for a
-// realistic series): the event's own work with connections open, code
-// paged in and caches filled. InitOverHello is Init.P50 less
-// hello-world's; InvokeRoom what the first invocation may take within the
-// first-response goal after this Init.P50.
+// ColdStartSeries is one (binary, first event) pair started Starts times:
+// Total from process start to the first response, Init to the first /next,
+// Invoke the first invocation alone, Warm the same event again at once.
 type ColdStartSeries struct {
 	Event, Answer             string // the first event, what every start answered
 	Total, Init               Summary
@@ -81,10 +63,8 @@ type ColdStartSeries struct {
 	InitOverHello, InvokeRoom time.Duration
 }
 
-// ColdInvokeExtra is what being cold adds to the first invocation.
 func (s ColdStartSeries) ColdInvokeExtra() time.Duration { return s.Invoke.P50 - s.Warm.P50 }
 
-// coldSeries is one (binary, first event) pair and its samples.
 type coldSeries struct {
 	name, bin, event string
 	env              []string
@@ -94,14 +74,12 @@ type coldSeries struct {
 
 	answer                        string
 	totals, inits, invokes, warms []time.Duration
-	trace                         InitTrace // for series held to the goal
+	trace                         InitTrace
 }
 
-// ColdStart builds every function of template.yaml and the hello-world
-// baseline for this machine with the Lambda build flags, starts DynamoDB
-// Local, moto and the emulated GameFabric, and then cold-starts each binary
-// o.ColdStarts times (after one discarded warm-up round), round-robin, one
-// process at a time.
+// ColdStart builds every function and the hello-world baseline for this
+// machine and cold-starts each o.ColdStarts times after a discarded warm-up
+// round, round-robin, one process at a time, so noise spreads evenly.
 func ColdStart(ctx context.Context, o Options) (*ColdStartReport, error) {
 	if o.ColdStarts < MinStarts {
 		return nil, fmt.Errorf("coldstart: at least %d starts make a meaningful median, got %d", MinStarts, o.ColdStarts)
@@ -136,9 +114,6 @@ func ColdStart(ctx context.Context, o Options) (*ColdStartReport, error) {
 	return r, nil
 }
 
-// runColdRounds starts every series once per round, in plan order, so that
-// machine noise spreads evenly. Round 0 warms the page cache and the JVM
-// and Python components and is discarded.
 func runColdRounds(ctx context.Context, plan []*coldSeries, starts int, log io.Writer) error {
 	t0 := time.Now()
 	for round := 0; round <= starts; round++ {
@@ -157,17 +132,14 @@ func runColdRounds(ctx context.Context, plan []*coldSeries, starts int, log io.W
 	return nil
 }
 
-// coldSample is one start's figures (see ColdStartSeries); logs is the
-// function's output, kept only when asked for.
 type coldSample struct {
 	total, init, invoke, warm time.Duration
 	logs                      string
 }
 
-// startOnce is one cold start after coldSettle: a fresh process, one
-// invocation (for a series held to the goal the same event once more,
-// warm), then kill. With extraEnv, added to the series' environment, the
-// function's output is kept in the sample.
+// startOnce is one cold start: a fresh process, one invocation (again,
+// warm, for a series held to the goal), kill. With extraEnv the output is
+// kept.
 func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string) (coldSample, error) {
 	select {
 	case <-ctx.Done():
@@ -210,8 +182,6 @@ func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string
 	return m, nil
 }
 
-// coldStartReportOf turns the collected samples into the report; plan[0]
-// is the baseline.
 func coldStartReportOf(plan []*coldSeries, starts int) *ColdStartReport {
 	r := &ColdStartReport{Starts: starts, GoalRatio: ColdStartGoalRatio, InitGoalRatio: ColdStartInitGoalRatio,
 		Platform: "linux/" + runtime.GOARCH, AllMeetGoal: true, AllMeetInitGoal: true}
@@ -242,8 +212,6 @@ func coldStartReportOf(plan []*coldSeries, starts int) *ColdStartReport {
 	return r
 }
 
-// stats summarises the samples; hello is the baseline's summary, nil while
-// computing the baseline itself.
 func (s *coldSeries) stats(hello *ColdStartSeries) ColdStartSeries {
 	st := ColdStartSeries{Event: s.event, Answer: s.answer, Total: Summarize(s.totals), Init: Summarize(s.inits),
 		Invoke: Summarize(s.invokes), Inits: s.trace}

@@ -16,15 +16,10 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
-// coldRegion is where the registered servers live and allocate-new.json asks.
 const coldRegion = "us-west"
 
-// startColdFixture starts DynamoDB Local (tables from template.yaml), moto
-// with the token secrets and the emulated GameFabric the way the local
-// stack does, and registers servers game servers with the Allocator
-// serving coldRegion, as GameFabric's sidecar would: one per realistic
-// Allocate start to come (without a callback, so allocating one dials
-// nothing). It returns the components and the template's references.
+// startColdFixture starts the local components and registers servers game
+// servers (no callback: allocating one dials nothing) for coldRegion.
 func startColdFixture(ctx context.Context, root string, servers int) (*stack.Components, map[string]string, error) {
 	cfg := stack.Defaults()
 	cfg.AnyFreePorts()
@@ -32,9 +27,7 @@ func startColdFixture(ctx context.Context, root string, servers int) (*stack.Com
 	if err != nil {
 		return nil, nil, fmt.Errorf("coldstart: starting local components: %w", err)
 	}
-	// Given as a parameter, it is BACKEND_ADDRESS whichever the
-	// GameServerEndpoint (the default would name a function URL not served
-	// here). Allocate only forwards it to the game server; nothing dials it.
+	// As a parameter it is BACKEND_ADDRESS whichever the endpoint.
 	backend := "http://127.0.0.1:3000"
 	cfg.Parameters["BackendAddress"] = backend
 	allocator, region := c.AllocatorFor(coldRegion)
@@ -54,12 +47,9 @@ func startColdFixture(ctx context.Context, root string, servers int) (*stack.Com
 	return c, c.Refs(cfg, backend), nil
 }
 
-// coldEvent is a function's first event: a file from events/, edited per
-// round (nil: sent as is), which the function must answer with status (0:
-// a scheduled event, which must simply succeed). The fast one (not
-// realistic) isolates process start, Go and SDK init and the first
-// dispatch; the realistic one adds the round trips a real first request
-// makes.
+// coldEvent is a function's first event, a file from events/ edited per
+// round, to be answered with status (0: scheduled, just succeed). The
+// realistic one adds a real first request's round trips.
 type coldEvent struct {
 	fn, file  string
 	realistic bool
@@ -68,13 +58,11 @@ type coldEvent struct {
 	describe  string
 }
 
-// coldStartEvents are every function's first events. PlacementFunction has
-// no realistic start: a placement's real run needs a Queued record under
-// the message's ticket (MeasureQueuedCost runs them); nor has
-// MatchmakingFunction: a real match asks GameLift, which only the local
-// stack's stand-in answers; nor EventsFunction: putting an event on moto's
-// bus includes moto delivering it to the stack's SQS tap inside the call
-// (~0.3 s per target), which EventBridge does after answering.
+// coldStartEvents are every function's first events. No realistic start:
+// for PlacementFunction (it needs a Queued record under the message's
+// ticket), MatchmakingFunction (a real match asks GameLift, which only the
+// stack's stand-in answers), EventsFunction (moto delivers a put event to
+// the SQS tap inside the call, ~0.3 s per target; EventBridge after).
 var coldStartEvents = []coldEvent{
 	{fn: "AllocateFunction", file: "allocate-bad-request.json", status: http.StatusBadRequest,
 		describe: "POST /v1/allocations with an invalid gameInstanceId: rejected by request validation before any AWS or GameFabric call"},
@@ -100,8 +88,6 @@ var coldStartEvents = []coldEvent{
 		describe: "a stream batch of one heartbeat (Linked → Linked; the filters keep such records from deployed invocations): decoded and compared, no event, no AWS call"},
 }
 
-// coldInstance is the game instance the realistic Allocate start of round
-// creates and the realistic LinkBack start of the same round links.
 func coldInstance(round int) (id, token string) {
 	return fmt.Sprintf("gi-bench-%02d", round), fmt.Sprintf("bench-partner-token-%02d-0123456789abcdef", round)
 }
@@ -139,9 +125,8 @@ func editAsPost(req *events.APIGatewayV2HTTPRequest, _ int) error {
 	return nil
 }
 
-// planColdStarts lists every series in the order a round runs them: the
-// baseline first, then each function's series in template order
-// (Allocate's realistic start must precede LinkBack's).
+// planColdStarts lists the series in a round's order: the baseline, then
+// template order (Allocate's realistic start before LinkBack's).
 func planColdStarts(root string, targets []bootstrapTarget, bins map[string]string, c *stack.Components, refs map[string]string) ([]*coldSeries, error) {
 	plan := []*coldSeries{{name: helloWorldName, bin: bins[helloWorldName], event: "`{}`; the handler returns `{\"message\":\"hello\"}`",
 		makeEvent: func(int) ([]byte, error) { return []byte("{}"), nil }, check: checkHelloWorld}}
@@ -192,7 +177,7 @@ func checkHelloWorld(res runtimeapi.Result) (string, error) {
 	return "ok", nil
 }
 
-// checkAnswer verifies each start answered as planned, so a misconfigured
+// checkAnswer holds each start to its planned answer, so a misconfigured
 // environment cannot pass as a fast cold start.
 func checkAnswer(status int) func(runtimeapi.Result) (string, error) {
 	return func(res runtimeapi.Result) (string, error) {

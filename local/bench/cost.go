@@ -2,19 +2,20 @@ package bench
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"slices"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
-// Prices are AWS's list prices the cost model uses: Lambda arm64 per
-// GB-second and per 1M requests, DynamoDB on-demand per 1M request units,
-// per 1M HTTP API requests (first 300M a month), EventBridge custom events
-// and SQS standard requests (64 KB chunks), per 10,000 Secrets Manager
-// calls, per GB of CloudWatch Logs; the function's memory, and the memory
-// at which Lambda allots one vCPU (proportionally less below).
+// Prices are AWS's list prices, per 1M requests or units unless named.
 type Prices struct {
 	Date                                    string
 	LambdaGBSecond, LambdaRequests          float64
@@ -38,25 +39,16 @@ const (
 	queryMinRRU = 0.5
 )
 
-// lambdaUSDPerMs is one billed millisecond per 1M invocations.
 var lambdaUSDPerMs = prices.LambdaMemoryMB / 1024 / 1000 * prices.LambdaGBSecond * 1e6
 
-// invocationUSD is a Lambda request billed billedMs, per 1M.
 func invocationUSD(billedMs float64) float64 { return prices.LambdaRequests + billedMs*lambdaUSDPerMs }
 
-// dynamoUSD is DynamoDB's read and write units, per 1M.
 func dynamoUSD(reads, writes float64) float64 {
 	return reads*prices.DynamoRRU + writes*prices.DynamoWRU
 }
 
-// logsUSD is ingesting bytes of logs, per 1M.
 func logsUSD(bytes float64) float64 { return bytes * 1e6 / 1e9 * prices.LogsPerGB }
 
-// CostInputs are the measured quantities the model uses, per allocation:
-// billed duration (mean, p99) and CPU time per invocation, write units
-// (table and indexes) and of them the HealthDeadlineIndex entry's, what one
-// region-health read costs, FreeRoomsIndex queries, the function's output
-// and Lambda's platform records (estimated).
 type CostInputs struct {
 	BilledMs, BilledP99Ms, CPUMs         float64
 	WRU, IndexWRU, HealthReadRRU         float64
@@ -64,12 +56,9 @@ type CostInputs struct {
 	LogBytes, LogLines, PlatformLogBytes float64
 }
 
-// CostModel is the bill per 1M allocations in two traffic patterns. Worst
-// is the dearest scenario, Top its two largest items, MissedBy how far it
-// is over the goal and WithoutIndex what it would be without the index
-// entry's write units. CPUScaledMs estimates the billed duration if the
-// measured CPU work ran at the function's CPU share (128/1769 of a vCPU):
-// an upper bound, since waiting is not slowed.
+// CostModel is the bill per 1M allocations in two traffic patterns.
+// CPUScaledMs is the billed duration were the CPU work slowed to a 128 MB
+// share: an upper bound, waiting is not slowed.
 type CostModel struct {
 	Prices                      Prices
 	Goal                        float64
@@ -81,8 +70,8 @@ type CostModel struct {
 	CPUScaledMs, CPUScaledExtra float64
 }
 
-// Scenario is a traffic pattern: the amortised items (region-health reads,
-// Secrets Manager calls) depend on the rate per warm sandbox.
+// Scenario is a traffic pattern: the amortised items depend on the rate
+// per warm sandbox.
 type Scenario struct {
 	Name                      string
 	PerSecond, WarmInstances  float64
@@ -93,14 +82,10 @@ type Scenario struct {
 	Met                       bool     // Total ≤ CostGoal
 }
 
-// amortised is the scenario's region-health reads (rru each) and Secrets
-// Manager calls, per 1M allocations.
 func (sc Scenario) amortised(rru float64) float64 {
 	return sc.HealthReads*rru*prices.DynamoRRU + sc.SecretsCalls*prices.SecretsPer10k/1e4*1e6
 }
 
-// CostLine is one item of a bill per 1M; Share is of the bill's total
-// where one is shown.
 type CostLine struct {
 	Item, Basis string
 	USD, Share  float64
@@ -121,8 +106,6 @@ func largest(lines []CostLine) CostLine {
 	return slices.MaxFunc(lines, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
 }
 
-// costInputs are the model's inputs from the billed-duration run and the
-// request counts.
 func costInputs(b BilledResult, q RequestsResult) CostInputs {
 	return CostInputs{
 		BilledMs: b.BilledMeanMs, BilledP99Ms: b.BilledP99Ms, CPUMs: toMs(b.CPUPerInvocation),
@@ -131,8 +114,6 @@ func costInputs(b BilledResult, q RequestsResult) CostInputs {
 	}
 }
 
-// NewCostModel prices a low-volume month (1M allocations spread over 30
-// days) and a sustained 100 allocations/s.
 func NewCostModel(in CostInputs) CostModel {
 	m := CostModel{Prices: prices, Goal: CostGoal, Inputs: in}
 	for _, sc := range []Scenario{{Name: "1M allocations/month (0.39/s)", PerSecond: 1e6 / monthSeconds}, {Name: "sustained 100 allocations/s", PerSecond: 100}} {
@@ -175,10 +156,8 @@ func costLines(in CostInputs, sc Scenario) ([]CostLine, CostLine) {
 			logs, in.LogBytes, in.PlatformLogBytes, p.LogsPerGB)
 }
 
-// PlatformLogBytes estimates what Lambda itself writes to the function's
-// log group per invocation with LogFormat JSON (template.yaml): a
-// platform.start and a platform.report record, built in their documented
-// shape with this run's figures (they are not produced locally).
+// PlatformLogBytes estimates Lambda's platform.start and platform.report
+// records (LogFormat JSON) in their documented shape: none are made locally.
 func PlatformLogBytes(durationMs, billedMs float64) int {
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	id := "6f7f0961-8b3a-4c4b-9a2e-3f0c2d1e5a77" // a request id's length
@@ -188,4 +167,85 @@ func PlatformLogBytes(durationMs, billedMs float64) int {
 		"record": map[string]any{"requestId": id, "status": "success", "metrics": map[string]any{
 			"durationMs": durationMs, "billedDurationMs": billedMs, "memorySizeMB": prices.LambdaMemoryMB, "maxMemoryUsedMB": 30}}})
 	return len(start) + 1 + len(report) + 1
+}
+
+// BilledResult is the allocate function's Lambda Duration per invocation
+// from one warm sandbox of the real bootstrap, billed rounded up to 1 ms,
+// its CPU time (/proc, 10 ms ticks) and its output (what CloudWatch Logs
+// would ingest).
+type BilledResult struct {
+	Duration                  Summary
+	BilledMeanMs, BilledP99Ms float64
+	CPUPerInvocation          time.Duration
+	LogBytes, LogLines        float64
+}
+
+// MeasureBilled warms one sandbox of the allocate bootstrap up through the
+// Runtime API harness, then invokes n fresh allocations one by one.
+func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var res BilledResult
+	env, err := s.FunctionEnv(AllocateFunction, s.Refs)
+	if err != nil {
+		return res, err
+	}
+	out := &countingWriter{}
+	rt, err := runtimeapi.Start(ctx, s.Bin, env, runtimeapi.WithFunctionName(AllocateFunction), runtimeapi.WithLogOutput(out))
+	if err != nil {
+		return res, fmt.Errorf("billed duration: start the sandbox: %w", err)
+	}
+	defer rt.Close()
+	run := runID()
+	invoke := func(i int) (time.Duration, error) {
+		ev, _ := json.Marshal(apiEvent(allocateRequest(fmt.Sprintf("billed-%s-%d", run, i), RegionOK), i))
+		r, err := rt.Invoke(ctx, ev, functionTimeout)
+		if err != nil {
+			return 0, fmt.Errorf("billed duration: invoke: %w", err)
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		if r.FunctionError != nil || json.Unmarshal(r.Payload, &resp) != nil || resp.StatusCode != http.StatusCreated {
+			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, rt.Logs())
+		}
+		return r.Duration, nil
+	}
+	// The first invocation is a cold start and fetches the token; a few more
+	// settle connection pools.
+	for i := range 5 {
+		if _, err := invoke(-1 - i); err != nil {
+			return res, err
+		}
+	}
+	sandbox, err := sandboxProcess(rt.Addr())
+	if err != nil {
+		return res, fmt.Errorf("billed duration: %w", err)
+	}
+	cpu0, err := sandbox.Stat()
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(50 * time.Millisecond) // let the warm-up's log lines through the pipe
+	bytes0, lines0 := out.counts()
+	var durations, billed []time.Duration
+	for i := range n {
+		d, err := invoke(i)
+		if err != nil {
+			return res, err
+		}
+		durations, billed = append(durations, d), append(billed, time.Duration(math.Ceil(toMs(d)))*time.Millisecond)
+	}
+	cpu1, err := sandbox.Stat()
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(50 * time.Millisecond)
+	bytes1, lines1 := out.counts()
+	res.Duration = Summarize(durations)
+	b := Summarize(billed)
+	res.BilledMeanMs, res.BilledP99Ms = toMs(b.Mean), toMs(b.P99)
+	res.CPUPerInvocation = time.Duration((cpu1.CPUTime() - cpu0.CPUTime()) / float64(n) * float64(time.Second))
+	res.LogBytes, res.LogLines = float64(bytes1-bytes0)/float64(n), float64(lines1-lines0)/float64(n)
+	progress(log, "billed duration: p50 %s p99 %s, billed mean %.1f ms, CPU %s per invocation, %.0f log bytes per invocation",
+		fmtMs(res.Duration.P50), fmtMs(res.Duration.P99), res.BilledMeanMs, fmtMs(res.CPUPerInvocation), res.LogBytes)
+	return res, nil
 }

@@ -11,25 +11,20 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// Classifier names the group a process belongs to, or "" to ignore it.
 type Classifier func(pid int, exe string, cmdline []string) string
 
-// CPUUsage is CPU time used over an interval, in cores (1.0 = one core
-// busy): the machine's (/proc/stat) and as a share of all cores, every
-// classified group's, the rest of the machine's, and by group, busiest first.
+// CPUUsage is CPU time used over an interval, in cores.
 type CPUUsage struct {
 	Cores                       int
 	Machine, Busy, Ours, Others float64
 	Groups                      []GroupShare
 }
 
-// GroupShare is one group's CPU use, in cores.
 type GroupShare struct {
 	Name  string
 	Cores float64
 }
 
-// cpuSnapshot is cumulative CPU seconds per group and for the machine.
 type cpuSnapshot struct {
 	at                 time.Time
 	byGroup            map[string]float64
@@ -37,8 +32,7 @@ type cpuSnapshot struct {
 }
 
 // CPUWatch measures CPU use per group of processes between WatchCPU and
-// Stop. Processes that exit in between lose their time; the groups measured
-// live for the whole interval.
+// Stop; processes that exit in between lose their time.
 type CPUWatch struct {
 	classify Classifier
 	start    cpuSnapshot
@@ -49,7 +43,6 @@ func WatchCPU(classify Classifier) (*CPUWatch, error) {
 	return &CPUWatch{classify: classify, start: s}, err
 }
 
-// Stop returns the usage since WatchCPU.
 func (w *CPUWatch) Stop() (CPUUsage, error) {
 	end, err := snapshotCPU(w.classify)
 	if err != nil {
@@ -105,9 +98,8 @@ func snapshotCPU(classify Classifier) (cpuSnapshot, error) {
 	return s, nil
 }
 
-// sandboxProcess finds the function process started for the Runtime API at
-// addr (its AWS_LAMBDA_RUNTIME_API); only our own children's environments
-// are readable, which is all we look for.
+// sandboxProcess finds the process started for the Runtime API at addr;
+// only our children's environments are readable, all we look for.
 func sandboxProcess(addr string) (procfs.Proc, error) {
 	procs, err := procfs.AllProcs()
 	if err != nil {

@@ -14,28 +14,24 @@ import (
 	"time"
 )
 
-// Lambda allots CPU in proportion to memory: one vCPU at 1,769 MB. The
-// bench confines each AllocateFunction sandbox to that share with a cgroup
-// v1 CFS quota per 20 ms period, where the machine has the cpu controller.
+// Lambda allots CPU in proportion to memory, one vCPU at 1,769 MB: each
+// AllocateFunction sandbox gets that share as a cgroup v1 CFS quota.
 const (
 	cpuControllerDir = "/sys/fs/cgroup/cpu"
 	cfsPeriodUs      = 20_000
 	minCFSQuotaUs    = 1_000 // the kernel's floor for cpu.cfs_quota_us
 )
 
-// CPUShareSizes are the memory sizes measured; the last is a full vCPU.
 var CPUShareSizes = []int{128, 256, 512, 1024, 1769}
 
-// CPUShareGoal is the goal at 128 MB (allocate p50 ≤ 1.35× the
-// direct call); CPUShareTarget the ratio the README's recommended
-// MemorySize must reach.
+// CPUShareGoal is the goal at 128 MB; CPUShareTarget the ratio the
+// README's recommended MemorySize must reach.
 const (
 	CPUShareGoal   = 1.35
 	CPUShareTarget = 1.2
 )
 
-// cpuShares is one cgroup per confined process, under a group of the
-// bench's own.
+// cpuShares is one cgroup per confined process, under one of the bench's.
 type cpuShares struct {
 	root string
 	mu   sync.Mutex
@@ -54,7 +50,6 @@ func newCPUShares() (*cpuShares, error) {
 	return &cpuShares{root: root}, nil
 }
 
-// add confines pid in a cgroup of its own, at the current share.
 func (c *cpuShares) add(pid int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -69,7 +64,6 @@ func (c *cpuShares) add(pid int) error {
 	return os.WriteFile(filepath.Join(sub, "cgroup.procs"), []byte(strconv.Itoa(pid)), 0o644)
 }
 
-// set gives every confined process memoryMB's share (0: no limit).
 func (c *cpuShares) set(memoryMB int) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -92,9 +86,8 @@ func limit(group string, memoryMB int) error {
 	return os.WriteFile(filepath.Join(group, "cpu.cfs_quota_us"), []byte(quota), 0o644)
 }
 
-// throttled sums the confined processes' throttled periods and time so
-// far (cpu.stat): the evidence that the quota bit. It also returns how
-// many processes are confined.
+// throttled sums the confined processes' throttled periods and time
+// (cpu.stat): the evidence that the quota bit.
 func (c *cpuShares) throttled() (periods int64, d time.Duration, sandboxes int) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -125,9 +118,7 @@ func (c *cpuShares) close() error {
 	return errors.Join(append(errs, os.Remove(c.root))...)
 }
 
-// CPUShareRow is the allocate overhead with the sandboxes at one memory
-// size's CPU share: the Sandboxes confined, their CFS periods throttled
-// and the time they waited for quota, per allocation.
+// CPUShareRow is the allocate overhead at one memory size's CPU share.
 type CPUShareRow struct {
 	MemoryMB           int
 	Share              float64 // of one CPU
@@ -137,9 +128,8 @@ type CPUShareRow struct {
 	ThrottledTimePerOp time.Duration
 }
 
-// CPUShareResult is the overhead by memory size. Unavailable says why it
-// was not measured; At128 is the 128 MB row's p50 ratio and Met its goal;
-// Recommended the smallest size at CPUShareTarget or better (0: none).
+// CPUShareResult is the overhead by memory size; Recommended is the
+// smallest size at CPUShareTarget or better.
 type CPUShareResult struct {
 	Unavailable string
 	Rows        []CPUShareRow
@@ -148,8 +138,7 @@ type CPUShareResult struct {
 	Recommended int
 }
 
-// MeasureCPUShare runs the overhead measurement with every AllocateFunction
-// sandbox confined to each size's CPU share in turn, then lifts the limit.
+// MeasureCPUShare repeats the overhead run at each size's CPU share.
 func MeasureCPUShare(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (CPUShareResult, error) {
 	var res CPUShareResult
 	if s.CPU == nil {

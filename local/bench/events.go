@@ -24,13 +24,9 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 )
 
-// EventsResult prices a game's lifecycle events. Per game: the stream
-// records its writes made (with Heartbeats heartbeats), those
-// template.yaml's filters pass (invocations, at worst one each: the
-// batching window only merges them) and the events put; the handler's time
-// per invocation (moto's EventBridge included) and its output, Lambda's
-// platform lines included. USD per 1M games: EventBridge, Lambda (requests
-// and billed duration), CloudWatch Logs, and their sum.
+// EventsResult prices a game's lifecycle events, per game: stream records,
+// those the template's filters pass (invocations, at worst one each: the
+// batching window only merges them), events put; USD per 1M games.
 type EventsResult struct {
 	Games                                       int
 	Records, Invocations, Events                float64
@@ -43,12 +39,11 @@ type EventsResult struct {
 // eventsWarmup invocations are not timed: the first put opens connections.
 const eventsWarmup = 3
 
-// MeasureEvents reads the stream records of the games whose ids start with
-// l.IDPrefix, passes them through the template's FilterCriteria, and hands
-// each record that passes to the events handler in process, alone. It
-// puts on a bus of its own in moto, without rules: moto delivers an event
-// to every rule's targets inside PutEvents (the stack's tap: two SQS
-// queues, ~0.3 s each), which EventBridge does after answering.
+// MeasureEvents passes the stream records of the games whose ids start
+// with l.IDPrefix through the template's FilterCriteria and hands each that
+// passes to the events handler in process, alone. It puts on a bus of its
+// own without rules: moto delivers to a rule's targets inside PutEvents
+// (~0.3 s per target), EventBridge after answering.
 func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writer) (EventsResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
@@ -115,7 +110,6 @@ func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writ
 	return res, nil
 }
 
-// countingBus counts the entries put.
 type countingBus struct {
 	eventbus.API
 	entries atomic.Int64

@@ -1,8 +1,10 @@
 package bench
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -26,14 +28,12 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
-// functionTimeout is template.yaml's Globals Timeout: the deadline the
-// handler sees, which bounds its upstream attempts.
+// functionTimeout is template.yaml's Globals Timeout.
 const functionTimeout = 30 * time.Second
 
-// InProcess is the allocate function's handler built in this process by its
-// own composition root, from the environment the stack gives the
-// bootstrap, but with SDK clients that count requests: the bootstraps are
-// separate processes whose clients cannot be instrumented.
+// InProcess is the allocate handler built here by its own composition root
+// from the stack's environment, with SDK clients that count requests (the
+// bootstraps' clients cannot be instrumented).
 type InProcess struct {
 	Counter *SDKCounter
 	Logs    *countingWriter // what the function would send to CloudWatch Logs
@@ -41,8 +41,6 @@ type InProcess struct {
 	seq     int
 }
 
-// NewInProcess wires the handler against the stack's components, with
-// override's variables replacing the environment's.
 func NewInProcess(s *Stack, override map[string]string) (*InProcess, error) {
 	cfg, err := functionConfig(s, AllocateFunction, override)
 	if err != nil {
@@ -53,8 +51,6 @@ func NewInProcess(s *Stack, override map[string]string) (*InProcess, error) {
 	return ip, nil
 }
 
-// functionConfig is fn's configuration from the environment the stack
-// gives its bootstrap, with override's variables replaced.
 func functionConfig(s *Stack, fn string, override map[string]string) (config.Allocate, error) {
 	env, err := s.FunctionEnv(fn, s.Refs)
 	if err != nil {
@@ -73,8 +69,6 @@ func functionConfig(s *Stack, fn string, override map[string]string) (config.All
 	return cfg, nil
 }
 
-// countedClients are the functions' clients against the stack's DynamoDB
-// Local and moto, each counting its requests into counter.
 func countedClients(s *Stack, counter *SDKCounter, metrics io.Writer) allocateapp.Clients {
 	sm := secretsmanager.NewFromConfig(harness.AWSConfig(), func(o *secretsmanager.Options) {
 		o.BaseEndpoint = aws.String(s.SecretsManager)
@@ -90,7 +84,6 @@ func countedDynamoDB(s *Stack, counter *SDKCounter) *dynamodb.Client {
 	})
 }
 
-// countedSQS is a client of moto's SQS counting into counter under service.
 func countedSQS(s *Stack, counter *SDKCounter, service string) *sqs.Client {
 	return sqs.NewFromConfig(harness.AWSConfig(), func(o *sqs.Options) {
 		o.BaseEndpoint = aws.String(s.Moto)
@@ -98,14 +91,12 @@ func countedSQS(s *Stack, counter *SDKCounter, service string) *sqs.Client {
 	})
 }
 
-// allocateRequest is what a game backend sends for id in region.
 func allocateRequest(id, region string) allocclient.AllocateRequest {
 	return allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: region, GameServerVersion: Version, ServerArgs: "-map=arena"}
 }
 
-// Post runs POST /v1/allocations with req as its body the way the Lambda
-// runtime does: the event decoded, the handler called with a deadline and
-// a request id, the response encoded. One caller at a time.
+// Post runs POST /v1/allocations the way the Lambda runtime does: the
+// event decoded, a deadline and request id, the response encoded.
 func (ip *InProcess) Post(ctx context.Context, req allocclient.AllocateRequest) (events.APIGatewayV2HTTPResponse, time.Duration, error) {
 	ip.seq++
 	raw, err := json.Marshal(apiEvent(req, ip.seq))
@@ -128,8 +119,7 @@ func (ip *InProcess) Post(ctx context.Context, req allocclient.AllocateRequest) 
 	return resp, time.Since(start), err
 }
 
-// apiEvent is the payload-2.0 event API Gateway's HTTP API sends the
-// allocate function for POST /v1/allocations, as local/gateway builds it.
+// apiEvent is the HTTP API's payload-2.0 event, as local/gateway builds it.
 func apiEvent(request allocclient.AllocateRequest, seq int) events.APIGatewayV2HTTPRequest {
 	body, _ := json.Marshal(request)
 	now := time.Now().UTC()
@@ -146,4 +136,81 @@ func apiEvent(request allocclient.AllocateRequest, seq int) events.APIGatewayV2H
 		},
 		Body: string(body),
 	}
+}
+
+// apiResult is one call through the local HTTP API.
+type apiResult struct {
+	Status int
+	Code   string
+	Body   *allocclient.Allocation
+	Took   time.Duration
+	Err    error
+}
+
+func (r apiResult) Outcome() string {
+	switch {
+	case r.Err != nil:
+		return "transport error"
+	case r.Code != "":
+		return strconv.Itoa(r.Status) + " " + r.Code
+	}
+	return strconv.Itoa(r.Status)
+}
+
+func (r apiResult) server() string {
+	if r.Body == nil || r.Body.Server == nil {
+		return ""
+	}
+	return r.Body.Server.Address
+}
+
+// newAPIClient makes single calls (no retries) and keeps conns idle
+// connections, so concurrent callers pay no TCP handshake per call.
+func newAPIClient(apiURL string, conns int) *allocclient.Client {
+	c, err := allocclient.New(allocclient.Options{BaseURL: apiURL, MaxAttempts: 1,
+		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{
+			MaxIdleConns: conns, MaxIdleConnsPerHost: conns, IdleConnTimeout: time.Minute}}})
+	if err != nil {
+		panic(err) // the stack's own URL: a bug, not an input
+	}
+	return c
+}
+
+func postAllocation(ctx context.Context, c *allocclient.Client, gameInstanceID, region string) apiResult {
+	return postRequest(ctx, c, allocateRequest(gameInstanceID, region))
+}
+
+func postRequest(ctx context.Context, c *allocclient.Client, req allocclient.AllocateRequest) apiResult {
+	start := time.Now()
+	a, err := c.Allocate(ctx, req)
+	r := apiResult{Body: a, Took: time.Since(start), Status: http.StatusOK}
+	var e *allocclient.Error
+	switch {
+	case err == nil && a.Created:
+		r.Status = http.StatusCreated
+	case errors.As(err, &e):
+		r.Status, r.Code, r.Body = e.Status, e.Code, e.Allocation
+	case err != nil:
+		r.Err, r.Status = err, 0
+	}
+	return r
+}
+
+func postJSON(ctx context.Context, url, token string, body []byte) (status int, answer []byte, took time.Duration, err error) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return 0, nil, 0, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if token != "" {
+		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	start := time.Now()
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return 0, nil, time.Since(start), err
+	}
+	defer resp.Body.Close()
+	answer, err = io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	return resp.StatusCode, answer, time.Since(start), err
 }

@@ -5,28 +5,32 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// A game's server links linkAfter its allocation, heartbeats and ends
-// typicalGame after it. LifeGoal is issue 25's goal for a dedicated game's
-// whole life, USD per 1M games at the default endpoint.
+// A game's server links linkAfter its allocation and ends typicalGame
+// after it. LifeGoal is issue 25's goal for a dedicated game's whole life.
 const (
 	typicalGame = 20 * time.Minute
 	linkAfter   = 5 * time.Second
 	LifeGoal    = 40.0
 )
 
-// LifecycleResult is a whole typicalGame played per scenario (endpoint ×
-// heartbeat interval), priced per 1M games. IDPrefix starts the ids of the
-// default FunctionUrl scenario's games (MeasureEvents reads their stream
-// records), each of which made Heartbeats heartbeats. Default and
-// HTTPDefault are the endpoints' default scenarios, once priced.
+// LifecycleResult is a whole typicalGame per scenario (endpoint ×
+// heartbeat interval). IDPrefix starts the default FunctionUrl games' ids.
 type LifecycleResult struct {
 	Game                 time.Duration
 	Games                int // per scenario
@@ -37,7 +41,6 @@ type LifecycleResult struct {
 	Default, HTTPDefault *LifecycleScenario
 }
 
-// lifecycleScenarios: both endpoints at both intervals, defaults marked.
 func lifecycleScenarios() []LifecycleScenario {
 	var out []LifecycleScenario
 	for _, e := range []Endpoint{FunctionURL, HTTPAPI} {
@@ -49,15 +52,14 @@ func lifecycleScenarios() []LifecycleScenario {
 }
 
 // MeasureLifecycle plays n whole games per scenario through the link-back
-// handler in process, configured as the deployment is for the scenario's
-// endpoint, on the rig's clock.
+// handler in process.
 func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	run := runID()
 	res := LifecycleResult{Game: typicalGame, Games: n, Goal: LifeGoal, Scenarios: lifecycleScenarios()}
-	// The first calls of a run are slower (DynamoDB Local's JIT, new
-	// connections): games not counted, so no scenario is billed for them.
+	// Slower first calls (DynamoDB Local's JIT, new connections) are not
+	// billed to any scenario.
 	warm := res.Scenarios[0]
 	if err := warm.play(ctx, s, 2, fmt.Sprintf("lc-%s-w-", run)); err != nil {
 		return res, fmt.Errorf("lifecycle warm-up: %w", err)
@@ -78,8 +80,7 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	return res, nil
 }
 
-// allocated writes an Allocated record the way an allocation leaves it,
-// with a known link-back token: the claim, then the outcome.
+// allocated writes an Allocated record (the claim, then the outcome).
 func allocated(ctx context.Context, records *store.GameInstances, g game, now time.Time) error {
 	rec := gameinstance.Record{GameInstanceID: g.id, State: gameinstance.StateAllocating, ClaimID: "bench-" + g.id,
 		PartnerGameTokenHash: gameinstance.HashToken(g.token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
@@ -96,15 +97,7 @@ func allocated(ctx context.Context, records *store.GameInstances, g game, now ti
 	return nil
 }
 
-// LifecycleScenario is a whole game at one endpoint and heartbeat
-// interval (Default: the one the deployment advises there). Link,
-// Heartbeat and End are per call over every game played; per game come
-// the calls (Heartbeats of them heartbeats) and their DynamoDB requests
-// and units. Priced (price): the calls per 1M games item by item (Lines,
-// CallsUSD), the whole life with the allocation and the events, its
-// largest item, how far it is over LifeGoal; its DynamoDB writes and
-// their share, the HealthDeadlineIndex units its heartbeats write per game
-// and the whole life without them.
+// LifecycleScenario is a whole game at one endpoint and heartbeat interval.
 type LifecycleScenario struct {
 	Endpoint                                     Endpoint
 	Every                                        time.Duration
@@ -122,14 +115,12 @@ type LifecycleScenario struct {
 }
 
 // heartbeatJitter is how much later than every a server's next heartbeat
-// arrives: it restarts its timer once answered. Deterministic, 20–60 ms.
+// arrives (it restarts its timer once answered): 20–60 ms, deterministic.
 func heartbeatJitter(beat int) time.Duration {
 	return 20*time.Millisecond + time.Duration(beat*7919%41)*time.Millisecond
 }
 
-// play plays n games on a rig configured for the scenario's endpoint:
-// allocated, linked linkAfter later, heartbeats every sc.Every plus
-// jitter, ended typicalGame after the allocation, in step on one clock.
+// play plays n games in step on one clock.
 func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix string) error {
 	rig := newLinkBackRig(s, false, sc.Endpoint, sc.Every)
 	defer rig.Close()
@@ -164,7 +155,6 @@ func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix s
 	return nil
 }
 
-// perGame sums a game's calls from the per-call figures of n games.
 func (sc *LifecycleScenario) perGame(n int) {
 	sc.Heartbeats = float64(sc.Heartbeat.N) / float64(max(n, 1))
 	sc.Calls = 2 + sc.Heartbeats
@@ -177,8 +167,6 @@ func (sc *LifecycleScenario) perGame(n int) {
 	sc.IndexWrites = sum(func(c LifecycleCall) float64 { return c.IndexWrites })
 }
 
-// price fills in the scenario's bill per 1M games: its calls, item by
-// item, and its whole life with the allocation's and the events' prices.
 func (sc *LifecycleScenario) price(allocation, events float64) {
 	p := prices
 	ms := func(c LifecycleCall) float64 { return math.Ceil(toMs(c.Took.Mean)) }
@@ -201,14 +189,11 @@ func (sc *LifecycleScenario) price(allocation, events float64) {
 		sc.Top.Share, sc.WritesShare = sc.Top.USD/sc.WholeLife, sc.WritesUSD/sc.WholeLife
 	}
 	sc.Met, sc.MissedBy = sc.WholeLife <= LifeGoal, math.Max(0, sc.WholeLife-LifeGoal)
-	// What the heartbeats write to HealthDeadlineIndex, and the whole life
-	// without it: the next step when the goal is missed.
+	// The heartbeats' index writes, the next step when the goal is missed.
 	sc.HeartbeatIndexWrites = sc.Heartbeats * sc.Heartbeat.IndexWrites
 	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*p.DynamoWRU
 }
 
-// price prices every measured scenario given an allocation's and a game's
-// events' price per 1M, and points Default and HTTPDefault at the defaults.
 func (l *LifecycleResult) price(allocation, events float64) {
 	l.Goal = LifeGoal
 	for i := range l.Scenarios {
@@ -225,10 +210,146 @@ func (l *LifecycleResult) price(allocation, events float64) {
 	}
 }
 
-// at is the measured default scenario at endpoint e, nil if none.
 func (l *LifecycleResult) at(e Endpoint) *LifecycleScenario {
 	if e == FunctionURL {
 		return l.Default
 	}
 	return l.HTTPDefault
+}
+
+type game struct{ id, token string }
+
+// Endpoint is where game servers call (the template's GameServerEndpoint).
+type Endpoint string
+
+const (
+	FunctionURL Endpoint = defaults.GameServerEndpointFunctionURL
+	HTTPAPI     Endpoint = defaults.GameServerEndpointHTTPAPI
+)
+
+func (e Endpoint) config(instances, servers string) config.Lifecycle {
+	env := map[string]string{"GAME_INSTANCES_TABLE": instances, "GAME_SERVERS_TABLE": servers, "GAME_SERVER_ENDPOINT": string(e)}
+	return config.Must(config.LoadLifecycle(func(k string) string { return env[k] }))
+}
+
+func (e Endpoint) gateway() float64 {
+	if e == HTTPAPI {
+		return prices.HTTPAPI
+	}
+	return 0
+}
+
+func (e Endpoint) defaultEvery() time.Duration { return e.config("-", "").HeartbeatInterval }
+
+// LifecycleCall is one kind of link-back call, per call; USDPerMillion is
+// behind a function URL, At adds the endpoint's charge.
+type LifecycleCall struct {
+	Name                                         string
+	N                                            int
+	Took                                         Summary
+	Requests, ReadUnits, WriteUnits, IndexWrites float64
+	FailedWrites, USDPerMillion                  float64
+}
+
+func (c LifecycleCall) At(e Endpoint) float64 { return c.USDPerMillion + e.gateway() }
+
+func callUSD(c LifecycleCall) float64 {
+	return invocationUSD(math.Ceil(toMs(c.Took.Mean))) + dynamoUSD(c.ReadUnits, c.WriteUnits)
+}
+
+// linkBackRig serves the link-back handler as LinkBackFunction builds it,
+// with a counting DynamoDB client and its clock in our hands.
+type linkBackRig struct {
+	counter *SDKCounter
+	clock   *harness.Clock
+	api     *httptest.Server
+	records *store.GameInstances
+	// The tables a call is charged for; a transaction names its tables per
+	// item, not at the top, and is always charged.
+	counted map[string]bool
+	every   time.Duration // the heartbeat interval the servers keep
+}
+
+// newLinkBackRig builds it at e (at HttpApi a heartbeat reads before it
+// writes). The clock starts on a whole health-index step, so which
+// heartbeats move the index key is the same in every run.
+func newLinkBackRig(s *Stack, rooms bool, e Endpoint, every time.Duration) *linkBackRig {
+	counter := NewSDKCounter()
+	db := countedDynamoDB(s, counter)
+	instances, servers := s.Tables["GameInstancesTable"], ""
+	if rooms {
+		servers = s.Tables["GameServersTable"]
+	}
+	cfg := e.config(instances, servers)
+	records, _ := app.Records(db, instances, servers, cfg.RecordRetention)
+	r := &linkBackRig{counter: counter, records: records, counted: map[string]bool{instances: true, servers: rooms}, every: every,
+		clock: harness.NewClock(time.Now().Truncate(lifecycle.DefaultPolicy.IndexStep()))}
+	svc := app.Lifecycle(cfg, db)
+	svc.Now = r.clock.Now
+	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, cfg.HeartbeatInterval, logging.New(io.Discard, 0)))
+	return r
+}
+
+func (r *linkBackRig) Close() { r.api.Close() }
+
+// beats are reps heartbeats r.every apart after the initial delay (before
+// it, the deadline does not move).
+func (r *linkBackRig) beats(linkedAt time.Time, reps int) []time.Time {
+	at := make([]time.Time, reps)
+	for i := range at {
+		at[i] = linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(i+1)*r.every)
+	}
+	return at
+}
+
+// calls makes call for every game at each instant of at (nil: once) and
+// prices it from what the counting client saw.
+func (r *linkBackRig) calls(ctx context.Context, call string, games []game, at []time.Time, body func(i int) string) (LifecycleCall, error) {
+	r.counter.Take()
+	var took []time.Duration
+	for j := range max(len(at), 1) {
+		if at != nil {
+			r.clock.Set(at[j])
+		}
+		for i, g := range games {
+			d, err := linkBackCall(ctx, r.api.URL, g.id, call, g.token, body(i))
+			if err != nil {
+				return LifecycleCall{}, err
+			}
+			took = append(took, d)
+		}
+	}
+	c := LifecycleCall{Name: call, N: len(took), Took: Summarize(took)}
+	ops := r.counter.Take()
+	include := func(k OpKey) bool { return r.counted[k.Table] || k.Operation == "TransactWriteItems" }
+	u := dynamoPerCall(ops, c.N, include)
+	c.FailedWrites = failedWrites(ops, include) / float64(max(c.N, 1))
+	c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites = u.Requests, u.Reads, u.Writes+c.FailedWrites, u.IndexWrites
+	c.USDPerMillion = callUSD(c)
+	return c, nil
+}
+
+// failedWrites counts the conditional writes DynamoDB refused: billed a
+// write unit each, though no capacity comes back (DynamoDB Local reports none).
+func failedWrites(ops map[OpKey]OpCount, include func(OpKey) bool) float64 {
+	var n float64
+	for k, op := range ops {
+		if k.Service == "DynamoDB" && include(k) && k.Operation != "TransactWriteItems" {
+			n += float64(op.Errors["ConditionalCheckFailedException"])
+		}
+	}
+	return n
+}
+
+func fixed(body string) func(int) string { return func(int) string { return body } }
+
+func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
+	status, _, took, err := postJSON(ctx, base+"/v1/game-instances/"+id+"/"+call, token, []byte(body))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
+	}
+	if err != nil {
+		return took, fmt.Errorf("%s %s: %w", call, id, err)
+	}
+	return took, nil
 }

@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime"
@@ -12,9 +13,8 @@ import (
 	"github.com/prometheus/procfs"
 )
 
-// Machine is what the figures were measured on; LoadAvg is at the start
-// (other work on the box skews every figure). Missing pieces read
-// "unknown", never fail the run.
+// Machine is what the figures were measured on; missing pieces read
+// "unknown".
 type Machine struct {
 	CPU, OS, Kernel, GoVersion, Java, Commit string
 	Cores                                    int
@@ -23,8 +23,6 @@ type Machine struct {
 	Date                                     time.Time
 }
 
-// DescribeMachine reads /proc, /etc/os-release, the Go and Java versions and
-// the git commit of root.
 func DescribeMachine(ctx context.Context, root string) Machine {
 	m := Machine{CPU: "unknown", OS: "unknown", Kernel: "unknown", Java: "unknown", Cores: runtime.NumCPU(),
 		GoVersion: runtime.Version(), LoadAvg: loadAverage(true), Date: time.Now().UTC(), Commit: "unknown (not a git checkout)"}
@@ -50,8 +48,7 @@ func DescribeMachine(ctx context.Context, root string) Machine {
 	}
 	if out, err := exec.CommandContext(ctx, "git", "-C", root, "rev-parse", "--short=12", "HEAD").Output(); err == nil {
 		m.Commit = strings.TrimSpace(string(out))
-		// Marked when the tree has uncommitted changes, the report itself
-		// apart (writing it must not mark the next run dirty).
+		// Marked when the tree has uncommitted changes, the report apart.
 		status, err := exec.CommandContext(ctx, "git", "-C", root, "status", "--porcelain", "--", ".", ":!docs/benchmarks.md").Output()
 		if err == nil && len(strings.TrimSpace(string(status))) > 0 {
 			m.Commit += " + uncommitted changes"
@@ -60,8 +57,7 @@ func DescribeMachine(ctx context.Context, root string) Machine {
 	return m
 }
 
-// loadAverage is the 1-minute load average, or with all the 1-, 5- and
-// 15-minute ones; "unknown" where /proc cannot tell.
+// loadAverage is the 1-minute load average, or all three.
 func loadAverage(all bool) string {
 	fs, err := procfs.NewDefaultFS()
 	if err != nil {
@@ -75,4 +71,44 @@ func loadAverage(all bool) string {
 		return fmt.Sprintf("%.2f %.2f %.2f", l.Load1, l.Load5, l.Load15)
 	}
 	return fmt.Sprintf("%.2f", l.Load1)
+}
+
+// MicroResult is the Go micro-benchmarks' pkg:, cpu: and Benchmark lines.
+type MicroResult struct {
+	Command string
+	Lines   []string
+	Took    time.Duration
+	Err     error
+}
+
+// RunMicroBenchmarks runs every Benchmark under shared/ for benchtime each.
+func RunMicroBenchmarks(ctx context.Context, root, benchtime string, log io.Writer) MicroResult {
+	ctx, cancel := context.WithTimeout(ctx, 4*time.Minute)
+	defer cancel()
+	res := MicroResult{Command: "go test -run '^$' -bench . -benchmem -benchtime=" + benchtime + " ./shared/..."}
+	cmd := exec.CommandContext(ctx, "go", "test", "-run", "^$", "-bench", ".", "-benchmem", "-benchtime="+benchtime, "./shared/...")
+	cmd.Dir = root
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	res.Took = time.Since(start)
+	if err != nil {
+		res.Err = fmt.Errorf("%s: %w", res.Command, err)
+	}
+	seenCPU := false
+	for line := range strings.Lines(string(out)) {
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case strings.HasPrefix(line, "cpu:"):
+			if !seenCPU {
+				res.Lines = append(res.Lines, line)
+			}
+			seenCPU = true
+		case strings.HasPrefix(line, "pkg:"), strings.HasPrefix(line, "Benchmark"),
+			strings.HasPrefix(line, "FAIL"), strings.HasPrefix(line, "---"), strings.Contains(line, "panic"),
+			err != nil && strings.Contains(line, ".go:"):
+			res.Lines = append(res.Lines, line)
+		}
+	}
+	progress(log, "micro-benchmarks: %d lines in %s", len(res.Lines), res.Took.Round(time.Second))
+	return res
 }

@@ -19,11 +19,8 @@ import (
 	"github.com/google/pprof/profile"
 )
 
-// ProfileResult is a CPU profile of the allocate path in process: the
-// function's own handler with its SDK clients against DynamoDB Local and
-// the stand-in, as the Lambda runtime would call it. The stand-in's side
-// (it serves in this process) is left out. Top lists functions by
-// inclusive CPU, ours and libraries', not the runtime's.
+// ProfileResult is a CPU profile of the allocate handler in process, the
+// stand-in's side (it serves in this process) left out.
 type ProfileResult struct {
 	Allocations int
 	Path        string        // the profile file, for go tool pprof
@@ -31,7 +28,6 @@ type ProfileResult struct {
 	Areas, Top  []ProfileShare
 }
 
-// ProfileShare is a part of the allocate path's CPU.
 type ProfileShare struct {
 	Name    string
 	PerCall time.Duration
@@ -60,17 +56,16 @@ var profileAreas = []struct {
 }
 
 const (
-	// benchFrames are the bench's own (it drives the handler), not listed.
 	benchFrames = "github.com/gamefabric-alloc/allocsvc/local/"
 	// standInFrame marks the stand-in's server side: GameFabric's work.
 	standInFrame = "net/http.(*conn).serve"
-	// profileWorkers run allocations side by side, like as many warm
-	// sandboxes, so that enough samples (100 a second) come in seconds.
+	// profileWorkers run side by side like warm sandboxes, so enough samples
+	// (100 a second) come in seconds.
 	profileWorkers = 8
 )
 
-// MeasureProfile profiles n fresh allocations through in-process handlers,
-// profileWorkers at a time, after a warm-up, and writes the profile to dir.
+// MeasureProfile profiles n fresh allocations in process after a warm-up
+// and writes the profile to dir.
 func MeasureProfile(ctx context.Context, s *Stack, n int, dir string, log io.Writer) (ProfileResult, error) {
 	ips := make([]*InProcess, profileWorkers)
 	for w := range ips {
@@ -80,7 +75,6 @@ func MeasureProfile(ctx context.Context, s *Stack, n int, dir string, log io.Wri
 		}
 	}
 	run := runID()
-	// each runs count allocations on every worker.
 	each := func(count int, tag string) error {
 		errs := make([]error, len(ips))
 		var wg sync.WaitGroup
@@ -124,8 +118,6 @@ func MeasureProfile(ctx context.Context, s *Stack, n int, dir string, log io.Wri
 	return res, nil
 }
 
-// summarise splits the samples (the stand-in's left out) by area and by
-// function.
 func summarise(res *ProfileResult, p *profile.Profile) {
 	valueIdx := len(p.SampleType) - 1 // cpu nanoseconds
 	var total int64

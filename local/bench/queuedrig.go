@@ -18,23 +18,21 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/sqssource"
 	"github.com/gamefabric-alloc/allocsvc/shared/app/placementapp"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// PlacementFunction is the queue worker's logical ID.
 const PlacementFunction = "PlacementFunction"
 
 // lambdaPollers is how many batches Lambda's SQS event source starts with.
 const lambdaPollers = 5
 
 // placementRig is a queued placement's whole path in process, every AWS
-// request counted by SDK middleware: the allocate handler (POST) and
-// PlacementFunction's handler, each built by its own composition root from
-// the environment the stack gives its bootstrap, and between them a queue
-// of the rig's own in moto (PlacementQueue's settings) polled by an event
-// source mapping (local/sqssource, the template's settings). Both handlers
-// ask a GameFabric stand-in of the rig's own, so a rig runs beside a
-// measurement on the stack without either seeing the other's placements.
+// request counted: the allocate and PlacementFunction handlers, and between
+// them a queue of its own in moto polled by local/sqssource, all with the
+// template's settings. Its own stand-in keeps it apart from the stack's.
 type placementRig struct {
 	standIn  *StandIn
 	post     *InProcess  // AllocateFunction
@@ -46,7 +44,6 @@ type placementRig struct {
 	queueURL string
 }
 
-// newPlacementRig builds a rig with a queue named name.
 func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRig, err error) {
 	r = &placementRig{standIn: StartStandIn(s.StandIn.Delay), worker: NewSDKCounter(), logs: &countingWriter{}, sqs: s.SQS()}
 	defer func() {
@@ -96,8 +93,8 @@ func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRi
 	return r, errors.New("placement rig: template.yaml gives PlacementFunction no SQS event")
 }
 
-// createQueue creates the rig's queue with PlacementQueue's visibility
-// timeout and retention, and returns its ARN.
+// createQueue creates the queue with PlacementQueue's settings; it returns
+// its ARN.
 func (r *placementRig) createQueue(ctx context.Context, s *Stack, name string) (string, error) {
 	queues, err := s.Template.Queues()
 	if err != nil {
@@ -130,8 +127,37 @@ func (r *placementRig) attributes(ctx context.Context, names ...sqstypes.QueueAt
 	return out.Attributes, nil
 }
 
-// drained reports whether the rig's queue holds no message, visible,
-// delayed or in flight (moto's counts are exact).
+// settle polls the records (uncounted) until none is Queued or Allocating
+// and every message is deleted: 200 ms apart, at most settlePolls times.
+func (r *placementRig) settle(ctx context.Context, s *Stack, prefix string, n int) error {
+	records := store.NewGameInstances(s.DDB, s.Tables["GameInstancesTable"])
+	pending := map[string]bool{}
+	for i := range n {
+		pending[prefix+strconv.Itoa(i)] = true
+	}
+	for range settlePolls {
+		for id := range pending {
+			rec, err := records.Get(ctx, id)
+			if err != nil && !errors.Is(err, gameinstance.ErrNotFound) {
+				return fmt.Errorf("queued cost: read %s: %w", id, err)
+			}
+			if err == nil && rec.State != gameinstance.StateQueued && rec.State != gameinstance.StateAllocating {
+				delete(pending, id)
+			}
+		}
+		if len(pending) == 0 {
+			if empty, err := r.drained(ctx); err != nil || empty {
+				return err
+			}
+		}
+		if err := wait.Sleep(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("queued cost: %d placements still pending: %w", len(pending), err)
+		}
+	}
+	return fmt.Errorf("queued cost: %d placements still pending after %d polls", len(pending), settlePolls)
+}
+
+// drained: no message visible, delayed or in flight (moto's counts are exact).
 func (r *placementRig) drained(ctx context.Context) (bool, error) {
 	names := []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
 		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}
@@ -144,7 +170,6 @@ func (r *placementRig) drained(ctx context.Context) (bool, error) {
 	return err == nil, err
 }
 
-// Close stops the mapping, deletes the queue and stops the stand-in.
 func (r *placementRig) Close() {
 	if r.mapping != nil {
 		_ = r.mapping.Stop()
@@ -157,10 +182,8 @@ func (r *placementRig) Close() {
 	r.standIn.Close()
 }
 
-// countingInvoker is Lambda invoking PlacementFunction's handler in
-// process: the event decoded, a deadline of the function's timeout, the
-// answer encoded. It counts invocations and messages, and each
-// invocation's time, billed rounded up to Lambda's 1 ms.
+// countingInvoker is Lambda invoking PlacementFunction's handler: the
+// event decoded, the function's timeout, the answer encoded.
 type countingInvoker struct {
 	handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	timeout time.Duration

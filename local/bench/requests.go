@@ -13,16 +13,10 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// RequestsResult is the DynamoDB and Secrets Manager traffic of the
-// allocate handler, counted by SDK middleware, and the figures per
-// allocation the report draws from it. WarmUp is a fresh sandbox's first
-// allocation (token fetch, first health read). FreshRoomQueries are the
-// FreeRoomsIndex Queries per fresh allocation: rooms are looked for in
-// each region asked, before its Allocator (here none is offered).
-// HealthReadRRU is what one region-health read cost. RecordBytes is a
-// stored Allocated record's size by DynamoDB's rules; RecordUnits what
-// writing it, or failing a conditional write on it (DynamoDB returns no
-// capacity with that error), is charged.
+// RequestsResult is the allocate handler's DynamoDB and Secrets Manager
+// traffic, counted by SDK middleware. WarmUp is a fresh sandbox's first
+// allocation. RecordUnits is what writing the stored record, or failing a
+// conditional write on it (which returns no capacity), is charged.
 type RequestsResult struct {
 	GameInstancesTable, RegionHealthTable, GameServersTable string
 	WarmUp, Fresh, Replay, Fallback                         Phase
@@ -87,7 +81,6 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 	return res, nil
 }
 
-// derive computes the figures per allocation from the phases.
 func (r *RequestsResult) derive() {
 	gi, rh := r.GameInstancesTable, r.RegionHealthTable
 	fresh := r.Fresh.on(gi, "")
@@ -103,8 +96,8 @@ func (r *RequestsResult) derive() {
 	for _, op := range r.Fresh.Ops {
 		r.CapacityReturned = r.CapacityReturned || op.CapacityReturned
 	}
-	// In the fallback phase every allocation re-reads (its failure dropped
-	// the cache), so its reads are the cleanest sample.
+	// Every fallback re-reads (its failure dropped the cache): the cleanest
+	// sample.
 	for _, p := range []Phase{r.Fallback, r.Fresh, r.WarmUp} {
 		if u := p.on(rh, "BatchGetItem"); u.Requests > 0 {
 			r.HealthReadRRU = (u.Table + u.Index) / u.Requests
@@ -113,7 +106,6 @@ func (r *RequestsResult) derive() {
 	}
 }
 
-// recordSize reads one stored record and sizes it by DynamoDB's rules.
 func recordSize(ctx context.Context, s *Stack, id string) (int, error) {
 	out, err := s.DDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables["GameInstancesTable"]),
 		Key: map[string]types.AttributeValue{"gameInstanceId": &types.AttributeValueMemberS{Value: id}}, ConsistentRead: aws.Bool(true)})

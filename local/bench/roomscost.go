@@ -15,19 +15,14 @@ import (
 )
 
 const (
-	// RoomsGoal is issue 25's goal for a game's whole life on servers
-	// holding RoomCapacity rooms, USD per 1M games at the default endpoint.
+	// RoomsGoal is issue 25's goal for a game's whole life on servers holding
+	// RoomCapacity rooms.
 	RoomsGoal = 15.0
-	// heartbeatsPerServer is how often the room games' sessions heartbeat
-	// (their per-call figures only).
+	// heartbeatsPerServer: the room sessions' heartbeats (per-call figures only).
 	heartbeatsPerServer = 5
 )
 
-// RoomsResult is issue 22's figures: a room placement's latency beside a
-// direct allocator call, what the games of servers holding RoomCapacity
-// rooms cost and their sessions' events, and (price) a room placement
-// priced like an allocation in the first cost scenario and a game's bill
-// per 1M games at each endpoint's default (FunctionUrl first).
+// RoomsResult is issue 22's figures.
 type RoomsResult struct {
 	Latency      RoomLatency
 	Games        RoomGames
@@ -37,12 +32,7 @@ type RoomsResult struct {
 	Goal         float64
 }
 
-// RoomGames is what the games of servers holding RoomCapacity rooms cost,
-// counted by SDK middleware. Offer is a server's link offering its rooms,
-// SessionLink a placed session's, Close the server's link with capacity 0,
-// End any game's end giving its room back; ServerBeat a server's heartbeat
-// for all its sessions at each endpoint's default interval. IDPrefix
-// starts the sessions' ids (MeasureEvents reads their stream records).
+// RoomGames is what the games of servers holding RoomCapacity rooms cost.
 type RoomGames struct {
 	Servers, Heartbeats                       int
 	Placement                                 RoomPlacement
@@ -51,12 +41,8 @@ type RoomGames struct {
 	IDPrefix                                  string
 }
 
-// RoomPlacement is what placing a session in a free room costs, per
-// placement: the DynamoDB requests and units (region-health reads apart,
-// amortised as an allocation's), the take transactions among them (their
-// write units, the FreeRoomsIndex's share), the mean time waiting on
-// DynamoDB and the rest of the handler time (the session callback, JSON,
-// logging), and the mean handler time rounded up to Lambda's 1 ms.
+// RoomPlacement is placing a session in a free room, per placement
+// (region-health reads apart, amortised as an allocation's).
 type RoomPlacement struct {
 	Phase
 	Rows                                         []RequestRow
@@ -67,12 +53,8 @@ type RoomPlacement struct {
 	BilledMs                                     float64
 }
 
-// MeasureRoomGames plays the games of n game servers offering
-// RoomCapacity rooms each: the servers are allocated through the stack and
-// link offering their rooms; their free rooms are filled through the
-// allocate handler in process; every session links and heartbeats; the
-// servers close their rooms and every game ends. All but the servers'
-// allocations are counted.
+// MeasureRoomGames plays the games of n servers offering rooms: every call
+// but the servers' allocations counted.
 func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res RoomGames, err error) {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
@@ -80,15 +62,13 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 	if err != nil {
 		return res, err
 	}
-	// The sessions' per-call figures at the default endpoint's interval; a
-	// game's heartbeats are priced from the dedicated games' whole games.
 	rig := newLinkBackRig(s, true, FunctionURL, FunctionURL.defaultEvery())
 	defer rig.Close()
 	client := newAPIClient(s.APIURL, 4)
 	run := runID()
 	res = RoomGames{Servers: n, Heartbeats: heartbeatsPerServer, IDPrefix: "rms-" + run + "-"}
-	// The handler's first call fetches the Allocator's token and reads
-	// region health: before any room is offered, so from the Allocator.
+	// The first call fetches the token and reads region health: before any
+	// room is offered, so from the Allocator.
 	if resp, _, err := ip.Post(ctx, allocateRequest("rmw-"+run, RegionOK)); err != nil || resp.StatusCode != http.StatusCreated {
 		return res, fmt.Errorf("room games: warm-up allocation: %d %v", resp.StatusCode, err)
 	}
@@ -112,8 +92,6 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 		servers[i] = h.game
 	}
 	offer := func(capacity int) func(int) string { return func(i int) string { return hosts[i].offer(capacity) } }
-	// A server links a few seconds after its allocation; its sessions link
-	// on the same clock.
 	linkedAt := rig.clock.Now().Add(5 * time.Second)
 	if res.Offer, err = rig.calls(ctx, "link", servers, []time.Time{linkedAt}, offer(RoomCapacity)); err != nil {
 		return res, err
@@ -154,10 +132,8 @@ func MeasureRoomGames(ctx context.Context, s *Stack, n int, log io.Writer) (res 
 	return res, nil
 }
 
-// placeSessions allocates n sessions through the in-process handler,
-// counting its requests; each must land in a room of hosts, whose session
-// callback hands over the session's PartnerGameToken. It returns the
-// sessions placed so far on a failure too, to be ended.
+// placeSessions allocates n sessions in process, each into a room of hosts.
+// It returns those placed so far on a failure too.
 func placeSessions(ctx context.Context, ip *InProcess, hosts []*roomHost, prefix string, n int, healthTable string) (RoomPlacement, []game, error) {
 	ip.Counter.Take()
 	var took []time.Duration
@@ -189,7 +165,6 @@ func placeSessions(ctx context.Context, ip *InProcess, hosts []*roomHost, prefix
 	return p, sessions, nil
 }
 
-// derive computes the figures per placement from the phase's operations.
 func (p *RoomPlacement) derive(health, label string) {
 	p.Rows = requestRows(label, p.Phase)
 	use := func(keep func(OpKey) bool) dynamoUse { return dynamoPerCall(p.Ops, p.N, keep) }
@@ -204,10 +179,8 @@ func (p *RoomPlacement) derive(health, label string) {
 }
 
 // measureServerBeats times the servers' all-sessions heartbeats at each
-// endpoint's default interval, each an hour after the last on the rigs'
-// clocks, so that every session's first beat there is due: as many at the
-// HTTP API's interval as heartbeatsPerServer take at the function URL's
-// (its servers beat faster; the reads before writing are what it adds).
+// endpoint's default interval, an hour apart so every first beat is due,
+// as many as fit in heartbeatsPerServer at the function URL's.
 func measureServerBeats(ctx context.Context, s *Stack, rig *linkBackRig, servers []game, linkedAt time.Time) (map[Endpoint]LifecycleCall, error) {
 	api := newLinkBackRig(s, true, HTTPAPI, HTTPAPI.defaultEvery())
 	defer api.Close()
@@ -225,8 +198,6 @@ func measureServerBeats(ctx context.Context, s *Stack, rig *linkBackRig, servers
 	return out, nil
 }
 
-// GameCost is one game's bill per 1M games, item by item: its allocation,
-// its game server's link-back calls and its lifecycle events, logs apart.
 type GameCost struct {
 	Allocation, Link, Heartbeats, End, Events float64
 	Total                                     float64
@@ -237,11 +208,8 @@ func (g GameCost) summed() GameCost {
 	return g
 }
 
-// RoomsAtEndpoint is a game's bill at one endpoint's default heartbeat
-// interval, on a server of its own and on one holding Capacity rooms; Met
-// is Shared.Total ≤ RoomsGoal, else MissedBy and Top, Shared's largest
-// item. Game is the dedicated game's scenario; Beat the server's
-// all-sessions heartbeat at the endpoint.
+// RoomsAtEndpoint is a game's bill at an endpoint's default interval, on a
+// server of its own and on one holding Capacity rooms.
 type RoomsAtEndpoint struct {
 	Endpoint          Endpoint
 	Every             time.Duration
@@ -255,20 +223,14 @@ type RoomsAtEndpoint struct {
 	Beat              LifecycleCall
 }
 
-// DedicatedGame is a game on a server of its own as sc priced it.
 func DedicatedGame(sc LifecycleScenario) GameCost {
 	return GameCost{Allocation: sc.Allocation, Link: sc.Link.At(sc.Endpoint), End: sc.End.At(sc.Endpoint), Events: sc.Events,
 		Heartbeats: sc.Heartbeats * sc.Heartbeat.At(sc.Endpoint)}.summed()
 }
 
-// SharedGame is one of the capacity games a server holds over its life,
-// the server's own costs shared by them: the first game came with the
-// server, allocated by the Allocator (allocation per 1M) and linking with
-// the rooms offer, with a dedicated game's events; the other capacity−1
-// were placed in its rooms (placement each), link as sessions and have
-// roomEvents each; the server closes its rooms once before it stops.
-// heartbeats is a game's share of its server's heartbeats; every game ends
-// giving its room back; the link-back calls pay e's charge.
+// SharedGame is one of the capacity games a server holds: the first came
+// with the server, the others were placed in its rooms; they share the
+// server's link, close and heartbeats.
 func SharedGame(capacity int, e Endpoint, allocation, placement, heartbeats float64, g RoomGames, dedicatedEvents, roomEvents float64) GameCost {
 	c := float64(max(capacity, 1))
 	others := c - 1
@@ -281,18 +243,12 @@ func SharedGame(capacity int, e Endpoint, allocation, placement, heartbeats floa
 	}.summed()
 }
 
-// RoomPlacementUSD prices a room placement per 1M as sc prices an
-// allocation: an HTTP API and a Lambda request, the placement's billed
-// duration and units as measured, and sc's amortised region-health reads
-// and Secrets Manager calls. The session callback is inside the billed
-// duration; it costs nothing else on AWS.
+// RoomPlacementUSD prices a room placement as sc prices an allocation.
+// The session callback is in the billed duration; it costs nothing else.
 func RoomPlacementUSD(sc Scenario, in CostInputs, p RoomPlacement) float64 {
 	return prices.HTTPAPI + invocationUSD(p.BilledMs) + dynamoUSD(p.ReadUnits, p.WriteUnits) + sc.amortised(in.HealthReadRRU)
 }
 
-// price fills in the per-game bills at each endpoint's default from the
-// first cost scenario's allocation and the dedicated games as priced
-// (l.price first).
 func (r *RoomsResult) price(m CostModel, l *LifecycleResult, dedicatedEvents float64) {
 	r.ByEndpoint = nil
 	if r.Games.Placement.N == 0 || len(m.Scenarios) == 0 {
@@ -306,8 +262,7 @@ func (r *RoomsResult) price(m CostModel, l *LifecycleResult, dedicatedEvents flo
 			continue
 		}
 		a := RoomsAtEndpoint{Endpoint: e, Every: d.Every, Capacity: RoomCapacity, Dedicated: DedicatedGame(*d), Game: d, Beat: r.Games.ServerBeat[e]}
-		// The server's one loop beats as often as a dedicated game's
-		// server, and each beat renews all its games.
+		// The server beats as often as a dedicated game's, renewing all its games.
 		beats := d.Heartbeats * a.Beat.At(e) / RoomCapacity
 		a.Shared = SharedGame(RoomCapacity, e, sc.Total, r.PlacementUSD, beats, r.Games, dedicatedEvents, r.Events.PerGame)
 		a.SharedRatio = a.Shared.Total / a.Dedicated.Total

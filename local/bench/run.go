@@ -15,14 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/sweepload"
 )
 
-// Options is one `make bench` run. N is the samples for overhead,
-// fallback, billed duration and request counts; Delay the stand-in's fixed
-// allocate delay; Pool the sandboxes per function (local/dev.yaml's 4);
-// BigPool those of a second stack for the throughput check (0 skips it);
-// RaceInstances game instances each requested by RaceCallers callers at
-// once; ColdStarts the starts per cold-start series (at least MinStarts);
-// SweepBacklog the due instances the health sweep phase drains (0 skips
-// it); BenchTime the -benchtime of the Go micro-benchmarks.
+// Options is one `make bench` run (see local/cmd/bench's flags).
 type Options struct {
 	Root, WorkDir              string // absolute
 	Log                        io.Writer
@@ -37,10 +30,7 @@ type Options struct {
 }
 
 // Report is every figure of one run: the data report.md.tmpl renders.
-// DoubleAllocated counts game instances given two servers (or whose 201
-// matched no single upstream allocation) over every check, of Answered.
-// Errors lists phases that failed; such a report is not written over
-// docs/benchmarks.md.
+// A report with Errors is not written over docs/benchmarks.md.
 type Report struct {
 	Options                   Options
 	Const                     Constants
@@ -71,8 +61,6 @@ type Report struct {
 	Errors                    []string
 }
 
-// Constants are the fixed parameters the report names; OverheadSlack is
-// the overhead goal's margin over 1×, CFSPeriod the CPU-share quota's.
 type Constants struct {
 	RegionOK, RegionFallback, RegionDown string
 	OverheadWarmup, ThroughputWarmup     int
@@ -90,12 +78,11 @@ const (
 	throughputWarmup = 300 // allocations at the lowest level before the throughput levels
 )
 
-// Run measures everything, one phase after another so that phases do not
-// compete for the machine's cores.
+// Run measures everything, one phase after another so that they do not
+// compete for the cores.
 func Run(ctx context.Context, o Options) (*Report, error) {
 	began := time.Now()
-	// Fail early, before minutes of cold starts, when `make deps` has not
-	// installed DynamoDB Local (with DYNAMODB_LOCAL_DIR the harness checks).
+	// Fail early, before minutes of cold starts, without DynamoDB Local.
 	dir := filepath.Join(o.Root, ".cache", "dynamodb-local")
 	if jars, _ := filepath.Glob(filepath.Join(dir, "package", "lib", "dynamodb_local_*", "DynamoDBLocal.jar")); len(jars) == 0 && os.Getenv("DYNAMODB_LOCAL_DIR") == "" {
 		return nil, fmt.Errorf("DynamoDB Local is not installed in %s: run `make deps` (or `make bench`, which depends on it)", dir)
@@ -106,7 +93,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		OverheadGoal: OverheadGoal, OverheadSlack: OverheadGoal - 1, FallbackGoal: FallbackGoal, HealthCacheTTLSecs: healthCacheTTLSecs,
 		CFSPeriod: cfsPeriodUs * time.Microsecond, CPUShareGoal: CPUShareGoal, CPUShareTarget: CPUShareTarget,
 	}}
-	// Cold start and sizes first, on a machine not yet busy with our stack.
+	// Cold start and sizes first, before our stack loads the machine.
 	progress(o.Log, "cold start (this takes a while: every function is started many times)")
 	var err error
 	r.ColdStart, err = ColdStart(ctx, o)
@@ -120,8 +107,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 			}
 		}
 	}
-	// After the stacks, so that no scheduled sweep and no allocation
-	// traffic shares DynamoDB Local's cores with it.
+	// After the stacks, so no other traffic shares DynamoDB Local's cores.
 	if o.SweepBacklog > 0 {
 		progress(o.Log, "health sweep: %d due instances, runs of %s until none is due", o.SweepBacklog, sweepload.LambdaTimeout)
 		r.Sweep, err = MeasureSweep(ctx, o.Root, o.SweepBacklog, o.Log)
@@ -135,7 +121,6 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	return r, nil
 }
 
-// fail records a phase that failed; it reports whether err is one.
 func (r *Report) fail(phase string, err error) bool {
 	if err != nil {
 		progress(r.Options.Log, "%s FAILED: %v", phase, err)
@@ -144,7 +129,6 @@ func (r *Report) fail(phase string, err error) bool {
 	return err != nil
 }
 
-// derive computes the figures that combine several phases.
 func (r *Report) derive() {
 	r.Overhead.FunctionWork, r.Overhead.Hops = r.Billed.Duration.P50-r.Overhead.Direct.P50, r.Overhead.E2E.P50-r.Billed.Duration.P50
 	if len(r.Throughput) > 0 {
@@ -165,10 +149,9 @@ func (r *Report) derive() {
 	r.Queued.price(r.Cost)
 }
 
-// measureStack runs the figures that need a stack, against its own
-// stand-in so that the exactly-once check sees only this stack's calls. The
-// first (full) stack measures everything; further ones only throughput at
-// the highest level.
+// measureStack runs the figures that need a stack with its own stand-in,
+// so the exactly-once check sees only its calls; a further stack only the
+// highest throughput level.
 func (r *Report) measureStack(ctx context.Context, pool int, full bool) error {
 	o := r.Options
 	standIn := StartStandIn(o.Delay)
@@ -223,9 +206,7 @@ func (r *Report) measureStack(ctx context.Context, pool int, full bool) error {
 	return nil
 }
 
-// measureFull runs the figures only the first stack measures, before its
-// throughput levels. The rooms' game servers close their rooms when done,
-// so every later allocation goes to the Allocator again.
+// measureFull runs the figures only the first stack measures.
 func (r *Report) measureFull(ctx context.Context, s *Stack) {
 	o := r.Options
 	var err error
@@ -257,11 +238,9 @@ func (r *Report) measureFull(ctx context.Context, s *Stack) {
 	}
 }
 
-// measureQueued runs issue 23's figures: the cost cohorts, each on a rig
-// of its own (its own stand-in, queue and event source), beside the
-// latency run on the stack. They share DynamoDB Local, moto and the cores
-// only, and keep make bench to a few minutes: the figures are seconds and
-// request counts, which a few milliseconds of contention do not move.
+// measureQueued runs the cost cohorts, each on a rig of its own, beside
+// the latency run: minutes saved, and a little contention does not move
+// seconds or request counts.
 func (r *Report) measureQueued(ctx context.Context, s *Stack, o QueuedOptions) {
 	progress(r.Options.Log, "queued placements: %d while %s stays dry for %s, beside %d per wait of %v counted in process",
 		o.N, RegionQueued, o.Dry, o.CostN, o.Waits)
@@ -275,6 +254,4 @@ func (r *Report) measureQueued(ctx context.Context, s *Stack, o QueuedOptions) {
 	r.fail("queued placement cost", costErr)
 }
 
-// runID is what a phase's game instance ids start with, so that no two
-// runs on the same tables share one: the time, base 36.
 func runID() string { return strconv.FormatInt(time.Now().UnixNano(), 36) }

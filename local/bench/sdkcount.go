@@ -20,7 +20,6 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// OpKey names one operation on one table ("" for non-DynamoDB calls).
 type OpKey struct {
 	Service, Operation, Table string
 }
@@ -32,12 +31,8 @@ func (k OpKey) String() string {
 	return k.Service + " " + k.Operation + " (" + k.Table + ")"
 }
 
-// OpCount is what one operation cost: the calls the service code made, the
-// HTTP attempts (SDK retries included), the errors by code, the capacity
-// DynamoDB returned (ReturnConsumedCapacity=INDEXES) for the table and its
-// indexes, and the calls' time, retries included. SQS services ("SQS…")
-// also count the requests billed, one per 64 KB chunk of payload, and the
-// receives that brought nothing.
+// OpCount is what one operation cost; Chunks and Empty are SQS's billed
+// requests and empty receives.
 type OpCount struct {
 	Calls, Attempts        int
 	Errors                 Counts
@@ -48,8 +43,8 @@ type OpCount struct {
 }
 
 // SDKCounter counts requests through AWS SDK middleware: an Initialize
-// step sees each operation call (and asks DynamoDB for its consumed
-// capacity), a Finalize step after the retry middleware sees each attempt.
+// step sees each call (and asks DynamoDB for its consumed capacity), a
+// Finalize step after the retry middleware each attempt.
 type SDKCounter struct {
 	mu  sync.Mutex
 	ops map[OpKey]*OpCount
@@ -59,7 +54,6 @@ func NewSDKCounter() *SDKCounter { return &SDKCounter{ops: map[OpKey]*OpCount{}}
 
 type countKey struct{}
 
-// APIOptions go into a client's Options.APIOptions.
 func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error {
 	calls := middleware.InitializeMiddlewareFunc("BenchCountCalls",
 		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
@@ -136,7 +130,6 @@ func (c *SDKCounter) record(op *OpCount, result any, took time.Duration, err err
 	}
 }
 
-// Take returns the counts since the previous Take and starts over.
 func (c *SDKCounter) Take() map[OpKey]OpCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -150,8 +143,6 @@ func (c *SDKCounter) Take() map[OpKey]OpCount {
 	return out
 }
 
-// operationName is the SDK's own name for the operation, falling back to
-// the input type (UpdateItemInput → UpdateItem).
 func operationName(ctx context.Context, params any) string {
 	if name := awsmiddleware.GetOperationName(ctx); name != "" {
 		return name
@@ -159,12 +150,10 @@ func operationName(ctx context.Context, params any) string {
 	return strings.TrimSuffix(reflect.TypeOf(params).Elem().Name(), "Input")
 }
 
-// The DynamoDB operations' inputs and outputs share field names, not
-// interfaces: TableName or RequestItems, ReturnConsumedCapacity and
-// ConsumedCapacity. Other services' inputs have none of them.
+// DynamoDB's inputs and outputs share field names, not interfaces
+// (TableName or RequestItems, ReturnConsumedCapacity, ConsumedCapacity):
+// they are read by reflection. Other services' inputs have none of them.
 
-// askForCapacity makes DynamoDB report consumed capacity per table and
-// index. It changes nothing else about the request.
 func askForCapacity(params any) {
 	want := reflect.ValueOf(types.ReturnConsumedCapacityIndexes)
 	if f := field(params, "ReturnConsumedCapacity"); f.IsValid() && f.CanSet() && f.Type() == want.Type() {
@@ -204,7 +193,6 @@ func tableOf(params any) string {
 	return ""
 }
 
-// field is the named field of the struct v points to, or the zero Value.
 func field(v any, name string) reflect.Value {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
@@ -213,15 +201,12 @@ func field(v any, name string) reflect.Value {
 	return rv.Elem().FieldByName(name)
 }
 
-// dynamoUse is DynamoDB's part of some calls, per call: requests, the
-// table's and the indexes' units, read and write units (index writes
-// included), the index writes alone, and the time waiting on DynamoDB.
+// dynamoUse is DynamoDB's part of some calls, per call.
 type dynamoUse struct {
 	Requests, Table, Index, Reads, Writes, IndexWrites float64
 	Took                                               time.Duration
 }
 
-// dynamoPerCall sums the DynamoDB operations keep selects over n calls.
 func dynamoPerCall(ops map[OpKey]OpCount, n int, keep func(OpKey) bool) dynamoUse {
 	var u dynamoUse
 	for k, op := range ops {
@@ -241,7 +226,6 @@ func dynamoPerCall(ops map[OpKey]OpCount, n int, keep func(OpKey) bool) dynamoUs
 	return dynamoUse{u.Requests / per, u.Table / per, u.Index / per, u.Reads / per, u.Writes / per, u.IndexWrites / per, u.Took / time.Duration(max(n, 1))}
 }
 
-// Phase is what a run of allocations cost in AWS requests.
 type Phase struct {
 	N       int
 	Elapsed time.Duration
@@ -249,14 +233,11 @@ type Phase struct {
 	Ops     map[OpKey]OpCount
 }
 
-// on is DynamoDB's use of table per allocation, of operation op ("": all).
 func (p Phase) on(table, op string) dynamoUse {
 	return dynamoPerCall(p.Ops, p.N, func(k OpKey) bool { return k.Table == table && (op == "" || k.Operation == op) })
 }
 
-// RequestRow is one operation of one phase, per allocation. Chunks and
-// Empty are SQS's: the requests billed and the receives that brought
-// nothing. Took is per request, retries included.
+// RequestRow is one operation of one phase, per allocation.
 type RequestRow struct {
 	Phase                                      string
 	Op                                         OpKey
@@ -267,7 +248,6 @@ type RequestRow struct {
 	Took                                       time.Duration
 }
 
-// requestRows are p's operations per allocation, in a stable order.
 func requestRows(label string, p Phase) []RequestRow {
 	keys := slices.SortedFunc(maps.Keys(p.Ops), func(a, b OpKey) int { return cmp.Compare(a.String(), b.String()) })
 	n := float64(max(p.N, 1))
@@ -282,14 +262,11 @@ func requestRows(label string, p Phase) []RequestRow {
 	return rows
 }
 
-// sqsChunk is what SQS bills as one request: every 64 KB chunk of a
-// request's payload counts as a request of its own.
+// sqsChunk: SQS bills every 64 KB chunk of a request's payload as a request.
 const sqsChunk = 64 * 1024
 
-// sqsBilled is what one successful SQS call is billed: its 64 KB chunks
-// (at least one) and, for a ReceiveMessage, whether it brought nothing
-// (an empty long poll is billed all the same). The payload is the bodies
-// sent or received; attributes (the bench sends none) are far below a chunk.
+// sqsBilled is what a successful SQS call is billed (an empty long poll is
+// billed all the same), and whether a receive brought nothing.
 func sqsBilled(params, result any) (chunks int, empty bool) {
 	size := 0
 	switch in := params.(type) {

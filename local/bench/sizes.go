@@ -12,17 +12,13 @@ import (
 )
 
 const (
-	// SizeGoalMB is the goal for one stripped arm64 bootstrap, in decimal
-	// megabytes (10^6 bytes), the unit the report uses throughout.
-	SizeGoalMB = 12
-	// lambdaGOARCH is what template.yaml's Globals deploy to.
-	lambdaGOARCH = "arm64"
-	// helloWorldName is the baseline function in both reports.
+	// SizeGoalMB is the goal for one stripped arm64 bootstrap, in 10^6 bytes.
+	SizeGoalMB     = 12
+	lambdaGOARCH   = "arm64"
 	helloWorldName = "hello-world"
 )
 
-// SizeReport lists each function's stripped linux/arm64 bootstrap, and
-// hello-world's for reference (not held to the goal).
+// SizeReport lists each function's stripped linux/arm64 bootstrap.
 type SizeReport struct {
 	GOARCH      string
 	GoalMB      float64
@@ -32,7 +28,6 @@ type SizeReport struct {
 	AllMeetGoal bool
 }
 
-// BinarySize is one built bootstrap.
 type BinarySize struct {
 	Name      string // logical ID, or "hello-world"
 	Bytes     int64
@@ -40,8 +35,7 @@ type BinarySize struct {
 	MeetsGoal bool
 }
 
-// BinarySizes builds every function of template.yaml (and the hello-world
-// baseline) exactly as the Makefile's build target does and measures them.
+// BinarySizes builds every function and hello-world as make build does.
 func BinarySizes(ctx context.Context, o Options) (*SizeReport, error) {
 	targets, bins, err := buildTargets(ctx, o, "sizes", filepath.Join("sizes", lambdaGOARCH), lambdaGOARCH)
 	if err != nil {
@@ -68,13 +62,11 @@ func BinarySizes(ctx context.Context, o Options) (*SizeReport, error) {
 	return r, nil
 }
 
-// bootstrapTarget is one package to build into <dir>/bootstrap.
 type bootstrapTarget struct{ name, pkg, dir string }
 
 // buildTargets builds template.yaml's functions in template order, then
-// the baseline (so a function added to the template is measured without
-// edits), for linux/goarch with the Makefile's flags into
-// o.WorkDir/<sub>/<dir>/bootstrap; bins are keyed by target name.
+// the baseline, for linux/goarch with the Makefile's flags; bins are keyed
+// by target name.
 func buildTargets(ctx context.Context, o Options, what, sub, goarch string) (targets []bootstrapTarget, bins map[string]string, err error) {
 	t, err := stack.LoadTemplate(o.Root)
 	if err != nil {

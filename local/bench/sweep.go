@@ -19,10 +19,8 @@ import (
 // sweepMaxRuns bounds the phase: 20,000 take 2 runs at the default cap.
 const sweepMaxRuns = 10
 
-// SweepRun is one health sweep run of the backlog phase (N is 1 for the
-// first). MinShard and MaxShard are the fewest and most reviews one shard
-// got; Starved counts shards that had as many due instances after the run
-// as before, counted from the index.
+// SweepRun is one health sweep run; Starved counts shards with as many due
+// instances after it as before.
 type SweepRun struct {
 	N, FirstShard, TakenOn, Reviewed, Failures, Remaining int
 	Took                                                  time.Duration
@@ -31,15 +29,9 @@ type SweepRun struct {
 	MinShard, MaxShard, Starved                           int
 }
 
-// SweepResult is the health sweep draining a backlog of due instances,
-// Linked of them (1 in LinkedEvery) past their heartbeat deadline. Left
-// are still due after the last run; States the seeded instances' stored
-// "state/reason" afterwards. Reviews per second: overall, slowest and
-// fastest run; StarvedRuns left some shard's due instances untouched;
-// AllMarked: every instance ended Unhealthy and no run starved a shard.
-// The sweep's own limits: a run dispatches for Dispatch and takes on at
-// most Limit due instances, so below Floor reviews/s time, not the cap,
-// ends it.
+// SweepResult is the health sweep draining a backlog of due instances. A
+// run takes on at most Limit and dispatches for Dispatch, so below Floor
+// reviews/s time, not the cap, ends it.
 type SweepResult struct {
 	Instances, Linked, LinkedEvery int
 	RunTimeout, SeedTook           time.Duration
@@ -55,7 +47,6 @@ type SweepResult struct {
 	Floor                          float64
 }
 
-// summarise fills in the figures the report draws from the runs.
 func (r *SweepResult) summarise() {
 	r.StarvedRuns, r.StoppedEarly, r.MinRate, r.MaxRate = 0, false, 0, 0
 	for i, run := range r.Runs {
@@ -75,10 +66,9 @@ func (r *SweepResult) summarise() {
 	r.AllMarked = r.Instances > 0 && r.Left == 0 && unhealthy == r.Instances && r.StarvedRuns == 0
 }
 
-// MeasureSweep seeds n due instances into a fresh table on a DynamoDB Local
-// of its own (no stack beside it, so no scheduled sweep competes) and runs
-// the sweep until nothing is due, each run with the Lambda's timeout, as
-// local/sweepload and the 20,000-instance test do.
+// MeasureSweep seeds n due instances on a DynamoDB Local of its own (no
+// scheduled sweep competes) and runs the sweep, with the Lambda's timeout,
+// until nothing is due, as local/sweepload and the 20,000-instance test do.
 func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (SweepResult, error) {
 	dispatch := sweepload.LambdaTimeout - max(lifecycle.SweepMinMargin, sweepload.LambdaTimeout/10)
 	res := SweepResult{Instances: n, Linked: n / sweepload.LinkedEvery, LinkedEvery: sweepload.LinkedEvery, RunTimeout: sweepload.LambdaTimeout,

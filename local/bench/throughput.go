@@ -5,22 +5,24 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
-// ThroughputOptions bounds each load level: concurrent callers per level,
-// allocations and time per level at most.
+// ThroughputOptions bounds each load level in count and time.
 type ThroughputOptions struct {
 	Callers  []int
 	PerLevel int
 	Cap      time.Duration
 }
 
-// ThroughputLevel is one load level: Callers closed-loop callers, each
-// allocating fresh game instances back to back; PerSecond counts 201s per
-// second of wall time, Latency is theirs.
+// ThroughputLevel is Callers closed-loop callers allocating back to back.
 type ThroughputLevel struct {
 	PoolSize, Callers, Attempted, Created int
 	Elapsed                               time.Duration
@@ -30,8 +32,8 @@ type ThroughputLevel struct {
 	CPU                                   CPUUsage
 }
 
-// MeasureThroughput runs one level and records every 201's server in
-// created (game instance → server address) for the exactly-once check.
+// MeasureThroughput runs one level; every 201's server goes into created
+// for the exactly-once check.
 func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputOptions, created *sync.Map, log io.Writer) (ThroughputLevel, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
@@ -82,21 +84,16 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 
 // Thresholds of the bottleneck analysis.
 const (
-	// busyShare is the machine CPU use above which the run counts as
-	// CPU-bound: with a few percent of idle left, other processes and
-	// scheduling gaps account for the rest.
+	// busyShare: the machine CPU use above which a run is CPU-bound (other
+	// processes and scheduling gaps take the rest).
 	busyShare = 0.85
 	// poolShare: reaching this share of the pool's ceiling means the pool binds.
 	poolShare = 0.8
-	// minGain is the throughput gain from a bigger pool that is more than
-	// the run-to-run noise of a level (a few percent).
+	// minGain: a bigger pool's gain beyond a level's run-to-run noise.
 	minGain = 1.05
 )
 
-// Bottleneck is what limited throughput: the best level of each pool size,
-// in the order measured. With two pool sizes or more, First and Largest
-// are the first and last measured, Gain is Largest's best rate over
-// First's, and PoolLimited whether that gain is more than noise.
+// Bottleneck is what limited throughput, by pool size in the order measured.
 type Bottleneck struct {
 	Pools          []PoolFinding
 	First, Largest *PoolFinding
@@ -104,9 +101,8 @@ type Bottleneck struct {
 	PoolLimited    bool
 }
 
-// PoolFinding compares a pool's best level with two ceilings: the machine's
-// cores (measured CPU use) and the sandbox pool (pool size over the time
-// one invocation holds a sandbox, measured unloaded).
+// PoolFinding compares a pool's best level with two ceilings: the cores
+// and the pool (its size over an invocation's time, measured unloaded).
 type PoolFinding struct {
 	Best                  ThroughputLevel
 	PerInvocation         time.Duration
@@ -140,4 +136,141 @@ func AnalyseThroughput(levels []ThroughputLevel, perInvocation time.Duration) Bo
 		b.PoolLimited = b.Gain > minGain
 	}
 	return b
+}
+
+// Integrity is the exactly-once check on one stack: the stand-in's answered
+// calls against the stored records and the callers' 201s. Unanswered
+// instances (allocated once, no 201: a caller cut off by the time cap) are
+// allowed.
+type Integrity struct {
+	Pool, Instances, DoubleAllocated, Mismatched, Unanswered int
+	Problems                                                 []string
+}
+
+func (i Integrity) OK() bool { return i.DoubleAllocated == 0 && i.Mismatched == 0 }
+
+// CheckExactlyOnce compares created (game instance → server address from
+// the 201) with the stand-in's calls and a scan of the table.
+func CheckExactlyOnce(ctx context.Context, s *Stack, created *sync.Map) (Integrity, error) {
+	res := Integrity{Pool: s.PoolSize}
+	upstream := s.StandIn.UpstreamAllocations()
+	records, err := scanServers(ctx, s)
+	if err != nil {
+		return res, err
+	}
+	problem := func(format string, args ...any) {
+		if len(res.Problems) < 5 {
+			res.Problems = append(res.Problems, fmt.Sprintf(format, args...))
+		}
+	}
+	for id, servers := range upstream {
+		if len(servers) > 1 {
+			res.DoubleAllocated++
+			problem("%s: %d upstream allocations %v", id, len(servers), servers)
+		}
+	}
+	answered := map[string]bool{}
+	created.Range(func(k, v any) bool {
+		id, addr := k.(string), v.(string)
+		answered[id] = true
+		res.Instances++
+		rec, ok := records[id]
+		switch {
+		case len(upstream[id]) != 1 || upstream[id][0] != addr:
+			res.Mismatched++
+			problem("%s: answered 201 with %s but the stand-in handed out %v", id, addr, upstream[id])
+		case !ok || rec.State != "Allocated" || rec.Server.Address != addr:
+			res.Mismatched++
+			problem("%s: answered 201 with %s, stored %+v", id, addr, rec)
+		}
+		return true
+	})
+	for id, servers := range upstream {
+		loadRun := strings.HasPrefix(id, "tp-") || strings.HasPrefix(id, "race-")
+		if len(servers) == 1 && loadRun && !answered[id] {
+			res.Unanswered++
+		}
+	}
+	return res, nil
+}
+
+type storedServer struct {
+	ID     string `dynamodbav:"gameInstanceId"`
+	State  string `dynamodbav:"state"`
+	Server struct {
+		Address string `dynamodbav:"address"`
+	} `dynamodbav:"server"`
+}
+
+func scanServers(ctx context.Context, s *Stack) (map[string]storedServer, error) {
+	out := map[string]storedServer{}
+	p := dynamodb.NewScanPaginator(s.DDB, &dynamodb.ScanInput{
+		TableName:                aws.String(s.Tables["GameInstancesTable"]),
+		ProjectionExpression:     aws.String("gameInstanceId, #s, #srv.address"),
+		ExpressionAttributeNames: map[string]string{"#s": "state", "#srv": "server"},
+		ConsistentRead:           aws.Bool(true),
+	})
+	for p.HasMorePages() {
+		page, err := p.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("scan the game instances: %w", err)
+		}
+		var recs []storedServer
+		if err := attributevalue.UnmarshalListOfMaps(page.Items, &recs); err != nil {
+			return nil, fmt.Errorf("decode the game instances: %w", err)
+		}
+		for _, r := range recs {
+			out[r.ID] = r
+		}
+	}
+	return out, nil
+}
+
+// RaceResult is the same game instance requested by several callers at once.
+type RaceResult struct {
+	Instances, CallersEach   int
+	Outcomes                 Counts
+	Created, MultipleCreated int
+}
+
+// MeasureRace releases callersEach requests for each of instances game
+// instances at once; one may allocate, the others must get 409 or 200.
+func MeasureRace(ctx context.Context, s *Stack, instances, callersEach int, created *sync.Map, log io.Writer) (RaceResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	res := RaceResult{Instances: instances, CallersEach: callersEach, Outcomes: Counts{}}
+	client := newAPIClient(s.APIURL, instances*callersEach)
+	run := runID()
+	var mu sync.Mutex
+	for i := range instances {
+		id := fmt.Sprintf("race-p%d-%s-%d", s.PoolSize, run, i)
+		gate := make(chan struct{})
+		wins := 0
+		var wg sync.WaitGroup
+		for range callersEach {
+			wg.Go(func() {
+				<-gate
+				r := postAllocation(ctx, client, id, RegionOK)
+				mu.Lock()
+				defer mu.Unlock()
+				res.Outcomes[r.Outcome()]++
+				if r.Status == http.StatusCreated && r.server() != "" {
+					wins++
+					created.Store(id, r.server())
+				}
+			})
+		}
+		close(gate)
+		wg.Wait()
+		if wins == 1 {
+			res.Created++
+		} else if wins > 1 {
+			res.MultipleCreated++
+		}
+	}
+	progress(log, "race: %d game instances × %d simultaneous callers: %s", instances, callersEach, res.Outcomes)
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("race: %w", ctx.Err())
+	}
+	return res, nil
 }
