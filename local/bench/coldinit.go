@@ -17,7 +17,7 @@ const ourModule = "github.com/gamefabric-alloc/allocsvc/"
 
 // traceInits starts every series held to the goal n more times with
 // GODEBUG=inittrace=1 and keeps the medians.
-func traceInits(ctx context.Context, plan []*coldSeries, n int) error {
+func traceInits(ctx context.Context, plan []*ColdStartSeries, n int) error {
 	for _, s := range plan {
 		if s.realistic {
 			continue
@@ -30,7 +30,7 @@ func traceInits(ctx context.Context, plan []*coldSeries, n int) error {
 			}
 			traces = append(traces, ParseInitTrace(m.logs))
 		}
-		s.trace = medianTrace(traces)
+		s.Inits = medianTrace(traces)
 	}
 	return nil
 }
@@ -47,6 +47,7 @@ type InitTrace struct {
 	LargestClock     time.Duration
 }
 
+// ParseInitTrace sums the init lines in a function's output.
 func ParseInitTrace(out string) InitTrace {
 	t := InitTrace{Starts: 1}
 	for line := range strings.Lines(out) {

@@ -4,10 +4,14 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"runtime"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
+	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
 // Cold-start goals (issue 25), parameters and time bounds. A start takes
@@ -61,21 +65,17 @@ type ColdStartSeries struct {
 	Invoke, Warm              Summary
 	Inits                     InitTrace
 	InitOverHello, InvokeRoom time.Duration
-}
 
-func (s ColdStartSeries) ColdInvokeExtra() time.Duration { return s.Invoke.P50 - s.Warm.P50 }
-
-type coldSeries struct {
-	name, bin, event string
-	env              []string
-	realistic        bool
-	makeEvent        func(round int) ([]byte, error)
-	check            func(runtimeapi.Result) (string, error)
-
-	answer                        string
+	name, bin                     string
+	env                           []string
+	realistic                     bool
+	makeEvent                     func(round int) ([]byte, error)
+	check                         func(runtimeapi.Result) (string, error)
 	totals, inits, invokes, warms []time.Duration
-	trace                         InitTrace
 }
+
+// ColdInvokeExtra is what being cold adds to the first invocation.
+func (s ColdStartSeries) ColdInvokeExtra() time.Duration { return s.Invoke.P50 - s.Warm.P50 }
 
 // ColdStart builds every function and the hello-world baseline for this
 // machine and cold-starts each o.ColdStarts times after a discarded warm-up
@@ -114,13 +114,13 @@ func ColdStart(ctx context.Context, o Options) (*ColdStartReport, error) {
 	return r, nil
 }
 
-func runColdRounds(ctx context.Context, plan []*coldSeries, starts int, log io.Writer) error {
+func runColdRounds(ctx context.Context, plan []*ColdStartSeries, starts int, log io.Writer) error {
 	t0 := time.Now()
 	for round := 0; round <= starts; round++ {
 		for _, s := range plan {
 			m, err := s.startOnce(ctx, round, nil)
 			if err != nil {
-				return fmt.Errorf("coldstart: %s (%s), round %d: %w", s.name, s.event, round, err)
+				return fmt.Errorf("coldstart: %s (%s), round %d: %w", s.name, s.Event, round, err)
 			}
 			if round > 0 {
 				s.totals, s.inits = append(s.totals, m.total), append(s.inits, m.init)
@@ -140,7 +140,7 @@ type coldSample struct {
 // startOnce is one cold start: a fresh process, one invocation (again,
 // warm, for a series held to the goal), kill. With extraEnv the output is
 // kept.
-func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string) (coldSample, error) {
+func (s *ColdStartSeries) startOnce(ctx context.Context, round int, extraEnv []string) (coldSample, error) {
 	select {
 	case <-ctx.Done():
 		return coldSample{}, ctx.Err()
@@ -170,7 +170,7 @@ func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string
 	if err != nil {
 		return coldSample{}, err
 	}
-	if s.answer, err = s.check(res); err != nil {
+	if s.Answer, err = s.check(res); err != nil {
 		return coldSample{}, fmt.Errorf("%w\n--- function output (tail) ---\n%s", err, rt.Logs())
 	}
 	if closeErr != nil {
@@ -182,21 +182,23 @@ func (s *coldSeries) startOnce(ctx context.Context, round int, extraEnv []string
 	return m, nil
 }
 
-func coldStartReportOf(plan []*coldSeries, starts int) *ColdStartReport {
+func coldStartReportOf(plan []*ColdStartSeries, starts int) *ColdStartReport {
 	r := &ColdStartReport{Starts: starts, GoalRatio: ColdStartGoalRatio, InitGoalRatio: ColdStartInitGoalRatio,
 		Platform: "linux/" + runtime.GOARCH, AllMeetGoal: true, AllMeetInitGoal: true}
-	hello := plan[0].stats(nil)
-	r.Hello = plan[0].stats(&hello)
+	hello := plan[0]
+	hello.summarise(nil)
+	hello.summarise(hello)
+	r.Hello = *hello
 	r.InitRoom = time.Duration(float64(hello.Init.P50) * (ColdStartInitGoalRatio - 1))
 	for _, s := range plan[1:] {
 		if len(r.Functions) == 0 || r.Functions[len(r.Functions)-1].Name != s.name {
 			r.Functions = append(r.Functions, FunctionColdStart{Name: s.name})
 		}
-		f, st := &r.Functions[len(r.Functions)-1], s.stats(&hello)
-		if s.realistic {
-			f.Realistic = &st
+		s.summarise(hello)
+		if f := &r.Functions[len(r.Functions)-1]; s.realistic {
+			f.Realistic = s
 		} else {
-			f.First = st
+			f.First = *s
 		}
 	}
 	for _, f := range r.Functions {
@@ -212,18 +214,107 @@ func coldStartReportOf(plan []*coldSeries, starts int) *ColdStartReport {
 	return r
 }
 
-func (s *coldSeries) stats(hello *ColdStartSeries) ColdStartSeries {
-	st := ColdStartSeries{Event: s.event, Answer: s.answer, Total: Summarize(s.totals), Init: Summarize(s.inits),
-		Invoke: Summarize(s.invokes), Inits: s.trace}
+// summarise fills in the figures against hello, the baseline (nil for it).
+func (s *ColdStartSeries) summarise(hello *ColdStartSeries) {
+	s.Total, s.Init, s.Invoke = Summarize(s.totals), Summarize(s.inits), Summarize(s.invokes)
 	if !s.realistic {
-		st.Warm = Summarize(s.warms)
+		s.Warm = Summarize(s.warms)
 	}
 	if hello != nil {
-		st.Ratio, st.InitRatio = durRatio(st.Total.P50, hello.Total.P50), durRatio(st.Init.P50, hello.Init.P50)
-		st.InitOverHello = st.Init.P50 - hello.Init.P50
-		st.InvokeRoom = time.Duration(float64(hello.Total.P50)*ColdStartGoalRatio) - st.Init.P50
+		s.Ratio, s.InitRatio = durRatio(s.Total.P50, hello.Total.P50), durRatio(s.Init.P50, hello.Init.P50)
+		s.InitOverHello = s.Init.P50 - hello.Init.P50
+		s.InvokeRoom = time.Duration(float64(hello.Total.P50)*ColdStartGoalRatio) - s.Init.P50
 	}
 	// False for NaN: a missing baseline never meets them.
-	st.MeetsGoal, st.MeetsInitGoal = st.Ratio <= ColdStartGoalRatio, st.InitRatio <= ColdStartInitGoalRatio
-	return st
+	s.MeetsGoal, s.MeetsInitGoal = s.Ratio <= ColdStartGoalRatio, s.InitRatio <= ColdStartInitGoalRatio
+}
+
+const (
+	// SizeGoalMB is the goal for one stripped arm64 bootstrap, in 10^6 bytes.
+	SizeGoalMB     = 12
+	lambdaGOARCH   = "arm64"
+	helloWorldName = "hello-world"
+)
+
+// SizeReport lists each function's stripped linux/arm64 bootstrap.
+type SizeReport struct {
+	GOARCH      string
+	GoalMB      float64
+	Functions   []BinarySize // template order
+	Hello       BinarySize
+	Largest     BinarySize
+	AllMeetGoal bool
+}
+
+// BinarySize is one built bootstrap.
+type BinarySize struct {
+	Name      string // logical ID, or "hello-world"
+	Bytes     int64
+	MB        float64 // decimal
+	MeetsGoal bool
+}
+
+// BinarySizes builds every function and hello-world as make build does.
+func BinarySizes(ctx context.Context, o Options) (*SizeReport, error) {
+	targets, bins, err := buildTargets(ctx, o, "sizes", filepath.Join("sizes", lambdaGOARCH), lambdaGOARCH)
+	if err != nil {
+		return nil, err
+	}
+	r := &SizeReport{GOARCH: lambdaGOARCH, GoalMB: SizeGoalMB, AllMeetGoal: true}
+	for _, t := range targets {
+		fi, err := os.Stat(bins[t.name])
+		if err != nil {
+			return nil, fmt.Errorf("sizes: %s: %w", t.name, err)
+		}
+		b := BinarySize{Name: t.name, Bytes: fi.Size(), MB: float64(fi.Size()) / 1e6}
+		b.MeetsGoal = b.MB <= SizeGoalMB
+		if t.name == helloWorldName {
+			r.Hello = b
+			continue
+		}
+		r.Functions = append(r.Functions, b)
+		r.AllMeetGoal = r.AllMeetGoal && b.MeetsGoal
+		if b.Bytes >= r.Largest.Bytes {
+			r.Largest = b
+		}
+	}
+	return r, nil
+}
+
+type bootstrapTarget struct{ name, pkg, dir string }
+
+// buildTargets builds template.yaml's functions in template order, then
+// the baseline, for linux/goarch with the Makefile's flags; bins are keyed
+// by target name.
+func buildTargets(ctx context.Context, o Options, what, sub, goarch string) (targets []bootstrapTarget, bins map[string]string, err error) {
+	t, err := stack.LoadTemplate(o.Root)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading template.yaml: %w", err)
+	}
+	ids := t.LogicalIDs(template.TypeServerlessFunction)
+	if len(ids) == 0 {
+		return nil, nil, fmt.Errorf("template.yaml in %s declares no AWS::Serverless::Function", o.Root)
+	}
+	var pkgs []string
+	for _, id := range ids {
+		targets = append(targets, bootstrapTarget{name: id, pkg: "functions/" + stack.FunctionDir(id), dir: stack.FunctionDir(id)})
+	}
+	targets = append(targets, bootstrapTarget{name: helloWorldName, pkg: "local/bench/hello", dir: "hello"})
+	for _, t := range targets {
+		pkgs = append(pkgs, t.pkg)
+	}
+	progress(o.Log, "%s: building %d bootstraps for linux/%s (-trimpath -tags lambda.norpc -ldflags='-s -w')", what, len(targets), goarch)
+	began := time.Now()
+	ctx, cancel := context.WithTimeout(ctx, coldBuildTimeout)
+	defer cancel()
+	byDir, err := stack.BuildFor(ctx, o.Root, filepath.Join(o.WorkDir, sub), goarch, pkgs...)
+	if err != nil {
+		return nil, nil, err
+	}
+	progress(o.Log, "%s: built in %s", what, time.Since(began).Round(100*time.Millisecond))
+	bins = map[string]string{}
+	for _, t := range targets {
+		bins[t.name] = byDir[t.dir]
+	}
+	return targets, bins, nil
 }

@@ -127,8 +127,8 @@ func editAsPost(req *events.APIGatewayV2HTTPRequest, _ int) error {
 
 // planColdStarts lists the series in a round's order: the baseline, then
 // template order (Allocate's realistic start before LinkBack's).
-func planColdStarts(root string, targets []bootstrapTarget, bins map[string]string, c *stack.Components, refs map[string]string) ([]*coldSeries, error) {
-	plan := []*coldSeries{{name: helloWorldName, bin: bins[helloWorldName], event: "`{}`; the handler returns `{\"message\":\"hello\"}`",
+func planColdStarts(root string, targets []bootstrapTarget, bins map[string]string, c *stack.Components, refs map[string]string) ([]*ColdStartSeries, error) {
+	plan := []*ColdStartSeries{{name: helloWorldName, bin: bins[helloWorldName], Event: "`{}`; the handler returns `{\"message\":\"hello\"}`",
 		makeEvent: func(int) ([]byte, error) { return []byte("{}"), nil }, check: checkHelloWorld}}
 	for _, t := range targets[:len(targets)-1] { // the baseline is last
 		env, err := c.FunctionEnv(t.name, refs)
@@ -144,7 +144,7 @@ func planColdStarts(root string, targets []bootstrapTarget, bins map[string]stri
 			if err != nil {
 				return nil, fmt.Errorf("coldstart: first event of %s: %w", t.name, err)
 			}
-			plan = append(plan, &coldSeries{name: t.name, bin: bins[t.name], env: env, event: "`events/" + e.file + "`: " + e.describe,
+			plan = append(plan, &ColdStartSeries{name: t.name, bin: bins[t.name], env: env, Event: "`events/" + e.file + "`: " + e.describe,
 				realistic: e.realistic, makeEvent: coldEventFor(raw, e.edit), check: checkAnswer(e.status)})
 		}
 		if len(plan) == planned {

@@ -49,6 +49,7 @@ func dynamoUSD(reads, writes float64) float64 {
 
 func logsUSD(bytes float64) float64 { return bytes * 1e6 / 1e9 * prices.LogsPerGB }
 
+// CostInputs are the measured quantities the model uses, per allocation.
 type CostInputs struct {
 	BilledMs, BilledP99Ms, CPUMs         float64
 	WRU, IndexWRU, HealthReadRRU         float64
@@ -86,6 +87,7 @@ func (sc Scenario) amortised(rru float64) float64 {
 	return sc.HealthReads*rru*prices.DynamoRRU + sc.SecretsCalls*prices.SecretsPer10k/1e4*1e6
 }
 
+// CostLine is one item of a bill per 1M.
 type CostLine struct {
 	Item, Basis string
 	USD, Share  float64
@@ -114,6 +116,7 @@ func costInputs(b BilledResult, q RequestsResult) CostInputs {
 	}
 }
 
+// NewCostModel prices 1M allocations a month and a sustained 100/s.
 func NewCostModel(in CostInputs) CostModel {
 	m := CostModel{Prices: prices, Goal: CostGoal, Inputs: in}
 	for _, sc := range []Scenario{{Name: "1M allocations/month (0.39/s)", PerSecond: 1e6 / monthSeconds}, {Name: "sustained 100 allocations/s", PerSecond: 100}} {

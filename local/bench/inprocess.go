@@ -41,6 +41,7 @@ type InProcess struct {
 	seq     int
 }
 
+// NewInProcess builds it, override's variables replacing the environment's.
 func NewInProcess(s *Stack, override map[string]string) (*InProcess, error) {
 	cfg, err := functionConfig(s, AllocateFunction, override)
 	if err != nil {
@@ -147,6 +148,7 @@ type apiResult struct {
 	Err    error
 }
 
+// Outcome is "201", "409 ALLOCATION_IN_PROGRESS" or "transport error".
 func (r apiResult) Outcome() string {
 	switch {
 	case r.Err != nil:

@@ -251,6 +251,7 @@ type LifecycleCall struct {
 	FailedWrites, USDPerMillion                  float64
 }
 
+// At is the call's price per 1M at endpoint e.
 func (c LifecycleCall) At(e Endpoint) float64 { return c.USDPerMillion + e.gateway() }
 
 func callUSD(c LifecycleCall) float64 {

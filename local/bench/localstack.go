@@ -51,6 +51,7 @@ type Stack struct {
 	logFile  *os.File
 }
 
+// StartStack starts the stack with pool sandboxes per function.
 func StartStack(ctx context.Context, root, workDir string, pool int, standIn *StandIn) (*Stack, error) {
 	cfg := stack.Defaults()
 	cfg.AnyFreePorts()
@@ -119,6 +120,7 @@ func (s *Stack) closeCPU() error {
 	return s.CPU.close()
 }
 
+// LogPath is where the stack's and its functions' output went.
 func (s *Stack) LogPath() string { return s.logFile.Name() }
 
 const (
@@ -168,6 +170,7 @@ type StandIn struct {
 	client *gamefabric.Client
 }
 
+// StartStandIn serves the stand-in on loopback.
 func StartStandIn(delay time.Duration) *StandIn {
 	srv := gfemu.Start(standInToken)
 	srv.Always(RegionOK, gfemu.Answer{Delay: delay})

@@ -23,6 +23,7 @@ type Machine struct {
 	Date                                     time.Time
 }
 
+// DescribeMachine reads /proc, os-release, the Go and Java versions and git.
 func DescribeMachine(ctx context.Context, root string) Machine {
 	m := Machine{CPU: "unknown", OS: "unknown", Kernel: "unknown", Java: "unknown", Cores: runtime.NumCPU(),
 		GoVersion: runtime.Version(), LoadAvg: loadAverage(true), Date: time.Now().UTC(), Commit: "unknown (not a git checkout)"}

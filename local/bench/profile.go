@@ -28,6 +28,7 @@ type ProfileResult struct {
 	Areas, Top  []ProfileShare
 }
 
+// ProfileShare is a part of the allocate path's CPU.
 type ProfileShare struct {
 	Name    string
 	PerCall time.Duration

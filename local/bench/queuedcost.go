@@ -15,6 +15,7 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
+// QueuedResult is issue 23's figures.
 type QueuedResult struct {
 	Latency QueuedLatency
 	Cost    QueuedCost

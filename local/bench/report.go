@@ -38,6 +38,7 @@ var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
 	"calls":   func(sc LifecycleScenario) []LifecycleCall { return []LifecycleCall{sc.Link, sc.Heartbeat, sc.End} },
 }).Parse(reportTemplate))
 
+// Markdown is docs/benchmarks.md.
 func (r *Report) Markdown() (string, error) { return r.render("report") }
 
 // Summary is the summary table make bench prints, and the failed phases.
@@ -64,6 +65,7 @@ type Summary struct {
 	Min, P50, P90, P99, Mean, Max time.Duration
 }
 
+// Summarize sorts a copy of ds.
 func Summarize(ds []time.Duration) Summary {
 	if len(ds) == 0 {
 		return Summary{}

@@ -198,6 +198,7 @@ func measureServerBeats(ctx context.Context, s *Stack, rig *linkBackRig, servers
 	return out, nil
 }
 
+// GameCost is one game's bill per 1M games, logs apart.
 type GameCost struct {
 	Allocation, Link, Heartbeats, End, Events float64
 	Total                                     float64
@@ -223,6 +224,7 @@ type RoomsAtEndpoint struct {
 	Beat              LifecycleCall
 }
 
+// DedicatedGame is a game on a server of its own as sc priced it.
 func DedicatedGame(sc LifecycleScenario) GameCost {
 	return GameCost{Allocation: sc.Allocation, Link: sc.Link.At(sc.Endpoint), End: sc.End.At(sc.Endpoint), Events: sc.Events,
 		Heartbeats: sc.Heartbeats * sc.Heartbeat.At(sc.Endpoint)}.summed()

@@ -61,6 +61,7 @@ type Report struct {
 	Errors                    []string
 }
 
+// Constants are the fixed parameters the report names.
 type Constants struct {
 	RegionOK, RegionFallback, RegionDown string
 	OverheadWarmup, ThroughputWarmup     int

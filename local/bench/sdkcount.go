@@ -20,6 +20,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
+// OpKey names one operation on one table ("" for other services).
 type OpKey struct {
 	Service, Operation, Table string
 }
@@ -50,6 +51,7 @@ type SDKCounter struct {
 	ops map[OpKey]*OpCount
 }
 
+// NewSDKCounter starts empty; APIOptions go into a client's options.
 func NewSDKCounter() *SDKCounter { return &SDKCounter{ops: map[OpKey]*OpCount{}} }
 
 type countKey struct{}
@@ -130,6 +132,7 @@ func (c *SDKCounter) record(op *OpCount, result any, took time.Duration, err err
 	}
 }
 
+// Take returns the counts since the previous Take.
 func (c *SDKCounter) Take() map[OpKey]OpCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -226,6 +229,7 @@ func dynamoPerCall(ops map[OpKey]OpCount, n int, keep func(OpKey) bool) dynamoUs
 	return dynamoUse{u.Requests / per, u.Table / per, u.Index / per, u.Reads / per, u.Writes / per, u.IndexWrites / per, u.Took / time.Duration(max(n, 1))}
 }
 
+// Phase is what a run of allocations cost in AWS requests.
 type Phase struct {
 	N       int
 	Elapsed time.Duration

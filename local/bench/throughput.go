@@ -43,35 +43,34 @@ func MeasureThroughput(ctx context.Context, s *Stack, callers int, o ThroughputO
 	var next atomic.Int64
 	var mu sync.Mutex
 	var took []time.Duration
-	watch, err := WatchCPU(s.Classify())
+	var err error
+	lvl.CPU, err = cpuDuring(s.Classify(), func() {
+		start := time.Now()
+		var wg sync.WaitGroup
+		for range callers {
+			wg.Go(func() {
+				for n := next.Add(1); n <= int64(o.PerLevel) && ctx.Err() == nil; n = next.Add(1) {
+					id := fmt.Sprintf("tp-p%d-c%d-%s-%d", s.PoolSize, callers, run, n)
+					r := postAllocation(ctx, client, id, RegionOK)
+					if ctx.Err() != nil && r.Err != nil {
+						return // cut off by the time cap: not an outcome of the service
+					}
+					mu.Lock()
+					lvl.Attempted++
+					lvl.Outcomes[r.Outcome()]++
+					if r.Status == http.StatusCreated && r.server() != "" {
+						lvl.Created++
+						took = append(took, r.Took)
+						created.Store(id, r.server())
+					}
+					mu.Unlock()
+				}
+			})
+		}
+		wg.Wait()
+		lvl.Elapsed = time.Since(start)
+	})
 	if err != nil {
-		return lvl, err
-	}
-	start := time.Now()
-	var wg sync.WaitGroup
-	for range callers {
-		wg.Go(func() {
-			for n := next.Add(1); n <= int64(o.PerLevel) && ctx.Err() == nil; n = next.Add(1) {
-				id := fmt.Sprintf("tp-p%d-c%d-%s-%d", s.PoolSize, callers, run, n)
-				r := postAllocation(ctx, client, id, RegionOK)
-				if ctx.Err() != nil && r.Err != nil {
-					return // cut off by the time cap: not an outcome of the service
-				}
-				mu.Lock()
-				lvl.Attempted++
-				lvl.Outcomes[r.Outcome()]++
-				if r.Status == http.StatusCreated && r.server() != "" {
-					lvl.Created++
-					took = append(took, r.Took)
-					created.Store(id, r.server())
-				}
-				mu.Unlock()
-			}
-		})
-	}
-	wg.Wait()
-	lvl.Elapsed = time.Since(start)
-	if lvl.CPU, err = watch.Stop(); err != nil {
 		return lvl, err
 	}
 	lvl.PerSecond = float64(lvl.Created) / lvl.Elapsed.Seconds()
@@ -147,6 +146,7 @@ type Integrity struct {
 	Problems                                                 []string
 }
 
+// OK: no instance got two servers and every 201 matches its record.
 func (i Integrity) OK() bool { return i.DoubleAllocated == 0 && i.Mismatched == 0 }
 
 // CheckExactlyOnce compares created (game instance → server address from
