@@ -80,7 +80,9 @@ func MeasureProfile(ctx context.Context, s *Stack, n int, dir string, log io.Wri
 		errs := make([]error, len(ips))
 		var wg sync.WaitGroup
 		for w, ip := range ips {
-			wg.Go(func() {
+			wg.Add(1)
+			go func() { // not wg.Go: its frame would head the functions' list
+				defer wg.Done()
 				for i := 0; i < count && errs[w] == nil; i++ {
 					resp, _, err := ip.Post(ctx, allocateRequest(fmt.Sprintf("prof-%s-%s-%d-%d", tag, run, w, i), RegionOK))
 					if err == nil && resp.StatusCode != http.StatusCreated {
@@ -88,7 +90,7 @@ func MeasureProfile(ctx context.Context, s *Stack, n int, dir string, log io.Wri
 					}
 					errs[w] = err
 				}
-			})
+			}()
 		}
 		wg.Wait()
 		return errors.Join(errs...)
