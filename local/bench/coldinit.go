@@ -1,7 +1,6 @@
 package bench
 
-// The cold-start figure's init split: each start's package initialisation,
-// read from GODEBUG=inittrace=1 and summed by whose packages they are.
+// The cold-start figure's init split, read from GODEBUG=inittrace=1.
 
 import (
 	"cmp"
@@ -14,55 +13,44 @@ import (
 	"time"
 )
 
+const ourModule = "github.com/gamefabric-alloc/allocsvc/"
+
 // traceInits starts every series held to the goal n more times with
-// GODEBUG=inittrace=1 and keeps, per group of packages, the median of
-// their package initialisation time.
-func traceInits(ctx context.Context, plan []*coldSeries, n int) error {
+// GODEBUG=inittrace=1 and keeps the medians.
+func traceInits(ctx context.Context, plan []*ColdStartSeries, n int) error {
 	for _, s := range plan {
 		if s.realistic {
 			continue
 		}
 		var traces []InitTrace
 		for i := range n {
-			time.Sleep(coldSettle)
 			m, err := s.startOnce(ctx, i, []string{"GODEBUG=inittrace=1"})
 			if err != nil {
 				return fmt.Errorf("coldstart: %s with GODEBUG=inittrace=1: %w", s.name, err)
 			}
 			traces = append(traces, ParseInitTrace(m.logs))
 		}
-		s.trace = medianTrace(traces)
+		s.Inits = medianTrace(traces)
 	}
 	return nil
 }
 
-// InitTrace is the package initialisation of one start, from the lines
-// GODEBUG=inittrace=1 prints ("init <package> @<t> ms, <clock> ms clock,
-// <bytes> bytes, <allocs> allocs"): the clock time of every package's
-// init, summed by whose packages they are, and the bytes they allocated.
-// It is what linking a package costs every start before main runs; the
-// rest of Init is the Go runtime's start, the pages a larger binary
-// touches, main's own work and the first /next.
+// InitTrace is the package init of one start (or the medians of Starts):
+// the clock time by whose packages they are — the AWS SDK's, ours (and
+// main), the rest — and the package whose init took longest. It is what
+// linking a package costs every start before main runs.
 type InitTrace struct {
-	Starts int // starts the medians are over; 0 when not traced
-	// SDK is the AWS SDK's packages (aws-sdk-go-v2, smithy-go), Ours this
-	// repository's (and the main package), Other the rest: Go's standard
-	// library, aws-lambda-go, the API Gateway proxy.
+	Starts           int // 0 when not traced
 	SDK, Ours, Other time.Duration
 	SDKBytes         int64
-	// Largest is the package whose init took longest, and its time.
-	Largest      string
-	LargestClock time.Duration
+	Largest          string
+	LargestClock     time.Duration
 }
 
-// Total is all package initialisation.
-func (t InitTrace) Total() time.Duration { return t.SDK + t.Ours + t.Other }
-
-// ParseInitTrace sums the init lines in a function's output; other lines
-// (its own logs) are ignored.
+// ParseInitTrace sums the init lines in a function's output.
 func ParseInitTrace(out string) InitTrace {
-	var t InitTrace
-	for _, line := range strings.Split(out, "\n") {
+	t := InitTrace{Starts: 1}
+	for line := range strings.Lines(out) {
 		// init github.com/x/y @2.5 ms, 0.57 ms clock, 586696 bytes, 3151 allocs
 		f := strings.Fields(line)
 		if len(f) < 8 || f[0] != "init" || !strings.HasPrefix(f[2], "@") || f[5] != "ms" || f[6] != "clock," {
@@ -87,12 +75,11 @@ func ParseInitTrace(out string) InitTrace {
 			t.Largest, t.LargestClock = pkg, clock
 		}
 	}
-	t.Starts = 1
 	return t
 }
 
-// medianTrace is the median of each figure over several starts' traces;
-// Largest is the package most often the largest, with its median time.
+// medianTrace is each figure's median; Largest is the package most often
+// the largest, with its median time.
 func medianTrace(ts []InitTrace) InitTrace {
 	if len(ts) == 0 {
 		return InitTrace{}
@@ -114,7 +101,6 @@ func medianTrace(ts []InitTrace) InitTrace {
 	return out
 }
 
-// medianOf is the median of get over ts (the lower one of an even count).
 func medianOf[T cmp.Ordered](ts []InitTrace, get func(InitTrace) T) T {
 	xs := make([]T, len(ts))
 	for i, t := range ts {

@@ -2,25 +2,27 @@ package bench
 
 import (
 	"cmp"
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math"
+	"net/http"
 	"slices"
 	"time"
+
+	"github.com/aws/aws-lambda-go/events"
+	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 )
 
-// Prices are AWS's list prices the cost model uses.
+// Prices are AWS's list prices, per 1M requests or units unless named.
 type Prices struct {
-	Date                      string
-	LambdaGBSecond            float64 // arm64, per GB-second
-	LambdaRequests            float64 // per 1M requests
-	DynamoWRU, DynamoRRU      float64 // on-demand, per 1M request units
-	HTTPAPI                   float64 // per 1M requests (first 300M/month)
-	SecretsPer10k             float64 // per 10,000 API calls
-	LogsPerGB                 float64 // CloudWatch Logs ingestion
-	EventBridgeEvents         float64 // custom events put, per 1M (64 KB chunks)
-	SQSRequests               float64 // standard queue, per 1M requests (64 KB chunks)
-	LambdaMemoryMB, MBPerVCPU float64 // the function's memory; Lambda allots one vCPU at 1,769 MB, proportionally less below
+	Date                                    string
+	LambdaGBSecond, LambdaRequests          float64
+	DynamoWRU, DynamoRRU                    float64
+	HTTPAPI, EventBridgeEvents, SQSRequests float64
+	SecretsPer10k, LogsPerGB                float64
+	LambdaMemoryMB, MBPerVCPU               float64
 }
 
 // prices: us-east-1, as of 2026-11 (the AWS price pages).
@@ -37,78 +39,88 @@ const (
 	queryMinRRU = 0.5
 )
 
-// CostInputs are the measured quantities the model uses.
+var lambdaUSDPerMs = prices.LambdaMemoryMB / 1024 / 1000 * prices.LambdaGBSecond * 1e6
+
+func invocationUSD(billedMs float64) float64 { return prices.LambdaRequests + billedMs*lambdaUSDPerMs }
+
+func dynamoUSD(reads, writes float64) float64 {
+	return reads*prices.DynamoRRU + writes*prices.DynamoWRU
+}
+
+func logsUSD(bytes float64) float64 { return bytes * 1e6 / 1e9 * prices.LogsPerGB }
+
+// CostInputs are the measured quantities the model uses, per allocation.
 type CostInputs struct {
-	BilledMs, BilledP99Ms float64 // billed duration per allocate invocation: mean, p99
-	CPUMs                 float64 // CPU time per invocation, measured on this machine
-	WRU                   float64 // write request units per fresh allocation (table + indexes)
-	IndexWRU              float64 // of which the HealthDeadlineIndex entry
-	HealthReadRRU         float64 // read request units one region-health read costs
-	RoomQueries           float64 // FreeRoomsIndex Queries per allocation (rooms first)
-	LogBytes, LogLines    float64 // function output per allocation
-	PlatformLogBytes      float64 // Lambda's own platform records per invocation (estimate)
+	BilledMs, BilledP99Ms, CPUMs         float64
+	WRU, IndexWRU, HealthReadRRU         float64
+	RoomQueries                          float64
+	LogBytes, LogLines, PlatformLogBytes float64
 }
 
 // CostModel is the bill per 1M allocations in two traffic patterns.
+// CPUScaledMs is the billed duration were the CPU work slowed to a 128 MB
+// share: an upper bound, waiting is not slowed.
 type CostModel struct {
-	Prices    Prices
-	Goal      float64
-	Inputs    CostInputs
-	Scenarios []Scenario
-	// Worst is the dearest scenario and Top its two largest items.
-	Worst Scenario
-	Top   []CostLine
-	// MissedBy is how far Worst.Total is over the goal; WithoutIndex what
-	// it would be without the index entry's write units.
-	MissedBy, WithoutIndex float64
-	// CPUScaledMs estimates the billed duration if the measured CPU work ran
-	// at the function's CPU share (128/1769 of a vCPU) instead of a full
-	// core of this machine: an upper bound, since waiting is not slowed.
+	Prices                      Prices
+	Goal                        float64
+	Inputs                      CostInputs
+	Scenarios                   []Scenario
+	Worst                       Scenario
+	Top                         []CostLine
+	MissedBy, WithoutIndex      float64
 	CPUScaledMs, CPUScaledExtra float64
 }
 
 // Scenario is a traffic pattern: the amortised items depend on the rate
 // per warm sandbox.
 type Scenario struct {
-	Name          string
-	PerSecond     float64 // allocations per second, evenly spread
-	WarmInstances float64 // sandboxes kept warm to serve that rate
-	HealthReads   float64 // region-health reads per allocation
-	SecretsCalls  float64 // Secrets Manager calls per allocation
-	Lines         []CostLine
-	Logs          CostLine // CloudWatch Logs ingestion, priced apart
-	Total         float64  // USD per 1M allocations, logs apart
-	WithLogs      float64
-	Met           bool // Total ≤ CostGoal
+	Name                      string
+	PerSecond, WarmInstances  float64
+	HealthReads, SecretsCalls float64 // per allocation
+	Lines                     []CostLine
+	Logs                      CostLine // priced apart
+	Total, WithLogs           float64  // USD per 1M allocations
+	Met                       bool     // Total ≤ CostGoal
 }
 
-// CostLine is one item of the bill per 1M allocations.
+func (sc Scenario) amortised(rru float64) float64 {
+	return sc.HealthReads*rru*prices.DynamoRRU + sc.SecretsCalls*prices.SecretsPer10k/1e4*1e6
+}
+
+// CostLine is one item of a bill per 1M.
 type CostLine struct {
 	Item, Basis string
-	USD         float64
-	Share       float64 // of the scenario's total; set for CostModel.Top
+	USD, Share  float64
 }
 
-// costInputs are the cost model's inputs from the billed-duration run and
-// the request counts.
+func costLine(item string, usd float64, basis string, args ...any) CostLine {
+	return CostLine{Item: item, Basis: fmt.Sprintf(basis, args...), USD: usd}
+}
+
+func sumUSD(lines []CostLine) (total float64) {
+	for _, l := range lines {
+		total += l.USD
+	}
+	return total
+}
+
+func largest(lines []CostLine) CostLine {
+	return slices.MaxFunc(lines, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
+}
+
 func costInputs(b BilledResult, q RequestsResult) CostInputs {
 	return CostInputs{
 		BilledMs: b.BilledMeanMs, BilledP99Ms: b.BilledP99Ms, CPUMs: toMs(b.CPUPerInvocation),
 		WRU: q.FreshTableUnits + q.FreshIndexUnits, IndexWRU: q.FreshIndexUnits, HealthReadRRU: q.HealthReadRRU, RoomQueries: q.FreshRoomQueries,
-		LogBytes: b.LogBytes, LogLines: b.LogLines,
-		PlatformLogBytes: float64(PlatformLogBytes(toMs(b.Duration.Mean), b.BilledMeanMs)),
+		LogBytes: b.LogBytes, LogLines: b.LogLines, PlatformLogBytes: float64(PlatformLogBytes(toMs(b.Duration.Mean), b.BilledMeanMs)),
 	}
 }
 
-// NewCostModel prices a low-volume month (1M allocations spread over 30
-// days) and a sustained 100 allocations/s.
+// NewCostModel prices 1M allocations a month and a sustained 100/s.
 func NewCostModel(in CostInputs) CostModel {
 	m := CostModel{Prices: prices, Goal: CostGoal, Inputs: in}
-	for _, sc := range []Scenario{
-		{Name: "1M allocations/month (0.39/s)", PerSecond: 1e6 / monthSeconds},
-		{Name: "sustained 100 allocations/s", PerSecond: 100},
-	} {
-		// Little's law: busy sandboxes = rate × duration; at least one stays warm.
+	for _, sc := range []Scenario{{Name: "1M allocations/month (0.39/s)", PerSecond: 1e6 / monthSeconds}, {Name: "sustained 100 allocations/s", PerSecond: 100}} {
+		// Little's law: busy sandboxes = rate × duration; one stays warm.
 		sc.WarmInstances = math.Max(1, math.Ceil(sc.PerSecond*in.BilledMs/1000))
 		perInstance := sc.PerSecond / sc.WarmInstances
 		// Poisson arrivals: after a read, the cache serves the arrivals of
@@ -116,9 +128,7 @@ func NewCostModel(in CostInputs) CostModel {
 		sc.HealthReads = 1 / (1 + healthCacheTTLSecs*perInstance)
 		sc.SecretsCalls = math.Min(1, 1/(tokenCacheTTLSeconds*perInstance))
 		sc.Lines, sc.Logs = costLines(in, sc)
-		for _, l := range sc.Lines {
-			sc.Total += l.USD
-		}
+		sc.Total = sumUSD(sc.Lines)
 		sc.WithLogs, sc.Met = sc.Total+sc.Logs.USD, sc.Total <= CostGoal
 		m.Scenarios = append(m.Scenarios, sc)
 	}
@@ -134,37 +144,23 @@ func NewCostModel(in CostInputs) CostModel {
 	return m
 }
 
-// largest is the dearest of lines.
-func largest(lines []CostLine) CostLine {
-	return slices.MaxFunc(lines, func(a, b CostLine) int { return cmp.Compare(a.USD, b.USD) })
-}
-
-// lambdaUSDPerMs is one billed millisecond per 1M invocations.
-var lambdaUSDPerMs = prices.LambdaMemoryMB / 1024 / 1000 * prices.LambdaGBSecond * 1e6
-
 func costLines(in CostInputs, sc Scenario) ([]CostLine, CostLine) {
-	p := prices
-	line := func(item string, usd float64, basis string, args ...any) CostLine {
-		return CostLine{Item: item, Basis: fmt.Sprintf(basis, args...), USD: usd}
-	}
+	p, logs := prices, in.LogBytes+in.PlatformLogBytes
 	return []CostLine{
-			line("Lambda duration", in.BilledMs*lambdaUSDPerMs, "%.1f ms billed × %g GB × $%.10f/GB-s", in.BilledMs, p.LambdaMemoryMB/1024, p.LambdaGBSecond),
-			line("Lambda requests", p.LambdaRequests, "1 per allocation × $%.2f/1M", p.LambdaRequests),
-			line("HTTP API requests", p.HTTPAPI, "1 per allocation × $%.2f/1M", p.HTTPAPI),
-			line("DynamoDB writes (GameInstancesTable + index)", in.WRU*p.DynamoWRU, "%.2f WRU × $%.3f/1M", in.WRU, p.DynamoWRU),
-			line("DynamoDB region-health reads", sc.HealthReads*in.HealthReadRRU*p.DynamoRRU, "%.3f reads × %.0f RRU × $%.3f/1M", sc.HealthReads, in.HealthReadRRU, p.DynamoRRU),
-			line("DynamoDB free-room queries (rooms first)", in.RoomQueries*queryMinRRU*p.DynamoRRU, "%.2f queries × %.1f RRU (a Query's least, eventually consistent) × $%.3f/1M",
-				in.RoomQueries, queryMinRRU, p.DynamoRRU),
-			line("Secrets Manager", sc.SecretsCalls*p.SecretsPer10k/1e4*1e6, "%.2g calls × $%.2f/10k", sc.SecretsCalls, p.SecretsPer10k),
-		}, line("CloudWatch Logs ingestion", (in.LogBytes+in.PlatformLogBytes)*1e6/1e9*p.LogsPerGB, "%.0f B (%.0f function + %.0f platform) × $%.2f/GB",
-			in.LogBytes+in.PlatformLogBytes, in.LogBytes, in.PlatformLogBytes, p.LogsPerGB)
+			costLine("Lambda duration", in.BilledMs*lambdaUSDPerMs, "%.1f ms billed × %g GB × $%.10f/GB-s", in.BilledMs, p.LambdaMemoryMB/1024, p.LambdaGBSecond),
+			costLine("Lambda requests", p.LambdaRequests, "1 per allocation × $%.2f/1M", p.LambdaRequests),
+			costLine("HTTP API requests", p.HTTPAPI, "1 per allocation × $%.2f/1M", p.HTTPAPI),
+			costLine("DynamoDB writes (GameInstancesTable + index)", in.WRU*p.DynamoWRU, "%.2f WRU × $%.3f/1M", in.WRU, p.DynamoWRU),
+			costLine("DynamoDB region-health reads", sc.HealthReads*in.HealthReadRRU*p.DynamoRRU, "%.3f reads × %.0f RRU × $%.3f/1M", sc.HealthReads, in.HealthReadRRU, p.DynamoRRU),
+			costLine("DynamoDB free-room queries (rooms first)", in.RoomQueries*queryMinRRU*p.DynamoRRU,
+				"%.2f queries × %.1f RRU (a Query's least, eventually consistent) × $%.3f/1M", in.RoomQueries, queryMinRRU, p.DynamoRRU),
+			costLine("Secrets Manager", sc.SecretsCalls*p.SecretsPer10k/1e4*1e6, "%.2g calls × $%.2f/10k", sc.SecretsCalls, p.SecretsPer10k),
+		}, costLine("CloudWatch Logs ingestion", logsUSD(logs), "%.0f B (%.0f function + %.0f platform) × $%.2f/GB",
+			logs, in.LogBytes, in.PlatformLogBytes, p.LogsPerGB)
 }
 
-// PlatformLogBytes estimates what Lambda itself writes to the function's
-// log group per invocation with LoggingConfig LogFormat JSON (template.yaml):
-// a platform.start and a platform.report record. They are not produced
-// locally, so they are built here in the documented shape with this run's
-// figures and measured; the estimate is labelled as such in the report.
+// PlatformLogBytes estimates Lambda's platform.start and platform.report
+// records (LogFormat JSON) in their documented shape: none are made locally.
 func PlatformLogBytes(durationMs, billedMs float64) int {
 	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
 	id := "6f7f0961-8b3a-4c4b-9a2e-3f0c2d1e5a77" // a request id's length
@@ -174,4 +170,85 @@ func PlatformLogBytes(durationMs, billedMs float64) int {
 		"record": map[string]any{"requestId": id, "status": "success", "metrics": map[string]any{
 			"durationMs": durationMs, "billedDurationMs": billedMs, "memorySizeMB": prices.LambdaMemoryMB, "maxMemoryUsedMB": 30}}})
 	return len(start) + 1 + len(report) + 1
+}
+
+// BilledResult is the allocate function's Lambda Duration per invocation
+// from one warm sandbox of the real bootstrap, billed rounded up to 1 ms,
+// its CPU time (/proc, 10 ms ticks) and its output (what CloudWatch Logs
+// would ingest).
+type BilledResult struct {
+	Duration                  Summary
+	BilledMeanMs, BilledP99Ms float64
+	CPUPerInvocation          time.Duration
+	LogBytes, LogLines        float64
+}
+
+// MeasureBilled warms one sandbox of the allocate bootstrap up through the
+// Runtime API harness, then invokes n fresh allocations one by one.
+func MeasureBilled(ctx context.Context, s *Stack, n int, log io.Writer) (BilledResult, error) {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	var res BilledResult
+	env, err := s.FunctionEnv(AllocateFunction, s.Refs)
+	if err != nil {
+		return res, err
+	}
+	out := &countingWriter{}
+	rt, err := runtimeapi.Start(ctx, s.Bin, env, runtimeapi.WithFunctionName(AllocateFunction), runtimeapi.WithLogOutput(out))
+	if err != nil {
+		return res, fmt.Errorf("billed duration: start the sandbox: %w", err)
+	}
+	defer rt.Close()
+	run := runID()
+	invoke := func(i int) (time.Duration, error) {
+		ev, _ := json.Marshal(apiEvent(allocateRequest(fmt.Sprintf("billed-%s-%d", run, i), RegionOK), i))
+		r, err := rt.Invoke(ctx, ev, functionTimeout)
+		if err != nil {
+			return 0, fmt.Errorf("billed duration: invoke: %w", err)
+		}
+		var resp events.APIGatewayV2HTTPResponse
+		if r.FunctionError != nil || json.Unmarshal(r.Payload, &resp) != nil || resp.StatusCode != http.StatusCreated {
+			return 0, fmt.Errorf("billed duration: invocation answered %s %v:\n%s", r.Payload, r.FunctionError, rt.Logs())
+		}
+		return r.Duration, nil
+	}
+	// The first invocation is a cold start and fetches the token; a few more
+	// settle connection pools.
+	for i := range 5 {
+		if _, err := invoke(-1 - i); err != nil {
+			return res, err
+		}
+	}
+	sandbox, err := sandboxProcess(rt.Addr())
+	if err != nil {
+		return res, fmt.Errorf("billed duration: %w", err)
+	}
+	cpu0, err := sandbox.Stat()
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(50 * time.Millisecond) // let the warm-up's log lines through the pipe
+	bytes0, lines0 := out.counts()
+	var durations, billed []time.Duration
+	for i := range n {
+		d, err := invoke(i)
+		if err != nil {
+			return res, err
+		}
+		durations, billed = append(durations, d), append(billed, time.Duration(math.Ceil(toMs(d)))*time.Millisecond)
+	}
+	cpu1, err := sandbox.Stat()
+	if err != nil {
+		return res, err
+	}
+	time.Sleep(50 * time.Millisecond)
+	bytes1, lines1 := out.counts()
+	res.Duration = Summarize(durations)
+	b := Summarize(billed)
+	res.BilledMeanMs, res.BilledP99Ms = toMs(b.Mean), toMs(b.P99)
+	res.CPUPerInvocation = time.Duration((cpu1.CPUTime() - cpu0.CPUTime()) / float64(n) * float64(time.Second))
+	res.LogBytes, res.LogLines = float64(bytes1-bytes0)/float64(n), float64(lines1-lines0)/float64(n)
+	progress(log, "billed duration: p50 %s p99 %s, billed mean %.1f ms, CPU %s per invocation, %.0f log bytes per invocation",
+		fmtMs(res.Duration.P50), fmtMs(res.Duration.P99), res.BilledMeanMs, fmtMs(res.CPUPerInvocation), res.LogBytes)
+	return res, nil
 }

@@ -24,63 +24,55 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/metrics"
 )
 
-// EventsResult prices a game's lifecycle events: the stream records its
-// writes made, those template.yaml's filters let invoke EventsFunction,
-// the events put on the bus and the handler's time per invocation.
+// EventsResult prices a game's lifecycle events, per game: stream records,
+// those the template's filters pass (invocations, at worst one each: the
+// batching window only merges them), events put; USD per 1M games.
 type EventsResult struct {
-	Games int
-	// Per game: stream records written (with Heartbeats heartbeats), the
-	// records the filters pass (invocations, at worst one each: the
-	// batching window only merges them) and events put.
-	Records, Invocations, Events float64
-	Heartbeats                   int
-	Took                         Summary // handler time per invocation, moto's EventBridge included
-	LogBytes                     float64 // per invocation: EMF and log lines, and Lambda's platform lines
-	// USD per 1M games: EventBridge, Lambda (requests and billed
-	// duration), CloudWatch Logs; PerGame their sum.
+	Games                                       int
+	Records, Invocations, Events                float64
+	Heartbeats                                  int
+	Took                                        Summary
+	LogBytes                                    float64
 	EventBridgeUSD, LambdaUSD, LogsUSD, PerGame float64
 }
 
 // eventsWarmup invocations are not timed: the first put opens connections.
 const eventsWarmup = 3
 
-// MeasureEvents reads the stream records of the games MeasureLifecycle
-// played (ids starting with l.IDPrefix: claim, outcome, link, heartbeats,
-// end), passes them through the template's FilterCriteria, and hands each
-// record that passes to the events handler in process, alone. It puts on a
-// bus of its own in moto, without rules: moto delivers an event to every
-// rule's targets inside PutEvents (the stack's tap: two SQS queues, ~0.3 s
-// each), which EventBridge does after answering.
+// MeasureEvents passes the stream records of the games whose ids start
+// with l.IDPrefix through the template's FilterCriteria and hands each that
+// passes to the events handler in process, alone. It puts on a bus of its
+// own without rules: moto delivers to a rule's targets inside PutEvents
+// (~0.3 s per target), EventBridge after answering.
 func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writer) (EventsResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
+	res := EventsResult{Heartbeats: l.Heartbeats}
 	records, err := streams.ReadAll(ctx, s.DynamoDBStreams(), s.Streams["GameInstancesTable"], harness.Region, "gameInstanceId",
 		func(id string) bool { return strings.HasPrefix(id, l.IDPrefix) })
 	if err != nil {
-		return EventsResult{}, err
+		return res, err
 	}
 	mapping, err := s.MappingConfig("EventsFunction", "GameInstancesStream", s.Refs)
 	if err != nil {
-		return EventsResult{}, err
+		return res, err
 	}
 	eb := s.EventBridge()
 	busName := "bench-" + strings.TrimSuffix(l.IDPrefix, "-")
 	if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(busName)}); err != nil {
-		return EventsResult{}, fmt.Errorf("bench event bus: %w", err)
+		return res, fmt.Errorf("bench event bus: %w", err)
 	}
 	bus := &countingBus{API: eb}
 	out := &countingWriter{}
 	handler := eventsapp.Handler(config.Events{Bus: busName}, bus, nil, metrics.NewEMF(out), logging.New(out, slog.LevelInfo))
 	games := map[string]bool{}
-	res := EventsResult{Heartbeats: l.Heartbeats}
 	var took []time.Duration
 	for _, r := range records {
 		games[fmt.Sprint(r.DynamoDB.Keys["gameInstanceId"])] = true
 		pass, err := mapping.Filter.Match(r)
 		if err != nil {
 			return res, err
-		}
-		if !pass {
+		} else if !pass {
 			continue
 		}
 		res.Invocations++
@@ -91,12 +83,11 @@ func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writ
 		}
 		start := time.Now()
 		resp, err := handler(ctx, ev)
-		d := time.Since(start)
 		if err != nil || len(resp.BatchItemFailures) > 0 {
 			return res, fmt.Errorf("events handler: %v %v", resp.BatchItemFailures, err)
 		}
 		if int(res.Invocations) > eventsWarmup {
-			took = append(took, d)
+			took = append(took, time.Since(start))
 		}
 	}
 	if len(games) == 0 || len(took) == 0 {
@@ -105,20 +96,20 @@ func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writ
 	n := float64(len(games))
 	logBytes, _ := out.counts()
 	res.Took = Summarize(took)
+	billedMs := math.Ceil(toMs(res.Took.Mean))
 	res.Games, res.Records, res.Events = len(games), float64(len(records))/n, float64(bus.entries.Load())/n
 	// The function's own lines, and Lambda's START/END/REPORT per invocation.
-	res.LogBytes = float64(logBytes)/res.Invocations + float64(PlatformLogBytes(toMs(res.Took.Mean), math.Ceil(toMs(res.Took.Mean))))
+	res.LogBytes = float64(logBytes)/res.Invocations + float64(PlatformLogBytes(toMs(res.Took.Mean), billedMs))
 	res.Invocations /= n
 	res.EventBridgeUSD = res.Events * prices.EventBridgeEvents
-	res.LambdaUSD = res.Invocations * (prices.LambdaRequests + math.Ceil(toMs(res.Took.Mean))*lambdaUSDPerMs)
-	res.LogsUSD = res.Invocations * res.LogBytes * 1e6 / 1e9 * prices.LogsPerGB
+	res.LambdaUSD = res.Invocations * invocationUSD(billedMs)
+	res.LogsUSD = res.Invocations * logsUSD(res.LogBytes)
 	res.PerGame = res.EventBridgeUSD + res.LambdaUSD + res.LogsUSD
 	progress(log, "events: %.1f stream records per game, %.1f pass the filters, %.1f events; handler p50 %s; $%.2f per 1M games",
 		res.Records, res.Invocations, res.Events, res.Took.P50.Round(10*time.Microsecond), res.PerGame)
 	return res, nil
 }
 
-// countingBus counts the entries put.
 type countingBus struct {
 	eventbus.API
 	entries atomic.Int64

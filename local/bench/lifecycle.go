@@ -5,42 +5,42 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"net/http"
+	"net/http/httptest"
 	"slices"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/harness"
+	"github.com/gamefabric-alloc/allocsvc/shared/app"
+	"github.com/gamefabric-alloc/allocsvc/shared/config"
+	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
+	"github.com/gamefabric-alloc/allocsvc/shared/httpapi"
 	"github.com/gamefabric-alloc/allocsvc/shared/lifecycle"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// A game's server links a few seconds after its allocation, heartbeats
-// and ends typicalGame after it.
+// A game's server links linkAfter its allocation and ends typicalGame
+// after it. LifeGoal is issue 25's goal for a dedicated game's whole life.
 const (
 	typicalGame = 20 * time.Minute
 	linkAfter   = 5 * time.Second
-	// LifeGoal is issue 25's goal for a dedicated game's whole life, USD
-	// per 1M typicalGame games at the default endpoint.
-	LifeGoal = 40.0
+	LifeGoal    = 40.0
 )
 
-// LifecycleResult is a whole typicalGame played per scenario (endpoint ×
-// heartbeat interval), priced per 1M games.
+// LifecycleResult is a whole typicalGame per scenario (endpoint ×
+// heartbeat interval). IDPrefix starts the default FunctionUrl games' ids.
 type LifecycleResult struct {
-	Game      time.Duration
-	Games     int // per scenario
-	Scenarios []LifecycleScenario
-	// IDPrefix starts the ids of the default FunctionUrl scenario's games
-	// (MeasureEvents reads their stream records), and Heartbeats is how
-	// many each of them made.
-	IDPrefix   string
-	Heartbeats int
-	// Goal is LifeGoal; Default the FunctionUrl default's scenario and
-	// HTTPDefault the HttpApi one's, once priced (price).
+	Game                 time.Duration
+	Games                int // per scenario
+	Scenarios            []LifecycleScenario
+	IDPrefix             string
+	Heartbeats           int
 	Goal                 float64
 	Default, HTTPDefault *LifecycleScenario
 }
 
-// lifecycleScenarios: both endpoints at both intervals, defaults marked.
 func lifecycleScenarios() []LifecycleScenario {
 	var out []LifecycleScenario
 	for _, e := range []Endpoint{FunctionURL, HTTPAPI} {
@@ -52,16 +52,14 @@ func lifecycleScenarios() []LifecycleScenario {
 }
 
 // MeasureLifecycle plays n whole games per scenario through the link-back
-// handler in process, configured as the deployment is for the scenario's
-// endpoint (linkBackRig), on the rig's clock.
+// handler in process.
 func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (LifecycleResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
 	run := runID()
 	res := LifecycleResult{Game: typicalGame, Games: n, Goal: LifeGoal, Scenarios: lifecycleScenarios()}
-	// The first calls of a run are slower (DynamoDB Local's JIT, new
-	// connections): a game not counted, so the first scenario is not
-	// billed for them.
+	// Slower first calls (DynamoDB Local's JIT, new connections) are not
+	// billed to any scenario.
 	warm := res.Scenarios[0]
 	if err := warm.play(ctx, s, 2, fmt.Sprintf("lc-%s-w-", run)); err != nil {
 		return res, fmt.Errorf("lifecycle warm-up: %w", err)
@@ -82,62 +80,47 @@ func MeasureLifecycle(ctx context.Context, s *Stack, n int, log io.Writer) (Life
 	return res, nil
 }
 
-// allocated writes an Allocated record the way an allocation leaves it,
-// with a known link-back token: the claim, then the outcome.
+// allocated writes an Allocated record (the claim, then the outcome).
 func allocated(ctx context.Context, records *store.GameInstances, g game, now time.Time) error {
-	id := g.id
-	rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "bench-" + id,
+	rec := gameinstance.Record{GameInstanceID: g.id, State: gameinstance.StateAllocating, ClaimID: "bench-" + g.id,
 		PartnerGameTokenHash: gameinstance.HashToken(g.token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
 		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
-	if err := records.Claim(ctx, rec, now); err != nil {
-		return fmt.Errorf("set up %s: %w", id, err)
+	err := records.Claim(ctx, rec, now)
+	if err == nil {
+		rec.State, rec.Region = gameinstance.StateAllocated, RegionOK
+		rec.Server = &gameinstance.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
+		_, err = records.Finish(ctx, rec)
 	}
-	rec.State, rec.Region = gameinstance.StateAllocated, RegionOK
-	rec.Server = &gameinstance.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}
-	if _, err := records.Finish(ctx, rec); err != nil {
-		return fmt.Errorf("set up %s: %w", id, err)
+	if err != nil {
+		return fmt.Errorf("set up %s: %w", g.id, err)
 	}
 	return nil
 }
 
-// LifecycleScenario is a whole game at one endpoint and heartbeat
-// interval: what its calls cost, measured (play), and priced (price).
+// LifecycleScenario is a whole game at one endpoint and heartbeat interval.
 type LifecycleScenario struct {
-	Endpoint Endpoint
-	Every    time.Duration
-	Default  bool // the interval the deployment advises at Endpoint
-	// Link, Heartbeat and End are per call over every game played.
-	Link, Heartbeat, End LifecycleCall
-	// Per game: the calls (Heartbeats of them heartbeats), their DynamoDB
-	// requests and units (index and failed conditional writes included).
+	Endpoint                                     Endpoint
+	Every                                        time.Duration
+	Default                                      bool
+	Link, Heartbeat, End                         LifecycleCall
 	Calls, Heartbeats                            float64
 	Requests, ReadUnits, WriteUnits, IndexWrites float64
-	// CallsUSD is the calls per 1M games (Lines, item by item); WholeLife
-	// adds the allocation and the events; Top is its largest item, and
-	// MissedBy how far it is over LifeGoal (0 when met).
-	Lines               []CostLine
-	CallsUSD, WholeLife float64
-	Allocation, Events  float64
-	Top                 CostLine
-	MissedBy            float64
-	Met                 bool
-	// Why a game costs what it does, measured: its DynamoDB writes per 1M
-	// games and their share of WholeLife, the HealthDeadlineIndex units
-	// its heartbeats write per game, and WholeLife without them.
-	WritesUSD, WritesShare                      float64
-	HeartbeatIndexWrites, WithoutHeartbeatIndex float64
+	Lines                                        []CostLine
+	CallsUSD, WholeLife, Allocation, Events      float64
+	Top                                          CostLine
+	MissedBy                                     float64
+	Met                                          bool
+	WritesUSD, WritesShare                       float64
+	HeartbeatIndexWrites, WithoutHeartbeatIndex  float64
 }
 
 // heartbeatJitter is how much later than every a server's next heartbeat
-// arrives: it restarts its timer once answered. Deterministic, 20–60 ms.
+// arrives (it restarts its timer once answered): 20–60 ms, deterministic.
 func heartbeatJitter(beat int) time.Duration {
 	return 20*time.Millisecond + time.Duration(beat*7919%41)*time.Millisecond
 }
 
-// play plays n games through a rig configured for the scenario's
-// endpoint: allocated, linked linkAfter later, heartbeats every sc.Every
-// plus jitter, ended typicalGame after the allocation. The games move in
-// step, one shared clock; each kind of call is counted on its own.
+// play plays n games in step on one clock.
 func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix string) error {
 	rig := newLinkBackRig(s, false, sc.Endpoint, sc.Every)
 	defer rig.Close()
@@ -150,47 +133,28 @@ func (sc *LifecycleScenario) play(ctx context.Context, s *Stack, n int, prefix s
 			return err
 		}
 	}
-	linkedAt := start.Add(linkAfter)
-	rig.clock.Set(linkedAt)
+	var beats []time.Time
+	at := start.Add(linkAfter)
+	for beat := 1; ; beat++ {
+		if at = at.Add(sc.Every + heartbeatJitter(beat)); !at.Before(start.Add(typicalGame)) {
+			break
+		}
+		beats = append(beats, at)
+	}
 	var err error
-	if sc.Link, err = rig.measure(ctx, "link", games, 1, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`), linkedAt); err != nil {
+	if sc.Link, err = rig.calls(ctx, "link", games, []time.Time{start.Add(linkAfter)}, fixed(`{"address":"127.0.0.1:7777","ports":{"game":7777}}`)); err != nil {
 		return err
 	}
-	if sc.Heartbeat, err = rig.heartbeats(ctx, games, linkedAt, start.Add(typicalGame)); err != nil {
+	if sc.Heartbeat, err = rig.calls(ctx, "heartbeat", games, beats, fixed("")); err != nil {
 		return err
 	}
-	rig.clock.Set(start.Add(typicalGame))
-	if sc.End, err = rig.measure(ctx, "end", games, 1, fixed(`{"reason":"bench"}`), linkedAt); err != nil {
+	if sc.End, err = rig.calls(ctx, "end", games, []time.Time{start.Add(typicalGame)}, fixed(`{"reason":"bench"}`)); err != nil {
 		return err
 	}
 	sc.perGame(n)
 	return nil
 }
 
-// heartbeats makes every game heartbeat every r.every plus jitter from
-// linkedAt until end, all of them at each beat.
-func (r *linkBackRig) heartbeats(ctx context.Context, games []game, linkedAt, end time.Time) (LifecycleCall, error) {
-	r.counter.Take()
-	var took []time.Duration
-	at := linkedAt
-	for beat := 1; ; beat++ {
-		at = at.Add(r.every + heartbeatJitter(beat))
-		if !at.Before(end) {
-			break
-		}
-		r.clock.Set(at)
-		for _, g := range games {
-			d, err := linkBackCall(ctx, r.api.URL, g.id, "heartbeat", g.token, "")
-			if err != nil {
-				return LifecycleCall{}, err
-			}
-			took = append(took, d)
-		}
-	}
-	return r.priced("heartbeat", took), nil
-}
-
-// perGame sums a game's calls from the per-call figures of n games.
 func (sc *LifecycleScenario) perGame(n int) {
 	sc.Heartbeats = float64(sc.Heartbeat.N) / float64(max(n, 1))
 	sc.Calls = 2 + sc.Heartbeats
@@ -203,49 +167,33 @@ func (sc *LifecycleScenario) perGame(n int) {
 	sc.IndexWrites = sum(func(c LifecycleCall) float64 { return c.IndexWrites })
 }
 
-// callLines are a game's link-back calls per 1M games, item by item, from
-// the scenario's measured per-game figures.
-func (sc LifecycleScenario) callLines() []CostLine {
+func (sc *LifecycleScenario) price(allocation, events float64) {
 	p := prices
-	billedMs := math.Ceil(toMs(sc.Link.Took.Mean)) + sc.Heartbeats*math.Ceil(toMs(sc.Heartbeat.Took.Mean)) + math.Ceil(toMs(sc.End.Took.Mean))
-	lines := []CostLine{
-		{Item: "Lambda requests", Basis: fmt.Sprintf("%.1f calls × $%.2f/1M", sc.Calls, p.LambdaRequests), USD: sc.Calls * p.LambdaRequests},
-		{Item: "Lambda duration", Basis: fmt.Sprintf("%.0f ms billed per game (each call's mean handler time rounded up)", billedMs), USD: billedMs * lambdaUSDPerMs},
+	ms := func(c LifecycleCall) float64 { return math.Ceil(toMs(c.Took.Mean)) }
+	billedMs := ms(sc.Link) + sc.Heartbeats*ms(sc.Heartbeat) + ms(sc.End)
+	sc.Lines = []CostLine{
+		costLine("Lambda requests", sc.Calls*p.LambdaRequests, "%.1f calls × $%.2f/1M", sc.Calls, p.LambdaRequests),
+		costLine("Lambda duration", billedMs*lambdaUSDPerMs, "%.0f ms billed per game (each call's mean handler time rounded up)", billedMs),
 	}
 	if g := sc.Endpoint.gateway(); g > 0 {
-		lines = append(lines, CostLine{Item: "HTTP API requests", Basis: fmt.Sprintf("%.1f calls × $%.2f/1M", sc.Calls, g), USD: sc.Calls * g})
+		sc.Lines = append(sc.Lines, costLine("HTTP API requests", sc.Calls*g, "%.1f calls × $%.2f/1M", sc.Calls, g))
 	}
-	return append(lines,
-		CostLine{Item: "DynamoDB reads", Basis: fmt.Sprintf("%.2f RRU per game × $%.3f/1M", sc.ReadUnits, p.DynamoRRU), USD: sc.ReadUnits * p.DynamoRRU},
-		CostLine{Item: "DynamoDB writes", Basis: fmt.Sprintf("%.2f WRU per game (%.2f on the index) × $%.3f/1M", sc.WriteUnits, sc.IndexWrites, p.DynamoWRU),
-			USD: sc.WriteUnits * p.DynamoWRU})
-}
-
-// price fills in the scenario's bill per 1M games: its calls, and its
-// whole life with the allocation's and the events' per-game prices.
-func (sc *LifecycleScenario) price(allocation, events float64) {
-	sc.Lines, sc.CallsUSD = sc.callLines(), 0
-	for _, l := range sc.Lines {
-		sc.CallsUSD += l.USD
-	}
-	sc.Allocation, sc.Events = allocation, events
+	sc.Lines = append(sc.Lines,
+		costLine("DynamoDB reads", sc.ReadUnits*p.DynamoRRU, "%.2f RRU per game × $%.3f/1M", sc.ReadUnits, p.DynamoRRU),
+		costLine("DynamoDB writes", sc.WriteUnits*p.DynamoWRU, "%.2f WRU per game (%.2f on the index) × $%.3f/1M", sc.WriteUnits, sc.IndexWrites, p.DynamoWRU))
+	sc.CallsUSD, sc.Allocation, sc.Events = sumUSD(sc.Lines), allocation, events
 	sc.WholeLife = allocation + sc.CallsUSD + events
-	life := append(slices.Clone(sc.Lines),
-		CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events})
-	sc.Top = largest(life)
-	sc.WritesUSD = sc.WriteUnits * prices.DynamoWRU
+	sc.Top = largest(append(slices.Clone(sc.Lines), CostLine{Item: "allocation", USD: allocation}, CostLine{Item: "events", USD: events}))
+	sc.WritesUSD = sc.WriteUnits * p.DynamoWRU
 	if sc.WholeLife > 0 {
 		sc.Top.Share, sc.WritesShare = sc.Top.USD/sc.WholeLife, sc.WritesUSD/sc.WholeLife
 	}
 	sc.Met, sc.MissedBy = sc.WholeLife <= LifeGoal, math.Max(0, sc.WholeLife-LifeGoal)
-	// What the heartbeats write to HealthDeadlineIndex, and the whole life
-	// without it: the next step when the goal is missed.
+	// The heartbeats' index writes, the next step when the goal is missed.
 	sc.HeartbeatIndexWrites = sc.Heartbeats * sc.Heartbeat.IndexWrites
-	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*prices.DynamoWRU
+	sc.WithoutHeartbeatIndex = sc.WholeLife - sc.HeartbeatIndexWrites*p.DynamoWRU
 }
 
-// price prices every scenario given an allocation's and a game's events'
-// price per 1M, and points Default and HTTPDefault at the defaults.
 func (l *LifecycleResult) price(allocation, events float64) {
 	l.Goal = LifeGoal
 	for i := range l.Scenarios {
@@ -262,10 +210,147 @@ func (l *LifecycleResult) price(allocation, events float64) {
 	}
 }
 
-// at is the measured default scenario at endpoint e, nil if none.
 func (l *LifecycleResult) at(e Endpoint) *LifecycleScenario {
 	if e == FunctionURL {
 		return l.Default
 	}
 	return l.HTTPDefault
+}
+
+type game struct{ id, token string }
+
+// Endpoint is where game servers call (the template's GameServerEndpoint).
+type Endpoint string
+
+const (
+	FunctionURL Endpoint = defaults.GameServerEndpointFunctionURL
+	HTTPAPI     Endpoint = defaults.GameServerEndpointHTTPAPI
+)
+
+func (e Endpoint) config(instances, servers string) config.Lifecycle {
+	env := map[string]string{"GAME_INSTANCES_TABLE": instances, "GAME_SERVERS_TABLE": servers, "GAME_SERVER_ENDPOINT": string(e)}
+	return config.Must(config.LoadLifecycle(func(k string) string { return env[k] }))
+}
+
+func (e Endpoint) gateway() float64 {
+	if e == HTTPAPI {
+		return prices.HTTPAPI
+	}
+	return 0
+}
+
+func (e Endpoint) defaultEvery() time.Duration { return e.config("-", "").HeartbeatInterval }
+
+// LifecycleCall is one kind of link-back call, per call; USDPerMillion is
+// behind a function URL, At adds the endpoint's charge.
+type LifecycleCall struct {
+	Name                                         string
+	N                                            int
+	Took                                         Summary
+	Requests, ReadUnits, WriteUnits, IndexWrites float64
+	FailedWrites, USDPerMillion                  float64
+}
+
+// At is the call's price per 1M at endpoint e.
+func (c LifecycleCall) At(e Endpoint) float64 { return c.USDPerMillion + e.gateway() }
+
+func callUSD(c LifecycleCall) float64 {
+	return invocationUSD(math.Ceil(toMs(c.Took.Mean))) + dynamoUSD(c.ReadUnits, c.WriteUnits)
+}
+
+// linkBackRig serves the link-back handler as LinkBackFunction builds it,
+// with a counting DynamoDB client and its clock in our hands.
+type linkBackRig struct {
+	counter *SDKCounter
+	clock   *harness.Clock
+	api     *httptest.Server
+	records *store.GameInstances
+	// The tables a call is charged for; a transaction names its tables per
+	// item, not at the top, and is always charged.
+	counted map[string]bool
+	every   time.Duration // the heartbeat interval the servers keep
+}
+
+// newLinkBackRig builds it at e (at HttpApi a heartbeat reads before it
+// writes). The clock starts on a whole health-index step, so which
+// heartbeats move the index key is the same in every run.
+func newLinkBackRig(s *Stack, rooms bool, e Endpoint, every time.Duration) *linkBackRig {
+	counter := NewSDKCounter()
+	db := countedDynamoDB(s, counter)
+	instances, servers := s.Tables["GameInstancesTable"], ""
+	if rooms {
+		servers = s.Tables["GameServersTable"]
+	}
+	cfg := e.config(instances, servers)
+	records, _ := app.Records(db, instances, servers, cfg.RecordRetention)
+	r := &linkBackRig{counter: counter, records: records, counted: map[string]bool{instances: true, servers: rooms}, every: every,
+		clock: harness.NewClock(time.Now().Truncate(lifecycle.DefaultPolicy.IndexStep()))}
+	svc := app.Lifecycle(cfg, db)
+	svc.Now = r.clock.Now
+	r.api = httptest.NewServer(httpapi.NewLinkBackHandler(svc, cfg.HeartbeatInterval, logging.New(io.Discard, 0)))
+	return r
+}
+
+func (r *linkBackRig) Close() { r.api.Close() }
+
+// beats are reps heartbeats r.every apart after the initial delay (before
+// it, the deadline does not move).
+func (r *linkBackRig) beats(linkedAt time.Time, reps int) []time.Time {
+	at := make([]time.Time, reps)
+	for i := range at {
+		at[i] = linkedAt.Add(lifecycle.DefaultPolicy.InitialDelay + time.Duration(i+1)*r.every)
+	}
+	return at
+}
+
+// calls makes call for every game at each instant of at (nil: once) and
+// prices it from what the counting client saw.
+func (r *linkBackRig) calls(ctx context.Context, call string, games []game, at []time.Time, body func(i int) string) (LifecycleCall, error) {
+	r.counter.Take()
+	var took []time.Duration
+	for j := range max(len(at), 1) {
+		if at != nil {
+			r.clock.Set(at[j])
+		}
+		for i, g := range games {
+			d, err := linkBackCall(ctx, r.api.URL, g.id, call, g.token, body(i))
+			if err != nil {
+				return LifecycleCall{}, err
+			}
+			took = append(took, d)
+		}
+	}
+	c := LifecycleCall{Name: call, N: len(took), Took: Summarize(took)}
+	ops := r.counter.Take()
+	include := func(k OpKey) bool { return r.counted[k.Table] || k.Operation == "TransactWriteItems" }
+	u := dynamoPerCall(ops, c.N, include)
+	c.FailedWrites = failedWrites(ops, include) / float64(max(c.N, 1))
+	c.Requests, c.ReadUnits, c.WriteUnits, c.IndexWrites = u.Requests, u.Reads, u.Writes+c.FailedWrites, u.IndexWrites
+	c.USDPerMillion = callUSD(c)
+	return c, nil
+}
+
+// failedWrites counts the conditional writes DynamoDB refused: billed a
+// write unit each, though no capacity comes back (DynamoDB Local reports none).
+func failedWrites(ops map[OpKey]OpCount, include func(OpKey) bool) float64 {
+	var n float64
+	for k, op := range ops {
+		if k.Service == "DynamoDB" && include(k) && k.Operation != "TransactWriteItems" {
+			n += float64(op.Errors["ConditionalCheckFailedException"])
+		}
+	}
+	return n
+}
+
+func fixed(body string) func(int) string { return func(int) string { return body } }
+
+func linkBackCall(ctx context.Context, base, id, call, token, body string) (time.Duration, error) {
+	status, _, took, err := postJSON(ctx, base+"/v1/game-instances/"+id+"/"+call, token, []byte(body))
+	if err == nil && status != http.StatusOK {
+		err = fmt.Errorf("status %d", status)
+	}
+	if err != nil {
+		return took, fmt.Errorf("%s %s: %w", call, id, err)
+	}
+	return took, nil
 }

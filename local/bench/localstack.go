@@ -6,137 +6,134 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"net/http"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
+	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
+	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 )
 
-// AllocateFunction is the logical ID whose figures are measured.
-const AllocateFunction = "AllocateFunction"
+const (
+	AllocateFunction = "AllocateFunction"
+	// The stand-in's regions; FALLBACK_REGION is RegionFallback.
+	RegionOK         = "us-west"      // 200 after the fixed delay
+	RegionFallback   = "eu-central-1" // 200 after the same delay
+	RegionDown       = "us-east"      // 503 at once
+	Version          = benchEnvironment + "::" + benchArmadaSet
+	benchEnvironment = "prag"
+	benchArmadaSet   = "sample-game-armada-set"
+	standInToken     = "bench-allocator-token"
+)
 
-// StackOptions configures one local stack for the bench.
-type StackOptions struct {
-	Root, WorkDir string
-	PoolSize      int // sandboxes per function (local/dev.yaml: 4)
-	StandIn       *StandIn
-}
-
-// Stack is `make dev`'s stack with the allocator pointed at the stand-in and
-// no game servers: HTTP API → real bootstraps → DynamoDB Local and moto.
+// Stack is `make dev`'s stack with GameFabric pointed at the stand-in and
+// no game servers. CPU is nil, with CPUWhy, where the machine cannot
+// confine sandboxes to a CPU share.
 type Stack struct {
 	*stack.Stack
 	StandIn  *StandIn
 	PoolSize int
-	DDB      *dynamodb.Client // the bench's own client, for reading records
+	DDB      *dynamodb.Client // the bench's own, for reading records
 	Bin      string           // the allocate bootstrap the sandboxes run
-	// CPU confines AllocateFunction's sandboxes to a Lambda CPU share
-	// (MeasureCPUShare); nil, with CPUWhy, where the machine cannot.
-	CPU     *cpuShares
-	CPUWhy  string
-	logFile *os.File
+	CPU      *cpuShares
+	CPUWhy   string
+	logFile  *os.File
 }
 
-// StartStack starts the stack. GameFabric is redirected to the stand-in
-// through the template parameters (cfg.Parameters override every ref,
-// GameFabricUrl and GameFabricPingUrl included).
-func StartStack(ctx context.Context, o StackOptions) (*Stack, error) {
+// StartStack starts the stack with pool sandboxes per function.
+func StartStack(ctx context.Context, root, workDir string, pool int, standIn *StandIn) (*Stack, error) {
 	cfg := stack.Defaults()
-	cfg.AnyFreePorts() // loopback, any free port
-	cfg.API.Concurrency = o.PoolSize
-	// One Allocator that lists no Region, so the template parameter
-	// Allocators stays empty and every region goes to GameFabricUrl, which
-	// the parameters below point at the stand-in; its secret and the Ping
-	// Service's hold the stand-in's token, which it takes for both calls.
+	cfg.AnyFreePorts()
+	cfg.API.Concurrency = pool
+	// One Allocator that lists no Region: every region goes to GameFabricUrl.
 	cfg.GameFabric.Allocators = []stack.AllocatorConfig{{Name: "standin",
 		AllocatorTokens: []string{standInToken}, RegistryTokens: []string{"bench-registry-token-unused"}}}
 	cfg.GameFabric.Ping.Tokens = []string{standInToken}
-	cfg.Fleet.Regions = nil // the stand-in allocates; no game servers needed
-	for k, v := range map[string]string{
-		"GameFabricUrl":          o.StandIn.URL,
-		"GameFabricAllocatePath": o.StandIn.AllocatePath(),
-		"GameFabricPingUrl":      o.StandIn.PingURL,
+	cfg.Fleet.Regions = nil
+	maps.Copy(cfg.Parameters, map[string]string{
+		"GameFabricUrl":          standIn.URL,
+		"GameFabricAllocatePath": standIn.AllocatePath(),
+		"GameFabricPingUrl":      standIn.PingURL,
 		"FallbackRegion":         RegionFallback,
 		"ZonesByRegion":          RegionOK + "=US_WEST," + RegionFallback + "=EU_CENTRAL," + RegionDown + "=US_EAST",
 		// Nothing links back (the stand-in's servers do not exist): keep the
-		// health sweep from marking them LinkTimeout mid-run, which would also
-		// count against the region.
+		// sweep from marking them, which would count against the region.
 		"LinkTimeout": "1h",
-		// Every fallback request must pay its primary attempt; with the
-		// default 3 the breaker would skip the failing primary after three.
+		// Every fallback must pay its primary attempt, never skipped by the breaker.
 		"RegionFailureThreshold": "1000000",
 		"LogLevel":               "info",
-	} {
-		cfg.Parameters[k] = v
-	}
-	work := filepath.Join(o.WorkDir, "stack-pool"+strconv.Itoa(o.PoolSize))
+	})
+	work := filepath.Join(workDir, "stack-pool"+strconv.Itoa(pool))
 	if err := os.MkdirAll(work, 0o755); err != nil {
-		return nil, fmt.Errorf("stack work dir: %w", err)
+		return nil, err
 	}
-	// An *os.File serialises concurrent writes itself.
 	logFile, err := os.Create(filepath.Join(work, "stack.log"))
 	if err != nil {
-		return nil, fmt.Errorf("stack log: %w", err)
+		return nil, err
 	}
-	// No stream event source mappings: EventsFunction invoked on every
-	// write, putting on moto (which delivers to the tap's queues inside the
-	// call), would load the machine under the allocate figures.
-	// MeasureEvents runs the events handler on its own.
-	shares, whyNot := newCPUShares()
+	b := &Stack{StandIn: standIn, PoolSize: pool, logFile: logFile, Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}
 	var started func(fn string, pid int) error
-	if shares != nil {
+	if b.CPU, err = newCPUShares(); err != nil {
+		b.CPUWhy = err.Error()
+	} else {
 		started = func(fn string, pid int) error {
 			if fn != AllocateFunction {
 				return nil
 			}
-			return shares.add(pid)
+			return b.CPU.add(pid)
 		}
 	}
-	// No stream or rule delivers to a function: the bench measures the
-	// allocate path alone.
-	s, err := stack.Start(ctx, cfg, stack.Options{Root: o.Root, WorkDir: work, Log: logFile, Streams: stack.StreamTuning{Off: true},
+	// No stream or rule delivers to a function: EventsFunction putting on moto
+	// on every write would load the machine under the allocate figures.
+	b.Stack, err = stack.Start(ctx, cfg, stack.Options{Root: root, WorkDir: work, Log: logFile, Streams: stack.StreamTuning{Off: true},
 		Rules: stack.RuleTuning{Off: true}, SandboxStarted: started})
 	if err != nil {
+		_ = b.closeCPU()
 		_ = logFile.Close()
-		if shares != nil {
-			_ = shares.close()
-		}
 		return nil, fmt.Errorf("start the local stack (log: %s): %w", logFile.Name(), err)
 	}
-	b := &Stack{Stack: s, StandIn: o.StandIn, PoolSize: o.PoolSize, logFile: logFile, CPU: shares,
-		DDB: harness.NewDynamoDB(harness.AWSConfig(), s.DynamoDB),
-		Bin: filepath.Join(work, "bin", stack.FunctionDir(AllocateFunction), "bootstrap")}
-	if whyNot != nil {
-		b.CPUWhy = whyNot.Error()
-	}
+	b.DDB = harness.NewDynamoDB(harness.AWSConfig(), b.DynamoDB)
 	return b, nil
 }
 
-// Close stops every process of the stack.
 func (s *Stack) Close() error {
-	err := s.Stack.Close()
-	if s.CPU != nil {
-		err = errors.Join(err, s.CPU.close())
-	}
+	err := errors.Join(s.Stack.Close(), s.closeCPU())
 	_ = s.logFile.Close()
 	return err
+}
+
+func (s *Stack) closeCPU() error {
+	if s.CPU == nil {
+		return nil
+	}
+	return s.CPU.close()
 }
 
 // LogPath is where the stack's and its functions' output went.
 func (s *Stack) LogPath() string { return s.logFile.Name() }
 
+const (
+	GroupBench          = "bench process (HTTP API gateway, Runtime APIs, stand-in, callers)"
+	GroupSandboxes      = "AllocateFunction sandboxes"
+	GroupOtherFunctions = "other functions"
+	GroupDynamoDB       = "DynamoDB Local (Java)"
+	GroupMoto           = "moto"
+)
+
 // Classify groups this stack's processes for CPU accounting.
 func (s *Stack) Classify() Classifier {
-	self := os.Getpid()
-	binDir := filepath.Dir(filepath.Dir(s.Bin))
+	self, binDir := os.Getpid(), filepath.Dir(filepath.Dir(s.Bin))
 	ddbPort, motoPort := portOf(s.DynamoDB), portOf(s.SecretsManager)
 	return func(pid int, exe string, cmdline []string) string {
 		exe = strings.TrimSuffix(exe, " (deleted)")
@@ -156,51 +153,72 @@ func (s *Stack) Classify() Classifier {
 	}
 }
 
-// CPU groups.
-const (
-	GroupBench          = "bench process (HTTP API gateway, Runtime APIs, stand-in, callers)"
-	GroupSandboxes      = "AllocateFunction sandboxes"
-	GroupOtherFunctions = "other functions"
-	GroupDynamoDB       = "DynamoDB Local (Java)"
-	GroupMoto           = "moto"
-)
-
-func portOf(endpoint string) string {
-	i := strings.LastIndexByte(endpoint, ':')
-	return endpoint[i+1:]
-}
+func portOf(endpoint string) string { return endpoint[strings.LastIndexByte(endpoint, ':')+1:] }
 
 func argAfter(args []string, flag string) string {
-	for i := 0; i+1 < len(args); i++ {
-		if args[i] == flag {
-			return args[i+1]
-		}
+	if i := slices.Index(args, flag); i >= 0 && i+1 < len(args) {
+		return args[i+1]
 	}
 	return ""
 }
 
-// countingWriter counts what a function writes: what CloudWatch Logs would
-// ingest.
-type countingWriter struct {
-	mu           sync.Mutex
-	bytes, lines int64
+// StandIn is GameFabric's allocator played by local/gfemu, with a fixed
+// delay per successful answer.
+type StandIn struct {
+	*gfemu.Installation
+	Delay  time.Duration
+	client *gamefabric.Client
 }
 
+// StartStandIn serves the stand-in on loopback.
+func StartStandIn(delay time.Duration) *StandIn {
+	srv := gfemu.Start(standInToken)
+	srv.Always(RegionOK, gfemu.Answer{Delay: delay})
+	srv.Always(RegionFallback, gfemu.Answer{Delay: delay})
+	srv.Always(RegionDown, gfemu.Answer{Status: http.StatusServiceUnavailable, Error: "no capacity (bench: primary down)"})
+	// Live ping targets, so the ping refresh keeps every region Deployed.
+	targets := map[string][]gamefabric.PingTarget{}
+	for _, r := range []string{RegionOK, RegionFallback, RegionDown} {
+		targets[r] = []gamefabric.PingTarget{{Address: "127.0.0.1", Port: 7600, Protocol: "udp"}}
+	}
+	srv.Ping.SetRegions(targets)
+	// The function's own client: the direct reference pays the same work.
+	return &StandIn{Installation: srv, Delay: delay, client: gamefabric.NewClient(&http.Client{}, srv.AllocateURL())}
+}
+
+// Direct makes one allocate call straight to the stand-in with the
+// function's body shape; a non-2xx answer is a *gamefabric.Error.
+func (s *StandIn) Direct(ctx context.Context, region, gameInstanceID string) (time.Duration, error) {
+	req := gamefabric.AllocateRequest{Region: region, Attributes: map[string]string{"env": benchEnvironment, "armadaset": benchArmadaSet},
+		Payload: allocation.Payload{GameInstanceID: gameInstanceID, PartnerGameToken: "bench-partner-token-0123456789abcdef0123456789abcdef",
+			PragmaBackendAddress: "http://127.0.0.1:3000", ServerArgs: "-map=arena"}}
+	start := time.Now()
+	_, err := s.client.Allocate(ctx, standInToken, req)
+	return time.Since(start), err
+}
+
+// UpstreamAllocations maps each game instance to the servers handed out.
+func (s *StandIn) UpstreamAllocations() map[string][]string {
+	out := map[string][]string{}
+	for _, c := range s.Allocations() {
+		if id, ok := c.Payload["GameInstanceId"].(string); ok {
+			out[id] = append(out[id], c.Server)
+		}
+	}
+	return out
+}
+
+// countingWriter counts what CloudWatch Logs would ingest.
+type countingWriter struct{ bytes, lines atomic.Int64 }
+
 func (c *countingWriter) Write(b []byte) (int, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.bytes += int64(len(b))
-	c.lines += int64(bytes.Count(b, []byte{'\n'}))
+	c.bytes.Add(int64(len(b)))
+	c.lines.Add(int64(bytes.Count(b, []byte{'\n'})))
 	return len(b), nil
 }
 
-func (c *countingWriter) counts() (bytes, lines int64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.bytes, c.lines
-}
+func (c *countingWriter) counts() (bytes, lines int64) { return c.bytes.Load(), c.lines.Load() }
 
-// progress writes one progress line.
 func progress(w io.Writer, format string, args ...any) {
 	if w != nil {
 		fmt.Fprintf(w, "bench: %s "+format+"\n", append([]any{time.Now().Format("15:04:05")}, args...)...)

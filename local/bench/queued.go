@@ -7,20 +7,18 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// QueuedOptions is issue 23's phase: N placements made while the region
-// is dry, arriving evenly over Spread from its start; capacity returns Dry
-// after it. Costs measures one cohort of CostN placements per wait in
-// Waits, beside it (MeasureQueuedCost). N 0 skips the phase.
+// QueuedOptions is issue 23's phase: N placements arriving over Spread
+// while the region is dry for Dry, and cohorts of CostN per wait in Waits.
+// N 0 skips it.
 type QueuedOptions struct {
 	N            int
 	Dry, Spread  time.Duration
@@ -29,85 +27,88 @@ type QueuedOptions struct {
 	Waits        []time.Duration
 }
 
-// RegionQueued is the region the queued placements ask for: FALLBACK_REGION
-// itself, so that a plan is that one region and every run of a placement
-// makes one GameFabric call.
+// RegionQueued is FALLBACK_REGION itself: a plan is that one region, a run
+// of a placement one GameFabric call.
 const RegionQueued = RegionFallback
 
-// QueuedLatency is the time from capacity returning to a placement being
-// Allocated, for placements queued by the service (queueTimeoutSeconds,
-// PlacementFunction on its SQS event source, through the local stack)
-// and, side by side in the same run, the same placements made by a
-// caller retrying POST every Retry-After until 201 (fail fast, today's
-// behaviour).
+// noCapacity is GameFabric's answer when no server is ready (as local/gfemu
+// gives it): 404, no Retry-After.
+var noCapacity = gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available in region " + RegionQueued + " (bench: drained)"}
+
+// QueuedLatency times placements queued by the service and, side by side,
+// by a caller retrying every Retry-After, from capacity returning to the
+// record's updatedAt at Allocated (stamped right after GameFabric's
+// answer: no poll interval blurs it) and to the caller holding the server.
 type QueuedLatency struct {
-	N, QueueTimeout int
-	Dry, Spread     time.Duration
-	// Queue and Retry run from the instant the stand-in answers again to
-	// the record's updatedAt at Allocated: the outcome write's own clock,
-	// set right after GameFabric's answer, so no poll interval blurs it.
-	Queue, Retry Summary
-	// QueueSeen and RetrySeen run to when the caller held the server:
-	// AllocateAndWait returned (it polls GET every Retry-After), or the
-	// 201 arrived.
+	N, QueueTimeout      int
+	Dry, Spread          time.Duration
+	Queue, Retry         Summary
 	QueueSeen, RetrySeen Summary
-	Queued               int // queued placements whose record was ever Queued (answered 202)
-	// Per placement: GameFabric calls (the POST's included), the retry
-	// loop's POSTs and AllocateAndWait's GETs.
-	QueueCalls, RetryCalls, Posts, Gets float64
-	RetryAfter                          time.Duration // the Retry-After of the 503 NO_CAPACITY the loop waited
-	Failures                            Counts
+	Queued               int // answered 202
+	QueueCalls           float64
+	Posts, Gets          float64
+	RetryAfter           time.Duration // of the 503 NO_CAPACITY the caller waited
+	Failures             Counts
 }
 
-// placementOutcome is one caller's end.
 type placementOutcome struct {
-	id         string
-	alloc      *allocclient.Allocation
-	seen       time.Time // when the caller held the server
-	posts      int
-	retryAfter time.Duration
-	err        error
+	id    string
+	alloc *allocclient.Allocation
+	seen  time.Time
+	err   error
 }
 
-// MeasureQueuedLatency drains RegionQueued (the stand-in answers 404 "no
-// game server available", GameFabric's no-capacity answer), starts o.N
-// queued placements (AllocateAndWait) and o.N retry loops in pairs, evenly
-// over o.Spread, gives the region its capacity back o.Dry after it began,
-// and waits for every caller. The region is given back on every return.
+// MeasureQueuedLatency starts o.N queued placements and o.N retrying
+// callers in pairs over o.Spread into a dry RegionQueued, which gets its
+// capacity back o.Dry after the start (and on every return).
 func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io.Writer) (QueuedLatency, error) {
 	res := QueuedLatency{N: o.N, QueueTimeout: o.QueueTimeout, Dry: o.Dry, Spread: o.Spread, Failures: Counts{}}
-	ctx, cancel := context.WithTimeout(ctx, o.Dry+time.Duration(o.QueueTimeout)*time.Second+30*time.Second)
+	within := o.Dry + time.Duration(o.QueueTimeout)*time.Second
+	ctx, cancel := context.WithTimeout(ctx, within+30*time.Second)
 	defer cancel()
-	s.StandIn.Always(RegionQueued, noCapacity(RegionQueued))
-	defer s.StandIn.Always(RegionQueued, gfemu.Answer{Delay: s.StandIn.Delay})
-	run := runID()
-	gets := &getCounter{base: http.DefaultTransport}
+	capacity := gfemu.Answer{Delay: s.StandIn.Delay}
+	s.StandIn.Always(RegionQueued, noCapacity)
+	defer s.StandIn.Always(RegionQueued, capacity)
+	queueCalls, retryCalls := &callCounter{}, &callCounter{}
 	queueClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1,
-		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: gets}})
+		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: queueCalls}})
 	if err != nil {
 		return res, err
 	}
-	retryClient := newAPIClient(s.APIURL, o.N)
+	// Today's caller: allocclient's retries, each after the Retry-After.
+	retryClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: int(within / time.Second), MaxWait: time.Minute,
+		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: retryCalls}})
+	if err != nil {
+		return res, err
+	}
+	run := runID()
 	outcomes := make([]placementOutcome, 2*o.N)
 	began := time.Now()
 	var wg sync.WaitGroup
-	for i := range o.N {
-		at := began.Add(time.Duration(i) * o.Spread / time.Duration(o.N))
-		wg.Add(2)
-		go func() {
-			defer wg.Done()
-			outcomes[i] = queuedPlacement(ctx, queueClient, fmt.Sprintf("qw-%s-%d", run, i), at, o.QueueTimeout)
-		}()
-		go func() {
-			defer wg.Done()
-			outcomes[o.N+i] = retryLoop(ctx, retryClient, fmt.Sprintf("qr-%s-%d", run, i), at, o.Dry+time.Duration(o.QueueTimeout)*time.Second)
-		}()
+	for i := range 2 * o.N {
+		at := began.Add(time.Duration(i%o.N) * o.Spread / time.Duration(o.N))
+		wg.Go(func() {
+			out := &outcomes[i]
+			if out.err = wait.Sleep(ctx, time.Until(at)); out.err != nil {
+				return
+			}
+			if i < o.N {
+				out.id = fmt.Sprintf("qw-%s-%d", run, i)
+				out.alloc, out.err = queueClient.AllocateAndWait(ctx, queuedRequest(out.id, o.QueueTimeout))
+			} else {
+				out.id = fmt.Sprintf("qr-%s-%d", run, i-o.N)
+				ctx, cancel := context.WithTimeout(ctx, within)
+				defer cancel()
+				out.alloc, out.err = retryClient.Allocate(ctx, queuedRequest(out.id, 0))
+			}
+			out.seen = time.Now()
+		})
 	}
 	_ = wait.Sleep(ctx, time.Until(began.Add(o.Dry)))
-	s.StandIn.Always(RegionQueued, gfemu.Answer{Delay: s.StandIn.Delay})
+	s.StandIn.Always(RegionQueued, capacity)
 	back := time.Now()
 	wg.Wait()
-	res.Gets = float64(gets.n.Load()) / float64(o.N)
+	res.Gets, res.Posts, res.RetryAfter = float64(queueCalls.gets)/float64(o.N), float64(retryCalls.posts)/float64(o.N), retryCalls.retryAfter
 	res.summarise(outcomes[:o.N], outcomes[o.N:], back, s.StandIn.Calls())
 	if res.Queue.N == 0 || res.Retry.N == 0 {
 		return res, fmt.Errorf("queued placements: none allocated after capacity returned (%s); see %s", res.Failures, s.LogPath())
@@ -117,59 +118,10 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	return res, nil
 }
 
-// noCapacity is GameFabric's answer when no game server is ready (as
-// local/gfemu answers it): 404, no Retry-After.
-func noCapacity(region string) gfemu.Answer {
-	return gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available in region " + region + " (bench: drained)"}
-}
-
-// queuedRequest is what a game backend sends for id, in RegionQueued.
 func queuedRequest(id string, queueTimeout int) allocclient.AllocateRequest {
-	return allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: RegionQueued, GameServerVersion: Version,
-		ServerArgs: "-map=arena", QueueTimeoutSeconds: &queueTimeout}
-}
-
-// queuedPlacement submits id at at with a queue timeout and waits for it
-// with AllocateAndWait.
-func queuedPlacement(ctx context.Context, c *allocclient.Client, id string, at time.Time, timeout int) placementOutcome {
-	out := placementOutcome{id: id, posts: 1}
-	if out.err = wait.Sleep(ctx, time.Until(at)); out.err != nil {
-		return out
-	}
-	out.alloc, out.err = c.AllocateAndWait(ctx, queuedRequest(id, timeout))
-	out.seen = time.Now()
-	return out
-}
-
-// retryLoop is today's caller: POST without queueing (queueTimeoutSeconds
-// 0), and after each 503 NO_CAPACITY again after its Retry-After, until a
-// 201, another answer, or within at most.
-func retryLoop(ctx context.Context, c *allocclient.Client, id string, at time.Time, within time.Duration) placementOutcome {
-	out := placementOutcome{id: id}
-	if out.err = wait.Sleep(ctx, time.Until(at)); out.err != nil {
-		return out
-	}
-	ctx, cancel := context.WithTimeout(ctx, within)
-	defer cancel()
-	for out.posts < int(within/time.Second) {
-		out.posts++
-		a, err := c.Allocate(ctx, queuedRequest(id, 0))
-		var e *allocclient.Error
-		switch {
-		case err == nil:
-			out.alloc, out.seen = a, time.Now()
-			return out
-		case !errors.As(err, &e) || e.Code != allocclient.CodeNoCapacity:
-			out.err = err
-			return out
-		}
-		out.retryAfter = e.RetryAfter
-		if out.err = wait.Sleep(ctx, max(e.RetryAfter, time.Second)); out.err != nil {
-			return out
-		}
-	}
-	out.err = fmt.Errorf("no 201 after %d POSTs", out.posts)
-	return out
+	req := allocateRequest(id, RegionQueued)
+	req.QueueTimeoutSeconds = &queueTimeout
+	return req
 }
 
 // summarise checks every outcome against the stand-in's calls and times
@@ -185,62 +137,64 @@ func (r *QueuedLatency) summarise(queued, retried []placementOutcome, back time.
 		}
 		perID[id] = n
 	}
-	series := func(outs []placementOutcome, label string, calls *float64) (rec, seen []time.Duration) {
+	series := func(outs []placementOutcome, label string) (rec, seen []time.Duration) {
 		for _, o := range outs {
-			*calls += float64(perID[o.id][0]) / float64(len(outs))
-			if d, s, why := r.check(o, back, perID[o.id][1]); why != "" {
+			if why := check(o, back, perID[o.id][1]); why != "" {
 				r.Failures[label+": "+why]++
 			} else {
-				rec, seen = append(rec, d), append(seen, s)
+				rec, seen = append(rec, o.alloc.UpdatedAt.Sub(back)), append(seen, o.seen.Sub(back))
 			}
 		}
 		return rec, seen
 	}
-	q, qs := series(queued, "queued", &r.QueueCalls)
-	p, ps := series(retried, "retry loop", &r.RetryCalls)
+	q, qs := series(queued, "queued")
+	p, ps := series(retried, "retry loop")
 	r.Queue, r.QueueSeen, r.Retry, r.RetrySeen = Summarize(q), Summarize(qs), Summarize(p), Summarize(ps)
 	for _, o := range queued {
+		r.QueueCalls += float64(perID[o.id][0]) / float64(len(queued))
 		if o.alloc != nil && !o.alloc.QueuedUntil.IsZero() {
 			r.Queued++
 		}
 	}
-	for _, o := range retried {
-		r.Posts += float64(o.posts) / float64(len(retried))
-		r.RetryAfter = max(r.RetryAfter, o.retryAfter)
-	}
 }
 
-// check times one placement, or says why it does not count.
-func (r *QueuedLatency) check(o placementOutcome, back time.Time, servers int) (rec, seen time.Duration, why string) {
+// check says why a placement does not count, "" when it does.
+func check(o placementOutcome, back time.Time, servers int) string {
+	var e *allocclient.Error
 	switch {
+	case errors.As(o.err, &e) && e.Code != "":
+		return string(e.Code)
 	case o.err != nil:
-		var e *allocclient.Error
-		if errors.As(o.err, &e) && e.Code != "" {
-			return 0, 0, e.Code
-		}
-		return 0, 0, "error"
+		return "error"
 	case o.alloc == nil || o.alloc.State != allocclient.StateAllocated:
-		return 0, 0, "not Allocated"
+		return "not Allocated"
 	case servers != 1:
-		return 0, 0, strconv.Itoa(servers) + " servers from GameFabric"
+		return strconv.Itoa(servers) + " servers from GameFabric"
 	case o.alloc.UpdatedAt.Before(back):
-		return 0, 0, "Allocated before capacity returned"
+		return "Allocated before capacity returned"
 	}
-	return o.alloc.UpdatedAt.Sub(back), o.seen.Sub(back), ""
+	return ""
 }
 
-// getCounter counts the GETs a client sends.
-type getCounter struct {
-	base http.RoundTripper
-	n    atomic.Int64
+// callCounter counts a client's GETs and POSTs and keeps the longest
+// Retry-After of a 503.
+type callCounter struct {
+	mu          sync.Mutex
+	gets, posts int
+	retryAfter  time.Duration
 }
 
-func (g *getCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	if req.Method == http.MethodGet && strings.HasPrefix(req.URL.Path, "/v1/allocations/") {
-		g.n.Add(1)
+func (c *callCounter) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := http.DefaultTransport.RoundTrip(req)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if req.Method == http.MethodGet {
+		c.gets++
+	} else {
+		c.posts++
 	}
-	return g.base.RoundTrip(req)
+	if err == nil && resp.StatusCode == http.StatusServiceUnavailable {
+		c.retryAfter = max(c.retryAfter, gameinstance.ParseRetryAfter(resp.Header.Get("Retry-After"), time.Now()))
+	}
+	return resp, err
 }
-
-// fmtSec formats a duration in seconds with 0.01 s resolution.
-func fmtSec(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }

@@ -18,24 +18,21 @@ import (
 
 	"github.com/gamefabric-alloc/allocsvc/local/sqssource"
 	"github.com/gamefabric-alloc/allocsvc/shared/app/placementapp"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
+	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
-// PlacementFunction is the queue worker's logical ID.
 const PlacementFunction = "PlacementFunction"
 
 // lambdaPollers is how many batches Lambda's SQS event source starts with.
 const lambdaPollers = 5
 
 // placementRig is a queued placement's whole path in process, every AWS
-// request counted by SDK middleware: the allocate handler (POST) and
-// PlacementFunction's handler, each built by its own composition root from
-// the environment the stack gives its bootstrap, and between them a queue
-// of the rig's own in moto (PlacementQueue's settings) polled by an event
-// source mapping (local/sqssource, the template's settings). Both handlers
-// ask a GameFabric stand-in of the rig's own. The stack's PlacementQueue,
-// its mapping and its stand-in are left alone, so a rig runs beside a
-// measurement on the stack without either seeing the other's placements.
+// request counted: the allocate and PlacementFunction handlers, and between
+// them a queue of its own in moto polled by local/sqssource, all with the
+// template's settings. Its own stand-in keeps it apart from the stack's.
 type placementRig struct {
 	standIn  *StandIn
 	post     *InProcess  // AllocateFunction
@@ -47,7 +44,6 @@ type placementRig struct {
 	queueURL string
 }
 
-// newPlacementRig builds a rig with a queue named name.
 func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRig, err error) {
 	r = &placementRig{standIn: StartStandIn(s.StandIn.Delay), worker: NewSDKCounter(), logs: &countingWriter{}, sqs: s.SQS()}
 	defer func() {
@@ -60,7 +56,7 @@ func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRi
 		return r, err
 	}
 	override := map[string]string{"GAMEFABRIC_URL": r.standIn.URL, "PLACEMENT_QUEUE_URL": r.queueURL}
-	if r.post, err = newInProcess(s, override); err != nil {
+	if r.post, err = NewInProcess(s, override); err != nil {
 		return r, err
 	}
 	cfg, err := functionConfig(s, PlacementFunction, override)
@@ -71,26 +67,34 @@ func newPlacementRig(ctx context.Context, s *Stack, name string) (r *placementRi
 	if err != nil {
 		return r, err
 	}
-	timeout, err := s.Template.FunctionTimeout(PlacementFunction)
+	r.invoker = &countingInvoker{handler: handler}
+	if r.invoker.timeout, err = s.Template.FunctionTimeout(PlacementFunction); err != nil {
+		return r, err
+	}
+	sources, err := s.Template.SQSEventSources(s.Refs)
 	if err != nil {
 		return r, err
 	}
-	r.invoker = &countingInvoker{handler: handler, timeout: timeout}
-	src, err := placementSource(s)
-	if err != nil {
+	for _, src := range sources {
+		if src.FunctionLogicalID != PlacementFunction || !src.Enabled {
+			continue
+		}
+		cfg, err := s.QueueSourceConfig(src)
+		if err != nil {
+			return r, err
+		}
+		cfg.QueueURL, cfg.QueueARN, cfg.Pollers = r.queueURL, arn, lambdaPollers
+		if src.MaximumConcurrency > 0 {
+			cfg.Pollers = min(lambdaPollers, src.MaximumConcurrency)
+		}
+		r.mapping, err = sqssource.Start(cfg, countedSQS(s, r.worker, "SQS event source"), r.invoker)
 		return r, err
 	}
-	pollers := lambdaPollers
-	if src.Pollers > 0 { // MaximumConcurrency
-		pollers = min(pollers, src.Pollers)
-	}
-	src.QueueURL, src.QueueARN, src.Pollers = r.queueURL, arn, pollers
-	r.mapping, err = sqssource.Start(src, countedSQS(s, r.worker, "SQS event source"), r.invoker)
-	return r, err
+	return r, errors.New("placement rig: template.yaml gives PlacementFunction no SQS event")
 }
 
-// createQueue creates the rig's queue with PlacementQueue's visibility
-// timeout and retention, and returns its ARN.
+// createQueue creates the queue with PlacementQueue's settings; it returns
+// its ARN.
 func (r *placementRig) createQueue(ctx context.Context, s *Stack, name string) (string, error) {
 	queues, err := s.Template.Queues()
 	if err != nil {
@@ -99,8 +103,8 @@ func (r *placementRig) createQueue(ctx context.Context, s *Stack, name string) (
 	attrs := map[string]string{}
 	for _, q := range queues {
 		if q.LogicalID == "PlacementQueue" {
-			attrs[string(sqstypes.QueueAttributeNameVisibilityTimeout)] = strconv.Itoa(int(q.VisibilityTimeout / time.Second))
-			attrs[string(sqstypes.QueueAttributeNameMessageRetentionPeriod)] = strconv.Itoa(int(q.MessageRetention / time.Second))
+			attrs[string(sqstypes.QueueAttributeNameVisibilityTimeout)] = strconv.Itoa(int(q.VisibilityTimeout.Seconds()))
+			attrs[string(sqstypes.QueueAttributeNameMessageRetentionPeriod)] = strconv.Itoa(int(q.MessageRetention.Seconds()))
 		}
 	}
 	if len(attrs) == 0 {
@@ -111,50 +115,61 @@ func (r *placementRig) createQueue(ctx context.Context, s *Stack, name string) (
 		return "", fmt.Errorf("placement rig: create queue %s: %w", name, err)
 	}
 	r.queueURL = aws.ToString(out.QueueUrl)
-	got, err := r.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: out.QueueUrl,
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameQueueArn}})
-	if err != nil {
-		return "", fmt.Errorf("placement rig: queue %s: %w", name, err)
-	}
-	return got.Attributes[string(sqstypes.QueueAttributeNameQueueArn)], nil
+	arn, err := r.attributes(ctx, sqstypes.QueueAttributeNameQueueArn)
+	return arn[string(sqstypes.QueueAttributeNameQueueArn)], err
 }
 
-// placementSource is PlacementFunction's SQS event source as the stack
-// configures it from template.yaml (batch size, batching window, batch
-// item failures), with MaximumConcurrency in Pollers.
-func placementSource(s *Stack) (sqssource.Config, error) {
-	sources, err := s.Template.SQSEventSources(s.Refs)
+func (r *placementRig) attributes(ctx context.Context, names ...sqstypes.QueueAttributeName) (map[string]string, error) {
+	out, err := r.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(r.queueURL), AttributeNames: names})
 	if err != nil {
-		return sqssource.Config{}, err
+		return nil, fmt.Errorf("placement rig: queue attributes: %w", err)
 	}
-	for _, src := range sources {
-		if src.FunctionLogicalID == PlacementFunction && src.Enabled {
-			cfg, err := s.QueueSourceConfig(src)
-			cfg.Pollers = src.MaximumConcurrency
-			return cfg, err
+	return out.Attributes, nil
+}
+
+// settle polls the records (uncounted) until none is Queued or Allocating
+// and every message is deleted: 200 ms apart, at most settlePolls times.
+func (r *placementRig) settle(ctx context.Context, s *Stack, prefix string, n int) error {
+	records := store.NewGameInstances(s.DDB, s.Tables["GameInstancesTable"])
+	pending := map[string]bool{}
+	for i := range n {
+		pending[prefix+strconv.Itoa(i)] = true
+	}
+	for range settlePolls {
+		for id := range pending {
+			rec, err := records.Get(ctx, id)
+			if err != nil && !errors.Is(err, gameinstance.ErrNotFound) {
+				return fmt.Errorf("queued cost: read %s: %w", id, err)
+			}
+			if err == nil && rec.State != gameinstance.StateQueued && rec.State != gameinstance.StateAllocating {
+				delete(pending, id)
+			}
+		}
+		if len(pending) == 0 {
+			if empty, err := r.drained(ctx); err != nil || empty {
+				return err
+			}
+		}
+		if err := wait.Sleep(ctx, 200*time.Millisecond); err != nil {
+			return fmt.Errorf("queued cost: %d placements still pending: %w", len(pending), err)
 		}
 	}
-	return sqssource.Config{}, errors.New("placement rig: template.yaml gives PlacementFunction no SQS event")
+	return fmt.Errorf("queued cost: %d placements still pending after %d polls", len(pending), settlePolls)
 }
 
-// drained reports whether the rig's queue holds no message, visible,
-// delayed or in flight (moto's counts are exact).
+// drained: no message visible, delayed or in flight (moto's counts are exact).
 func (r *placementRig) drained(ctx context.Context) (bool, error) {
-	out, err := r.sqs.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{QueueUrl: aws.String(r.queueURL),
-		AttributeNames: []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameAll}})
-	if err != nil {
-		return false, err
-	}
-	for _, a := range []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
-		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed} {
-		if v := out.Attributes[string(a)]; v != "" && v != "0" {
-			return false, nil
+	names := []sqstypes.QueueAttributeName{sqstypes.QueueAttributeNameApproximateNumberOfMessages,
+		sqstypes.QueueAttributeNameApproximateNumberOfMessagesNotVisible, sqstypes.QueueAttributeNameApproximateNumberOfMessagesDelayed}
+	attrs, err := r.attributes(ctx, names...)
+	for _, a := range names {
+		if v := attrs[string(a)]; v != "" && v != "0" {
+			return false, err
 		}
 	}
-	return true, nil
+	return err == nil, err
 }
 
-// Close stops the mapping, deletes the queue and stops the stand-in.
 func (r *placementRig) Close() {
 	if r.mapping != nil {
 		_ = r.mapping.Stop()
@@ -167,17 +182,15 @@ func (r *placementRig) Close() {
 	r.standIn.Close()
 }
 
-// countingInvoker is Lambda invoking PlacementFunction's handler in
-// process: the event decoded, a deadline of the function's timeout, the
-// answer encoded; it counts invocations and messages and times each.
+// countingInvoker is Lambda invoking PlacementFunction's handler: the
+// event decoded, the function's timeout, the answer encoded.
 type countingInvoker struct {
 	handler func(context.Context, events.SQSEvent) (events.SQSEventResponse, error)
 	timeout time.Duration
 
 	mu                   sync.Mutex
 	invocations, records int
-	handedBack           int     // messages named in batchItemFailures
-	billedMs             float64 // each invocation's time rounded up to Lambda's 1 ms, summed
+	billedMs             float64
 	took                 []time.Duration
 }
 
@@ -196,7 +209,7 @@ func (c *countingInvoker) Invoke(ctx context.Context, event []byte) ([]byte, err
 	resp, err := c.handler(lambdacontext.NewContext(ctx, &lambdacontext.LambdaContext{AwsRequestID: id}), ev)
 	d := time.Since(start)
 	c.mu.Lock()
-	c.records, c.handedBack = c.records+len(ev.Records), c.handedBack+len(resp.BatchItemFailures)
+	c.records += len(ev.Records)
 	c.billedMs += math.Ceil(toMs(d))
 	c.took = append(c.took, d)
 	c.mu.Unlock()
@@ -204,11 +217,4 @@ func (c *countingInvoker) Invoke(ctx context.Context, event []byte) ([]byte, err
 		return nil, err
 	}
 	return json.Marshal(resp)
-}
-
-// counts are the invoker's totals so far.
-func (c *countingInvoker) counts() (invocations, records, handedBack int, billedMs float64, took Summary) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.invocations, c.records, c.handedBack, c.billedMs, Summarize(c.took)
 }

@@ -98,7 +98,7 @@ func fixedReport() *Report {
 			Latency: QueuedLatency{N: 20, QueueTimeout: 60, Dry: 20 * time.Second, Spread: 15 * time.Second, Queued: 20, RetryAfter: 5 * time.Second,
 				Queue: Summary{N: 20, P50: 1340 * msec, P99: 3440 * msec, Mean: 1560 * msec, Max: 3440 * msec}, QueueSeen: Summary{N: 20, P50: 1790 * msec, P99: 3810 * msec},
 				Retry: Summary{N: 20, P50: 2330 * msec, P99: 4800 * msec}, RetrySeen: Summary{N: 20, P50: 2340 * msec, P99: 4810 * msec},
-				QueueCalls: 8.55, RetryCalls: 4.05, Posts: 4.05, Gets: 10.95, Failures: Counts{}},
+				QueueCalls: 8.55, Posts: 4.05, Gets: 10.95, Failures: Counts{}},
 			Cost: QueuedCost{Spacing: costSpacing, PollersPerMonth: 0.26, Cohorts: []QueuedCohort{
 				queuedCohort(10*time.Second, 6.9, 2.8, 58), queuedCohort(60*time.Second, 14, 8.5, 141)}}},
 		Sweep: SweepResult{Instances: 20000, Linked: 4000, LinkedEvery: 5, RunTimeout: time.Minute, SeedTook: 6572 * msec, Took: 40 * time.Second,

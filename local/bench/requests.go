@@ -13,32 +13,22 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
-// RequestsResult is the DynamoDB and Secrets Manager traffic of the
-// allocate handler, counted by SDK middleware, and the figures per
-// allocation the report draws from it.
+// RequestsResult is the allocate handler's DynamoDB and Secrets Manager
+// traffic, counted by SDK middleware. WarmUp is a fresh sandbox's first
+// allocation. RecordUnits is what writing the stored record, or failing a
+// conditional write on it (which returns no capacity), is charged.
 type RequestsResult struct {
-	GameInstancesTable, RegionHealthTable string
-	GameServersTable                      string
-	WarmUp                                Phase // the first allocation of a fresh sandbox: token fetch, first health read
-	Fresh, Replay, Fallback               Phase
-	Rows                                  []RequestRow
-	CapacityReturned                      bool // DynamoDB Local answered ReturnConsumedCapacity
+	GameInstancesTable, RegionHealthTable, GameServersTable string
+	WarmUp, Fresh, Replay, Fallback                         Phase
+	Rows                                                    []RequestRow
+	CapacityReturned                                        bool
 
-	FreshRequests, FreshTableUnits, FreshIndexUnits float64 // on the game instances table
-	FreshHealthReads                                float64 // region-health BatchGetItems per fresh allocation
-	// FreshRoomQueries are the FreeRoomsIndex Queries per fresh
-	// allocation: rooms are looked for in each region asked, before its
-	// Allocator (the bench's servers offer none, so each finds nothing).
-	FreshRoomQueries                          float64
-	HealthReadCalls                           int     // the same, in all
-	HealthReadRRU                             float64 // what one region-health read cost
-	ReplayRequests                            float64
-	FallbackHealthWrites, FallbackHealthReads float64
-	FallbackExtra                             float64 // requests a fallback adds to a fresh allocation
-	// RecordBytes is the size of a stored Allocated record by DynamoDB's
-	// rules; RecordUnits what writing it, or failing a conditional write on
-	// it (DynamoDB returns no capacity with that error), is charged.
-	RecordBytes, RecordUnits int
+	FreshRequests, FreshTableUnits, FreshIndexUnits          float64 // on the game instances table
+	FreshHealthReads, FreshRoomQueries                       float64
+	HealthReadCalls                                          int
+	HealthReadRRU, ReplayRequests                            float64
+	FallbackHealthWrites, FallbackHealthReads, FallbackExtra float64
+	RecordBytes, RecordUnits                                 int
 }
 
 // MeasureRequests runs n fresh allocations, n replays of them and n/2
@@ -46,7 +36,7 @@ type RequestsResult struct {
 func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (RequestsResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	ip, err := NewInProcess(s)
+	ip, err := NewInProcess(s, nil)
 	if err != nil {
 		return RequestsResult{}, err
 	}
@@ -58,14 +48,14 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 		var took []time.Duration
 		start := time.Now()
 		for i := range n {
-			_, d, err := ip.Allocate(ctx, id(i), region)
+			_, d, err := ip.Post(ctx, allocateRequest(id(i), region))
 			if err != nil {
 				return Phase{}, fmt.Errorf("in-process allocate: %w", err)
 			}
 			took = append(took, d)
 		}
 		p := Phase{N: n, Elapsed: time.Since(start), Took: Summarize(took), Ops: ip.Counter.Take()}
-		res.addRows(fmt.Sprintf(label, n), p)
+		res.Rows = append(res.Rows, requestRows(fmt.Sprintf(label, n), p)...)
 		return p, nil
 	}
 	fresh := func(i int) string { return fmt.Sprintf("req-%s-%d", run, i) }
@@ -91,40 +81,31 @@ func MeasureRequests(ctx context.Context, s *Stack, n int, log io.Writer) (Reque
 	return res, nil
 }
 
-func (r *RequestsResult) addRows(label string, p Phase) {
-	r.Rows = append(r.Rows, requestRows(label, p)...)
-}
-
-// derive computes the figures per allocation from the phases.
 func (r *RequestsResult) derive() {
 	gi, rh := r.GameInstancesTable, r.RegionHealthTable
-	r.FreshRequests, r.FreshTableUnits, r.FreshIndexUnits = r.Fresh.perAlloc(gi, "")
-	r.FreshHealthReads, _, _ = r.Fresh.perAlloc(rh, "")
-	r.FreshRoomQueries, _, _ = r.Fresh.perAlloc(r.GameServersTable, "Query")
+	fresh := r.Fresh.on(gi, "")
+	r.FreshRequests, r.FreshTableUnits, r.FreshIndexUnits = fresh.Requests, fresh.Table, fresh.Index
+	r.FreshHealthReads = r.Fresh.on(rh, "").Requests
+	r.FreshRoomQueries = r.Fresh.on(r.GameServersTable, "Query").Requests
 	r.HealthReadCalls = int(r.FreshHealthReads*float64(r.Fresh.N) + 0.5)
-	r.ReplayRequests, _, _ = r.Replay.perAlloc(gi, "")
-	r.FallbackHealthWrites, _, _ = r.Fallback.perAlloc(rh, "UpdateItem")
-	r.FallbackHealthReads, _, _ = r.Fallback.perAlloc(rh, "BatchGetItem")
+	r.ReplayRequests = r.Replay.on(gi, "").Requests
+	r.FallbackHealthWrites = r.Fallback.on(rh, "UpdateItem").Requests
+	r.FallbackHealthReads = r.Fallback.on(rh, "BatchGetItem").Requests
 	r.FallbackExtra = r.FallbackHealthWrites + r.FallbackHealthReads - r.FreshHealthReads
-	r.RecordUnits = WriteUnits(r.RecordBytes)
+	r.RecordUnits = max(1, (r.RecordBytes+1023)/1024) // one unit per started KB
 	for _, op := range r.Fresh.Ops {
 		r.CapacityReturned = r.CapacityReturned || op.CapacityReturned
 	}
-	// In the fallback phase every allocation re-reads (its failure dropped
-	// the cache), so its reads are the cleanest sample.
+	// Every fallback re-reads (its failure dropped the cache): the cleanest
+	// sample.
 	for _, p := range []Phase{r.Fallback, r.Fresh, r.WarmUp} {
-		if calls, table, index := p.perAlloc(rh, "BatchGetItem"); calls > 0 {
-			r.HealthReadRRU = (table + index) / calls
+		if u := p.on(rh, "BatchGetItem"); u.Requests > 0 {
+			r.HealthReadRRU = (u.Table + u.Index) / u.Requests
 			break
 		}
 	}
 }
 
-// WriteUnits is what writing (or failing a conditional write on) an item of
-// size bytes costs: one unit per started KB, at least one.
-func WriteUnits(size int) int { return max(1, (size+1023)/1024) }
-
-// recordSize reads one stored record and sizes it by DynamoDB's rules.
 func recordSize(ctx context.Context, s *Stack, id string) (int, error) {
 	out, err := s.DDB.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.Tables["GameInstancesTable"]),
 		Key: map[string]types.AttributeValue{"gameInstanceId": &types.AttributeValueMemberS{Value: id}}, ConsistentRead: aws.Bool(true)})

@@ -2,52 +2,43 @@ package bench
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"sync"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
+	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
-// RoomLatency compares POST /v1/allocations placed in a free room, through
-// the local stack, with a direct call to the stand-in, and with an
-// allocation from the Allocator through the stack at the same moments.
+// RoomLatency compares allocations placed in a free room through the stack
+// with direct calls to the stand-in and allocations from the Allocator.
+// Base (Allocator − Direct) and Extra (Room − Base) are differences of
+// medians, so approximate.
 type RoomLatency struct {
-	Servers, Capacity       int // game servers offering rooms, and rooms each
+	Servers, Capacity       int
 	Room, Direct, Allocator Summary
 	RatioP50, RatioP99      float64
-	Met                     bool   // Room.P50 < Direct.P50, the goal
-	Failures                Counts // calls that were not a 201 in a room / a direct 200 / a 201 from the Allocator
-	Ended                   int    // sessions ended (DELETE, not timed) to free their rooms
-	// Base is Allocator.P50 − Direct.P50: an allocation's own work and the
-	// local hops, without the upstream call. Extra is Room.P50 − Base:
-	// what a placement does instead of the upstream call (the free-rooms
-	// query, the take, the session callback). Differences of medians, so
-	// approximate.
-	Base, Extra time.Duration
+	Met                     bool // Room.P50 < Direct.P50, the goal
+	Failures                Counts
+	Ended                   int
+	Base, Extra             time.Duration
 }
 
-// roomServers offer rooms in the latency run: with RoomCapacity each, 6
-// rooms for sessions, of which at most 5 are held before a placement.
+// roomServers offer rooms in the latency run: 6 rooms for sessions, of
+// which at most 5 are held before a placement.
 const roomServers = 2
 
-// MeasureRoomLatency makes roomServers game servers offer RoomCapacity
-// rooms, as a server does: each is allocated through the stack and links
-// through the stack's API with a rooms offer whose session callback the
-// bench serves on loopback. Then, after o.Warmup, it takes turns: one
-// fresh allocation, which must be answered 201 in a room; one direct call
-// to the stand-in; one fresh dedicated allocation through the stack, from
-// the Allocator. Taking turns, drift on the machine (DynamoDB Local's JIT
-// warms up over the run) hits every series alike. The oldest session is
-// ended between turns (not timed) whenever one more would leave no room
-// free, so every placement finds one, on servers that hold 1 to
-// RoomCapacity games, as in play. At the end the servers close their
-// rooms (capacity 0) and every game ends, so that later allocations go to
-// the Allocator again. o.Cap stays well under the servers' first
-// heartbeat deadline (initial delay + 3 periods = 2 min), which they need
-// not meet.
+// MeasureRoomLatency makes roomServers servers offer RoomCapacity rooms,
+// then takes turns (a fresh allocation that must land in a room, a direct
+// call, a dedicated allocation) so that drift hits every series alike,
+// ending the oldest session whenever one more would leave no room free.
+// o.Cap stays under the servers' first heartbeat deadline (2 min).
 func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (res RoomLatency, err error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
@@ -56,29 +47,24 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	res = RoomLatency{Servers: roomServers, Capacity: RoomCapacity, Failures: Counts{}}
 	var live []string // sessions in rooms, oldest first
 	hosts, err := openRooms(ctx, client, roomServers, "rmh-"+run)
-	defer func() {
-		err = errors.Join(err, shutRooms(ctx, client, s.GameServerURL, hosts, &live))
-	}()
+	defer func() { err = errors.Join(err, shutRooms(ctx, client, s.GameServerURL, hosts, &live)) }()
 	if err != nil {
 		return res, err
 	}
 	for _, h := range hosts {
-		if err := linkVia(ctx, s.GameServerURL, h, h.offer(RoomCapacity)); err != nil {
+		if err := h.link(ctx, s.GameServerURL, RoomCapacity); err != nil {
 			return res, fmt.Errorf("room latency: game server %s offering rooms: %w", h.id, err)
 		}
 		h.linked = true
 	}
-	limit := roomServers*(RoomCapacity-1) - 1
 	var room, direct, allocator []time.Duration
-	for i := range o.Warmup + o.N {
-		if ctx.Err() != nil {
-			break
-		}
+	for i := 0; i < o.Warmup+o.N && ctx.Err() == nil; i++ {
 		id := fmt.Sprintf("rm-%s-%d", run, i)
 		r := postAllocation(ctx, client, id, RegionOK)
 		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
-		a := postRequest(ctx, client, allocclient.AllocateRequest{GameInstanceID: id + "-alloc", DesiredRegion: RegionOK,
-			GameServerVersion: Version, ServerArgs: "-map=arena", Dedicated: true})
+		dedicated := allocateRequest(id+"-alloc", RegionOK)
+		dedicated.Dedicated = true
+		a := postRequest(ctx, client, dedicated)
 		if r.Status == http.StatusCreated {
 			live = append(live, id) // a server from the Allocator too: ended all the same
 		}
@@ -91,18 +77,14 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 			default:
 				res.Failures["stack: "+r.Outcome()]++
 			}
-			if derr == nil {
-				direct = append(direct, d)
-			} else {
-				res.Failures["direct: "+derr.Error()]++
-			}
+			direct = res.Failures.keep(direct, d, derr, "direct: ")
 			if a.Status == http.StatusCreated && a.Body.Placement == allocclient.PlacementAllocator {
 				allocator = append(allocator, a.Took)
 			} else {
 				res.Failures["allocator: "+a.Outcome()]++
 			}
 		}
-		for len(live) > limit {
+		for len(live) > roomServers*(RoomCapacity-1)-1 {
 			if err := endAll(ctx, client, live[:1]); err != nil {
 				return res, fmt.Errorf("room latency: freeing a room: %w", err)
 			}
@@ -120,4 +102,120 @@ func MeasureRoomLatency(ctx context.Context, s *Stack, o OverheadOptions, log io
 	progress(log, "room placement: stack p50 %s p99 %s, direct p50 %s p99 %s, from the Allocator through the stack p50 %s (n=%d, %d sessions ended between turns)",
 		fmtMs(res.Room.P50), fmtMs(res.Room.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), fmtMs(res.Allocator.P50), res.Room.N, res.Ended)
 	return res, nil
+}
+
+// RoomCapacity is the rooms each bench server offers, as local/dev.yaml's
+// us-west servers do.
+const RoomCapacity = 4
+
+const maxKeptSessions = 1024
+
+// roomHost is a game server offering rooms: the SDK's session callback on
+// loopback, keeping each session's PartnerGameToken for its link-back calls.
+type roomHost struct {
+	game
+	callback              *gameserver.SessionCallback
+	srv                   *httptest.Server
+	drained               chan struct{}
+	linked, closed, ended bool
+
+	mu       sync.Mutex
+	sessions map[string]string // session id → its PartnerGameToken
+}
+
+// openRooms starts n game servers, each allocated through the stack as
+// prefix-i, dedicated (a whole server from the stand-in, never a room on
+// another). It returns those started so far on a failure too.
+func openRooms(ctx context.Context, client *allocclient.Client, n int, prefix string) ([]*roomHost, error) {
+	var hosts []*roomHost
+	for i := range n {
+		cb, err := gameserver.NewSessionCallback(gameserver.SessionCallbackOptions{Logger: logging.New(io.Discard, 0)})
+		if err != nil {
+			return hosts, err
+		}
+		h := &roomHost{game: game{id: fmt.Sprintf("%s-%d", prefix, i), token: gameserver.NewCallbackToken()},
+			callback: cb, srv: httptest.NewServer(cb), drained: make(chan struct{}), sessions: map[string]string{}}
+		hosts = append(hosts, h)
+		// Taken at once, so no callback waits or is refused for a full buffer.
+		go func() {
+			defer close(h.drained)
+			for p := range cb.Sessions() {
+				h.mu.Lock()
+				if len(h.sessions) < maxKeptSessions {
+					h.sessions[p.GameInstanceID] = p.PartnerGameToken
+				}
+				h.mu.Unlock()
+			}
+		}()
+		a, err := client.Allocate(ctx, allocclient.AllocateRequest{GameInstanceID: h.id, DesiredRegion: RegionOK, GameServerVersion: Version,
+			ServerArgs: "-map=arena", PartnerGameToken: h.token, Dedicated: true})
+		switch {
+		case err != nil:
+			return hosts, fmt.Errorf("allocate game server %s: %w", h.id, err)
+		case !a.Created || a.Server == nil || a.Placement != allocclient.PlacementAllocator:
+			return hosts, fmt.Errorf("allocate game server %s: not a fresh server from the Allocator (%s, placement %q)", h.id, a.State, a.Placement)
+		}
+	}
+	return hosts, nil
+}
+
+func (h *roomHost) sessionToken(id string) (string, bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	t, ok := h.sessions[id]
+	return t, ok
+}
+
+// offer is the link body offering capacity rooms (0 closes them). It
+// carries the callback token: never print it.
+func (h *roomHost) offer(capacity int) string {
+	b, _ := json.Marshal(gameserver.LinkRequest{Rooms: h.callback.Offer(h.srv.URL+"/sessions", capacity)})
+	return string(b)
+}
+
+func (h *roomHost) link(ctx context.Context, base string, capacity int) error {
+	_, err := linkBackCall(ctx, base, h.id, "link", h.token, h.offer(capacity))
+	return err
+}
+
+func endAll(ctx context.Context, c *allocclient.Client, ids []string) error {
+	var errs []error
+	for _, id := range ids {
+		a, err := c.End(ctx, id)
+		if err == nil && a.State != "Ended" {
+			err = fmt.Errorf("state %s", a.State)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("end %s: %w", id, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// shutRooms closes the open servers' rooms, ends every game not ended and
+// stops the callbacks, also after a failure, on its own time: a server left
+// open would take later phases' allocations.
+func shutRooms(ctx context.Context, client *allocclient.Client, gameServerURL string, hosts []*roomHost, sessions *[]string) error {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+	defer cancel()
+	var errs []error
+	ids := *sessions
+	for _, h := range hosts {
+		if h.linked && !h.closed {
+			if err := h.link(ctx, gameServerURL, 0); err != nil {
+				errs = append(errs, fmt.Errorf("closing the rooms of %s: %w", h.id, err))
+			}
+		}
+		if !h.ended {
+			ids = append(ids, h.id)
+		}
+	}
+	errs = append(errs, endAll(ctx, client, ids))
+	*sessions = nil
+	for _, h := range hosts {
+		h.callback.Stop()
+		h.srv.Close()
+		<-h.drained
+	}
+	return errors.Join(errs...)
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
@@ -19,7 +20,7 @@ import (
 	"github.com/aws/smithy-go/middleware"
 )
 
-// OpKey names one operation on one table ("" for non-DynamoDB calls).
+// OpKey names one operation on one table ("" for other services).
 type OpKey struct {
 	Service, Operation, Table string
 }
@@ -31,65 +32,58 @@ func (k OpKey) String() string {
 	return k.Service + " " + k.Operation + " (" + k.Table + ")"
 }
 
-// OpCount is what one operation cost.
+// OpCount is what one operation cost; Chunks and Empty are SQS's billed
+// requests and empty receives.
 type OpCount struct {
-	Calls    int    // operation calls the service code made
-	Attempts int    // HTTP attempts, SDK retries included
-	Errors   Counts // by error code, e.g. ConditionalCheckFailedException
-	// Capacity as DynamoDB returned it (ReturnConsumedCapacity=INDEXES),
-	// summed over calls: the table's units and its indexes' units.
+	Calls, Attempts        int
+	Errors                 Counts
 	TableUnits, IndexUnits float64
-	CapacityReturned       bool // some response carried ConsumedCapacity
-	// Took is the calls' time, summed: from the call to its answer, the
-	// SDK's retries and the round trips to the service included.
-	Took time.Duration
-	// SQS only (services named "SQS…"): the requests billed, one per 64 KB
-	// chunk of payload, and the ReceiveMessage calls that brought nothing.
-	Chunks, Empty int
+	CapacityReturned       bool
+	Took                   time.Duration
+	Chunks, Empty          int
 }
 
 // SDKCounter counts requests through AWS SDK middleware: an Initialize
-// step sees each operation call (and asks DynamoDB for its consumed
-// capacity), a Finalize step after the retry middleware sees each attempt.
+// step sees each call (and asks DynamoDB for its consumed capacity), a
+// Finalize step after the retry middleware each attempt.
 type SDKCounter struct {
 	mu  sync.Mutex
 	ops map[OpKey]*OpCount
 }
 
-// NewSDKCounter starts empty.
+// NewSDKCounter starts empty; APIOptions go into a client's options.
 func NewSDKCounter() *SDKCounter { return &SDKCounter{ops: map[OpKey]*OpCount{}} }
 
 type countKey struct{}
 
-// APIOptions go into a client's Options.APIOptions.
 func (c *SDKCounter) APIOptions(service string) []func(*middleware.Stack) error {
+	calls := middleware.InitializeMiddlewareFunc("BenchCountCalls",
+		func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
+			askForCapacity(in.Parameters)
+			op := c.call(OpKey{Service: service, Operation: operationName(ctx, in.Parameters), Table: tableOf(in.Parameters)})
+			start := time.Now()
+			out, md, err := next.HandleInitialize(context.WithValue(ctx, countKey{}, op), in)
+			c.record(op, out.Result, time.Since(start), err)
+			if err == nil && strings.HasPrefix(service, "SQS") {
+				c.addSQS(op, in.Parameters, out.Result)
+			}
+			return out, md, err
+		})
+	attempts := middleware.FinalizeMiddlewareFunc("BenchCountAttempts",
+		func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
+			if op, ok := ctx.Value(countKey{}).(*OpCount); ok {
+				c.mu.Lock()
+				op.Attempts++
+				c.mu.Unlock()
+			}
+			return next.HandleFinalize(ctx, in)
+		})
 	return []func(*middleware.Stack) error{func(st *middleware.Stack) error {
-		err := st.Initialize.Add(middleware.InitializeMiddlewareFunc("BenchCountCalls",
-			func(ctx context.Context, in middleware.InitializeInput, next middleware.InitializeHandler) (middleware.InitializeOutput, middleware.Metadata, error) {
-				askForCapacity(in.Parameters)
-				op := c.call(OpKey{Service: service, Operation: operationName(ctx, in.Parameters), Table: tableOf(in.Parameters)})
-				start := time.Now()
-				out, md, err := next.HandleInitialize(context.WithValue(ctx, countKey{}, op), in)
-				c.record(op, out.Result, time.Since(start), err)
-				if err == nil && strings.HasPrefix(service, "SQS") {
-					c.addSQS(op, in.Parameters, out.Result)
-				}
-				return out, md, err
-			}), middleware.After)
-		if err != nil {
+		if err := st.Initialize.Add(calls, middleware.After); err != nil {
 			return err
 		}
-		attempt := middleware.FinalizeMiddlewareFunc("BenchCountAttempts",
-			func(ctx context.Context, in middleware.FinalizeInput, next middleware.FinalizeHandler) (middleware.FinalizeOutput, middleware.Metadata, error) {
-				if op, ok := ctx.Value(countKey{}).(*OpCount); ok {
-					c.mu.Lock()
-					op.Attempts++
-					c.mu.Unlock()
-				}
-				return next.HandleFinalize(ctx, in)
-			})
 		// After the retry middleware, so every retried attempt passes here.
-		if err := st.Finalize.Insert(attempt, "Retry", middleware.After); err != nil {
+		if err := st.Finalize.Insert(attempts, "Retry", middleware.After); err != nil {
 			return fmt.Errorf("count attempts: no Retry middleware to follow: %w", err)
 		}
 		return nil
@@ -138,24 +132,20 @@ func (c *SDKCounter) record(op *OpCount, result any, took time.Duration, err err
 	}
 }
 
-// Take returns the counts since the previous Take (or NewSDKCounter) and
-// starts over.
+// Take returns the counts since the previous Take.
 func (c *SDKCounter) Take() map[OpKey]OpCount {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make(map[OpKey]OpCount, len(c.ops))
 	for k, v := range c.ops {
-		// Errors is cloned: a call still in flight records into v later.
 		cp := *v
-		cp.Errors = maps.Clone(v.Errors)
+		cp.Errors = maps.Clone(v.Errors) // a call still in flight records into v later
 		out[k] = cp
 	}
 	c.ops = map[OpKey]*OpCount{}
 	return out
 }
 
-// operationName is the SDK's own name for the operation, falling back to
-// the input type (UpdateItemInput → UpdateItem).
 func operationName(ctx context.Context, params any) string {
 	if name := awsmiddleware.GetOperationName(ctx); name != "" {
 		return name
@@ -163,12 +153,10 @@ func operationName(ctx context.Context, params any) string {
 	return strings.TrimSuffix(reflect.TypeOf(params).Elem().Name(), "Input")
 }
 
-// The DynamoDB operations' inputs and outputs share field names, not
-// interfaces: TableName or RequestItems, ReturnConsumedCapacity and
-// ConsumedCapacity. Other services' inputs have none of them.
+// DynamoDB's inputs and outputs share field names, not interfaces
+// (TableName or RequestItems, ReturnConsumedCapacity, ConsumedCapacity):
+// they are read by reflection. Other services' inputs have none of them.
 
-// askForCapacity makes DynamoDB report consumed capacity per table and
-// index. It changes nothing else about the request.
 func askForCapacity(params any) {
 	want := reflect.ValueOf(types.ReturnConsumedCapacityIndexes)
 	if f := field(params, "ReturnConsumedCapacity"); f.IsValid() && f.CanSet() && f.Type() == want.Type() {
@@ -194,9 +182,8 @@ func consumedCapacity(result any) []types.ConsumedCapacity {
 
 func tableOf(params any) string {
 	if f := field(params, "TableName"); f.IsValid() {
-		if name, ok := f.Interface().(*string); ok && name != nil {
-			return *name
-		}
+		name, _ := f.Interface().(*string)
+		return aws.ToString(name)
 	}
 	if items := field(params, "RequestItems"); items.Kind() == reflect.Map { // the batch operations
 		var tables []string
@@ -209,7 +196,6 @@ func tableOf(params any) string {
 	return ""
 }
 
-// field is the named field of the struct v points to, or the zero Value.
 func field(v any, name string) reflect.Value {
 	rv := reflect.ValueOf(v)
 	if rv.Kind() != reflect.Pointer || rv.IsNil() || rv.Elem().Kind() != reflect.Struct {
@@ -218,26 +204,29 @@ func field(v any, name string) reflect.Value {
 	return rv.Elem().FieldByName(name)
 }
 
-// dynamoPerCall sums the DynamoDB operations include selects and divides
-// by n calls: requests, read units, write units (index writes included)
-// and the index writes alone, and the time spent waiting on DynamoDB.
-func dynamoPerCall(ops map[OpKey]OpCount, n int, include func(OpKey) bool) (requests, reads, writes, indexWrites float64, took time.Duration) {
+// dynamoUse is DynamoDB's part of some calls, per call.
+type dynamoUse struct {
+	Requests, Table, Index, Reads, Writes, IndexWrites float64
+	Took                                               time.Duration
+}
+
+func dynamoPerCall(ops map[OpKey]OpCount, n int, keep func(OpKey) bool) dynamoUse {
+	var u dynamoUse
 	for k, op := range ops {
-		if k.Service != "DynamoDB" || !include(k) {
+		if k.Service != "DynamoDB" || !keep(k) {
 			continue
 		}
-		requests += float64(op.Calls)
-		took += op.Took
+		u.Requests, u.Table, u.Index, u.Took = u.Requests+float64(op.Calls), u.Table+op.TableUnits, u.Index+op.IndexUnits, u.Took+op.Took
 		switch k.Operation {
 		case "UpdateItem", "PutItem", "DeleteItem", "TransactWriteItems", "BatchWriteItem":
-			writes += op.TableUnits + op.IndexUnits
-			indexWrites += op.IndexUnits
+			u.Writes += op.TableUnits + op.IndexUnits
+			u.IndexWrites += op.IndexUnits
 		default:
-			reads += op.TableUnits + op.IndexUnits
+			u.Reads += op.TableUnits + op.IndexUnits
 		}
 	}
 	per := float64(max(n, 1))
-	return requests / per, reads / per, writes / per, indexWrites / per, took / time.Duration(max(n, 1))
+	return dynamoUse{u.Requests / per, u.Table / per, u.Index / per, u.Reads / per, u.Writes / per, u.IndexWrites / per, u.Took / time.Duration(max(n, 1))}
 }
 
 // Phase is what a run of allocations cost in AWS requests.
@@ -248,16 +237,8 @@ type Phase struct {
 	Ops     map[OpKey]OpCount
 }
 
-// perAlloc sums the DynamoDB operations on table (every operation when op
-// is "") and divides by the allocations in the phase.
-func (p Phase) perAlloc(table, op string) (calls, tableUnits, indexUnits float64) {
-	for k, c := range p.Ops {
-		if k.Service == "DynamoDB" && k.Table == table && (op == "" || k.Operation == op) {
-			calls, tableUnits, indexUnits = calls+float64(c.Calls), tableUnits+c.TableUnits, indexUnits+c.IndexUnits
-		}
-	}
-	n := float64(max(p.N, 1))
-	return calls / n, tableUnits / n, indexUnits / n
+func (p Phase) on(table, op string) dynamoUse {
+	return dynamoPerCall(p.Ops, p.N, func(k OpKey) bool { return k.Table == table && (op == "" || k.Operation == op) })
 }
 
 // RequestRow is one operation of one phase, per allocation.
@@ -265,15 +246,12 @@ type RequestRow struct {
 	Phase                                      string
 	Op                                         OpKey
 	Requests, Attempts, TableUnits, IndexUnits float64
-	// SQS only: the requests billed (64 KB chunks) and the receives that
-	// brought nothing.
-	Chunks, Empty    float64
-	CapacityReturned bool
-	Errors           Counts
-	Took             time.Duration // per request, retries included
+	Chunks, Empty                              float64
+	CapacityReturned                           bool
+	Errors                                     Counts
+	Took                                       time.Duration
 }
 
-// requestRows are p's operations per allocation, in a stable order.
 func requestRows(label string, p Phase) []RequestRow {
 	keys := slices.SortedFunc(maps.Keys(p.Ops), func(a, b OpKey) int { return cmp.Compare(a.String(), b.String()) })
 	n := float64(max(p.N, 1))
@@ -288,41 +266,30 @@ func requestRows(label string, p Phase) []RequestRow {
 	return rows
 }
 
-// sqsChunk is what SQS bills as one request: every 64 KB chunk of a
-// request's payload counts as a request of its own.
+// sqsChunk: SQS bills every 64 KB chunk of a request's payload as a request.
 const sqsChunk = 64 * 1024
 
-// sqsBilled is what one successful SQS call is billed: its 64 KB chunks
-// (at least one) and, for a ReceiveMessage, whether it brought nothing
-// (an empty long poll is billed all the same). The payload is the bodies
-// sent or received; attributes the service reads (the bench sends none)
-// are far below a chunk.
+// sqsBilled is what a successful SQS call is billed (an empty long poll is
+// billed all the same), and whether a receive brought nothing.
 func sqsBilled(params, result any) (chunks int, empty bool) {
 	size := 0
 	switch in := params.(type) {
 	case *sqs.SendMessageInput:
-		if in.MessageBody != nil {
-			size = len(*in.MessageBody)
-		}
+		size = len(aws.ToString(in.MessageBody))
 	case *sqs.SendMessageBatchInput:
 		for _, e := range in.Entries {
-			if e.MessageBody != nil {
-				size += len(*e.MessageBody)
-			}
+			size += len(aws.ToString(e.MessageBody))
 		}
 	}
 	if out, ok := result.(*sqs.ReceiveMessageOutput); ok && out != nil {
 		empty = len(out.Messages) == 0
 		for _, m := range out.Messages {
-			if m.Body != nil {
-				size += len(*m.Body)
-			}
+			size += len(aws.ToString(m.Body))
 		}
 	}
 	return max(1, (size+sqsChunk-1)/sqsChunk), empty
 }
 
-// addSQS records what a successful SQS call is billed.
 func (c *SDKCounter) addSQS(op *OpCount, params, result any) {
 	chunks, empty := sqsBilled(params, result)
 	c.mu.Lock()

@@ -19,45 +19,34 @@ import (
 // sweepMaxRuns bounds the phase: 20,000 take 2 runs at the default cap.
 const sweepMaxRuns = 10
 
-// SweepRun is one health sweep run of the backlog phase.
+// SweepRun is one health sweep run; Starved counts shards with as many due
+// instances after it as before.
 type SweepRun struct {
-	N                                                  int // 1 for the first run
-	FirstShard, TakenOn, Reviewed, Failures, Remaining int
-	Took                                               time.Duration
-	PerSecond                                          float64
-	StoppedEarly                                       bool
-	// MinShard and MaxShard are the fewest and most reviews one shard got.
-	MinShard, MaxShard int
-	// Starved counts shards that had due instances before the run and as
-	// many after it, counted from the index.
-	Starved int
+	N, FirstShard, TakenOn, Reviewed, Failures, Remaining int
+	Took                                                  time.Duration
+	PerSecond                                             float64
+	StoppedEarly                                          bool
+	MinShard, MaxShard, Starved                           int
 }
 
-// SweepResult is the health sweep draining a backlog of due instances.
+// SweepResult is the health sweep draining a backlog of due instances. A
+// run takes on at most Limit and dispatches for Dispatch, so below Floor
+// reviews/s time, not the cap, ends it.
 type SweepResult struct {
-	Instances, Linked int // Linked: 1 in LinkedEvery, past their heartbeat deadline
-	LinkedEvery       int
-	RunTimeout        time.Duration
-	SeedTook          time.Duration
-	Runs              []SweepRun
-	Took              time.Duration // the runs' time
-	Left              int           // still due after the last run
-	States            Counts        // stored "state/reason" of the seeded instances afterwards
-	// What the report draws from the runs.
-	PerSecond, MinRate, MaxRate float64 // reviews per second: overall, slowest and fastest run
-	StarvedRuns                 int     // runs that left some shard with due instances untouched
-	StoppedEarly                bool    // some run reached its deadline
-	AllMarked                   bool    // every seeded instance ended Unhealthy, and no run starved a shard
-	// The sweep's own limits: a run dispatches for Dispatch and takes on at
-	// most Limit due instances, so below Floor reviews/s time, not the cap,
-	// ends it.
-	Limit, Workers int
-	MinMargin      time.Duration
-	Dispatch       time.Duration
-	Floor          float64
+	Instances, Linked, LinkedEvery int
+	RunTimeout, SeedTook           time.Duration
+	Runs                           []SweepRun
+	Took                           time.Duration // the runs' time
+	Left                           int
+	States                         Counts
+	PerSecond, MinRate, MaxRate    float64
+	StarvedRuns                    int
+	StoppedEarly, AllMarked        bool
+	Limit, Workers                 int
+	MinMargin, Dispatch            time.Duration
+	Floor                          float64
 }
 
-// summarise fills in the figures the report draws from the runs.
 func (r *SweepResult) summarise() {
 	r.StarvedRuns, r.StoppedEarly, r.MinRate, r.MaxRate = 0, false, 0, 0
 	for i, run := range r.Runs {
@@ -77,10 +66,9 @@ func (r *SweepResult) summarise() {
 	r.AllMarked = r.Instances > 0 && r.Left == 0 && unhealthy == r.Instances && r.StarvedRuns == 0
 }
 
-// MeasureSweep seeds n due instances into a fresh table on a DynamoDB Local
-// of its own (no stack running beside it, so no scheduled sweep competes)
-// and runs the sweep until nothing is due, each run with the Lambda's
-// timeout, as local/sweepload and the 20,000-instance test do.
+// MeasureSweep seeds n due instances on a DynamoDB Local of its own (no
+// scheduled sweep competes) and runs the sweep, with the Lambda's timeout,
+// until nothing is due, as local/sweepload and the 20,000-instance test do.
 func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (SweepResult, error) {
 	dispatch := sweepload.LambdaTimeout - max(lifecycle.SweepMinMargin, sweepload.LambdaTimeout/10)
 	res := SweepResult{Instances: n, Linked: n / sweepload.LinkedEvery, LinkedEvery: sweepload.LinkedEvery, RunTimeout: sweepload.LambdaTimeout,
@@ -113,7 +101,6 @@ func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (Sweep
 	clock := harness.NewClock(time.Now().UTC())
 	svc := &lifecycle.Service{Store: store.NewGameInstances(db, table), Policy: lifecycle.DefaultPolicy, Now: clock.Now}
 	ctx = logging.WithLogger(ctx, logging.New(io.Discard, 0))
-
 	progress(log, "health sweep: seeding %d due instances", n)
 	began := time.Now()
 	ids, err := sweepload.Seed(ctx, db, table, "bench-sweep", n, svc.Policy, clock.Now())
