@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/uuid"
 )
 
 // Result is the outcome of one invocation that reached the function.
@@ -75,7 +77,7 @@ func (rt *Runtime) Invoke(ctx context.Context, event []byte, timeout time.Durati
 	defer func() { <-rt.slot }()
 
 	inv := &invocation{
-		id:      newRequestID(),
+		id:      uuid.New(),
 		event:   event,
 		timeout: timeout,
 		traceID: newTraceID(),

@@ -8,24 +8,19 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/uuid"
 )
 
 // Header and trailer names from the Runtime API (2018-06-01), as read and
 // written by aws-lambda-go's runtime_api_client.go.
 const (
-	headerRequestID    = "Lambda-Runtime-Aws-Request-Id"
-	headerDeadlineMS   = "Lambda-Runtime-Deadline-Ms"
-	headerFunctionARN  = "Lambda-Runtime-Invoked-Function-Arn"
-	headerTraceID      = "Lambda-Runtime-Trace-Id"
-	headerErrorType    = "Lambda-Runtime-Function-Error-Type"
-	trailerErrorBody   = "Lambda-Runtime-Function-Error-Body"
-	headerExtensionID  = "Lambda-Extension-Identifier"
-	runtimePrefix      = "/2018-06-01/runtime"
-	extensionPrefix    = "/2020-01-01/extension"
-	maxResponseBytes   = 6 << 20 // Lambda's synchronous response limit.
-	maxErrorBodyBytes  = 1 << 20
-	errTypeTooLarge    = "Function.ResponseSizeTooLarge"
-	errTypeUnspecified = "Runtime.Unknown"
+	headerErrorType   = "Lambda-Runtime-Function-Error-Type"
+	runtimePrefix     = "/2018-06-01/runtime"
+	extensionPrefix   = "/2020-01-01/extension"
+	maxResponseBytes  = 6 << 20 // Lambda's synchronous response limit.
+	maxErrorBodyBytes = 1 << 20
+	errTypeTooLarge   = "Function.ResponseSizeTooLarge"
 )
 
 func (rt *Runtime) routes() http.Handler {
@@ -64,10 +59,10 @@ func (rt *Runtime) handleNext(w http.ResponseWriter, r *http.Request) {
 
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set(headerRequestID, inv.id)
-	h.Set(headerDeadlineMS, strconv.FormatInt(deadline.UnixMilli(), 10))
-	h.Set(headerFunctionARN, functionARN(rt.cfg))
-	h.Set(headerTraceID, inv.traceID)
+	h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
+	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(deadline.UnixMilli(), 10))
+	h.Set("Lambda-Runtime-Invoked-Function-Arn", functionARN(rt.cfg))
+	h.Set("Lambda-Runtime-Trace-Id", inv.traceID)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(inv.event)
 }
@@ -93,7 +88,7 @@ func (rt *Runtime) handleResponse(w http.ResponseWriter, r *http.Request) {
 	// A streamed response that failed midway carries the error in trailers,
 	// which are only populated once the body has been read to EOF.
 	if errType := r.Trailer.Get(headerErrorType); errType != "" {
-		inv.done <- outcome{res: trailerError(errType, r.Trailer.Get(trailerErrorBody))}
+		inv.done <- outcome{res: trailerError(errType, r.Trailer.Get("Lambda-Runtime-Function-Error-Body"))}
 	} else {
 		inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type")}}
 	}
@@ -119,7 +114,7 @@ func (rt *Runtime) handleInitError(w http.ResponseWriter, r *http.Request) {
 
 func (rt *Runtime) handleExtensionRegister(w http.ResponseWriter, r *http.Request) {
 	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxErrorBodyBytes))
-	w.Header().Set(headerExtensionID, newRequestID())
+	w.Header().Set("Lambda-Extension-Identifier", uuid.New())
 	w.Header().Set("Content-Type", "application/json")
 	_ = json.NewEncoder(w).Encode(map[string]string{
 		"functionName":    rt.cfg.functionName,
@@ -157,7 +152,7 @@ func readFunctionError(r *http.Request) ([]byte, *FunctionError) {
 		fe.Type = r.Header.Get(headerErrorType)
 	}
 	if fe.Type == "" {
-		fe.Type = errTypeUnspecified
+		fe.Type = "Runtime.Unknown"
 	}
 	return body, fe
 }
@@ -184,11 +179,9 @@ func writeAPIError(w http.ResponseWriter, status int, errType, msg string) {
 	_, _ = w.Write(mustJSON(&FunctionError{Type: errType, Message: msg}))
 }
 
+// mustJSON is fe's document: only strings and already-valid RawMessage,
+// so marshalling cannot fail.
 func mustJSON(fe *FunctionError) []byte {
-	b, err := json.Marshal(fe)
-	if err != nil {
-		// Only string fields and already-valid RawMessage: unreachable.
-		panic(err)
-	}
+	b, _ := json.Marshal(fe)
 	return b
 }
