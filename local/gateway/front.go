@@ -31,16 +31,16 @@ type front struct {
 	timeout time.Duration // the function's own Timeout
 	invoke  func(ctx context.Context, event []byte, timeout time.Duration) (runtimeapi.Result, error)
 	log     *slog.Logger
+	event   func(r *http.Request, body []byte) any // the function's event of r
 }
 
-// serve answers r; event builds the function's event from r and its body.
-func (f *front) serve(w http.ResponseWriter, r *http.Request, event func(r *http.Request, body []byte) any) {
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
 	if err != nil || int64(len(body)) > f.maxBody {
 		writeMessage(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
 		return
 	}
-	payload, err := json.Marshal(event(r, body))
+	payload, err := json.Marshal(f.event(r, body))
 	if err != nil {
 		writeMessage(w, http.StatusInternalServerError, "Internal Server Error")
 		return

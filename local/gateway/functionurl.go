@@ -59,16 +59,8 @@ func NewFunctionURL(u FunctionURL, inv ReservedInvoker, log *slog.Logger) http.H
 	invoke := func(ctx context.Context, event []byte, timeout time.Duration) (runtimeapi.Result, error) {
 		return inv.InvokeReserved(ctx, event, timeout, u.Reserved)
 	}
-	return &functionURL{url: u, front: front{function: u.Function, maxBody: maxURLBody, timeout: u.Timeout, invoke: invoke, log: log}}
-}
-
-type functionURL struct {
-	front
-	url FunctionURL
-}
-
-func (h *functionURL) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serve(w, r, h.event)
+	return &front{function: u.Function, maxBody: maxURLBody, timeout: u.Timeout, invoke: invoke, log: log,
+		event: u.event}
 }
 
 // urlEvent is a function URL's request event: payload format 2.0 as
@@ -107,7 +99,7 @@ type urlContext struct {
 // event builds the event Lambda would send for r: the request's headers
 // with those Lambda's front end adds, and a body that is base64 unless its
 // Content-Type is text.
-func (h *functionURL) event(r *http.Request, body []byte) any {
+func (u FunctionURL) event(r *http.Request, body []byte) any {
 	q := readRequest(r)
 	q.headers["host"] = r.Host
 	q.headers["x-forwarded-for"] = q.sourceIP
@@ -121,8 +113,8 @@ func (h *functionURL) event(r *http.Request, body []byte) any {
 	q.headers["x-amzn-trace-id"] = traceID(q.now)
 	ev := urlEvent{Version: "2.0", RouteKey: "$default", RawPath: r.URL.EscapedPath(), RawQueryString: r.URL.RawQuery,
 		Cookies: q.cookies, Headers: q.headers, QueryStringParameters: q.query,
-		RequestContext: urlContext{AccountID: "anonymous", APIID: h.url.ID, DomainPrefix: h.url.ID,
-			DomainName: h.url.ID + ".lambda-url." + h.url.Region + ".on.aws", HTTP: q.http, RequestID: uuid.New(),
+		RequestContext: urlContext{AccountID: "anonymous", APIID: u.ID, DomainPrefix: u.ID,
+			DomainName: u.ID + ".lambda-url." + u.Region + ".on.aws", HTTP: q.http, RequestID: uuid.New(),
 			RouteKey: "$default", Stage: "$default", Time: q.requestTime(), TimeEpoch: q.now.UnixMilli()},
 	}
 	ev.Body, ev.IsBase64Encoded = encodeBody(body, isText(r.Header.Get("Content-Type")))

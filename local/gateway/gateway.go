@@ -61,8 +61,8 @@ func New(routes []template.Route, invokers map[string]Invoker, timeouts Timeouts
 			return nil, fmt.Errorf("route %s %s: payload format %s is not supported locally", rt.Method, rt.Path, rt.PayloadFormatVersion)
 		}
 		pattern, params := muxPattern(rt)
-		mux.Handle(pattern, &route{route: rt, params: params, front: front{function: rt.FunctionLogicalID, maxBody: maxBody,
-			wait: timeouts.Integration, timeout: timeouts.Function, invoke: inv.Invoke, log: log}})
+		mux.Handle(pattern, &front{function: rt.FunctionLogicalID, maxBody: maxBody, wait: timeouts.Integration, timeout: timeouts.Function,
+			invoke: inv.Invoke, log: log, event: func(r *http.Request, body []byte) any { return routeEvent(rt, params, r, body) }})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusNotFound, "Not Found")
@@ -93,28 +93,18 @@ func muxPattern(rt template.Route) (string, []string) {
 	return rt.Method + " " + path, params
 }
 
-type route struct {
-	front
-	route  template.Route
-	params []string
-}
-
-func (h *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serve(w, r, h.event)
-}
-
-// event builds the payload-2.0 event API Gateway would send.
-func (h *route) event(r *http.Request, body []byte) any {
+// routeEvent is the payload-2.0 event API Gateway would send for r on rt.
+func routeEvent(rt template.Route, params []string, r *http.Request, body []byte) any {
 	q := readRequest(r)
 	var pathParams map[string]string
-	for _, name := range h.params {
+	for _, name := range params {
 		if pathParams == nil {
 			pathParams = map[string]string{}
 		}
 		pathParams[name] = r.PathValue(name)
 	}
-	routeKey := h.route.Method + " " + h.route.Path
-	if h.route.Path == "$default" {
+	routeKey := rt.Method + " " + rt.Path
+	if rt.Path == "$default" {
 		routeKey = "$default"
 	}
 	ev := events.APIGatewayV2HTTPRequest{

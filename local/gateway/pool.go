@@ -32,8 +32,7 @@ var ErrThrottled = errors.New("throttled: the function's reserved concurrency is
 
 // NewPool allows up to size concurrent invocations of a function started by start.
 func NewPool(name string, size int, start func(ctx context.Context) (*runtimeapi.Runtime, error)) *Pool {
-	p := &Pool{name: name, start: start, slots: make(chan struct{}, max(size, 1)), all: map[*runtimeapi.Runtime]bool{}}
-	return p
+	return &Pool{name: name, start: start, slots: make(chan struct{}, max(size, 1)), all: map[*runtimeapi.Runtime]bool{}}
 }
 
 // Invoke runs one invocation, waiting for a free sandbox if all are busy.
@@ -131,13 +130,6 @@ func (p *Pool) discard(rt *runtimeapi.Runtime) {
 	delete(p.all, rt)
 	p.mu.Unlock()
 	_ = rt.Close()
-}
-
-// Sandboxes is how many bootstrap processes the pool holds.
-func (p *Pool) Sandboxes() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.all)
 }
 
 // Close stops every sandbox.
