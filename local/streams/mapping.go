@@ -105,7 +105,7 @@ func (m *Mapping) run(ctx context.Context) {
 	finishedCh := make(chan string, 16)
 	first := true
 	for {
-		shards, err := m.describe(ctx)
+		shards, err := describe(ctx, m.api, m.cfg.StreamARN)
 		if err != nil && ctx.Err() == nil {
 			m.cfg.Log.Warn("streams: describing the stream failed; trying again", "error", err)
 		}
@@ -147,11 +147,12 @@ func (m *Mapping) run(ctx context.Context) {
 	}
 }
 
-func (m *Mapping) describe(ctx context.Context) ([]types.Shard, error) {
+// describe lists every shard of the stream, page after page.
+func describe(ctx context.Context, api StreamsAPI, streamARN string) ([]types.Shard, error) {
 	var shards []types.Shard
-	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(m.cfg.StreamARN)}
+	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN)}
 	for {
-		out, err := m.api.DescribeStream(ctx, in)
+		out, err := api.DescribeStream(ctx, in)
 		if err != nil || out.StreamDescription == nil {
 			return shards, err
 		}
