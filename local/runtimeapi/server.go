@@ -8,8 +8,6 @@ import (
 	"net/http"
 	"strconv"
 	"time"
-
-	"github.com/gamefabric-alloc/allocsvc/local/internal/uuid"
 )
 
 // Header and trailer names from the Runtime API (2018-06-01), as read and
@@ -17,7 +15,6 @@ import (
 const (
 	headerErrorType   = "Lambda-Runtime-Function-Error-Type"
 	runtimePrefix     = "/2018-06-01/runtime"
-	extensionPrefix   = "/2020-01-01/extension"
 	maxResponseBytes  = 6 << 20 // Lambda's synchronous response limit.
 	maxErrorBodyBytes = 1 << 20
 	errTypeTooLarge   = "Function.ResponseSizeTooLarge"
@@ -29,11 +26,6 @@ func (rt *Runtime) routes() http.Handler {
 	mux.HandleFunc("POST "+runtimePrefix+"/invocation/{id}/response", rt.handleResponse)
 	mux.HandleFunc("POST "+runtimePrefix+"/invocation/{id}/error", rt.handleError)
 	mux.HandleFunc("POST "+runtimePrefix+"/init/error", rt.handleInitError)
-	// aws-lambda-go registers an internal extension when a function opts in
-	// to SIGTERM handlers; answering keeps such functions from logging
-	// spurious warnings. No extension events are ever delivered.
-	mux.HandleFunc("POST "+extensionPrefix+"/register", rt.handleExtensionRegister)
-	mux.HandleFunc("GET "+extensionPrefix+"/event/next", rt.handleExtensionNext)
 	return mux
 }
 
@@ -110,24 +102,6 @@ func (rt *Runtime) handleInitError(w http.ResponseWriter, r *http.Request) {
 	_, fe := readFunctionError(r)
 	rt.recordInitError(fe)
 	writeAccepted(w)
-}
-
-func (rt *Runtime) handleExtensionRegister(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxErrorBodyBytes))
-	w.Header().Set("Lambda-Extension-Identifier", uuid.New())
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{
-		"functionName":    rt.cfg.functionName,
-		"functionVersion": "$LATEST",
-		"handler":         "bootstrap",
-	})
-}
-
-func (rt *Runtime) handleExtensionNext(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-r.Context().Done():
-	case <-rt.closing:
-	}
 }
 
 // claim removes and returns the in-flight invocation with id, so each
