@@ -134,16 +134,13 @@ func (m *Mapping) run(ctx context.Context) {
 			})
 		}
 		first = first && err != nil
-		timer := time.NewTimer(m.cfg.DescribeInterval)
 		select {
 		case <-ctx.Done():
-			timer.Stop()
 			return
 		case id := <-finishedCh:
 			finished[id] = true
-		case <-timer.C:
+		case <-time.After(m.cfg.DescribeInterval):
 		}
-		timer.Stop()
 	}
 }
 
