@@ -15,8 +15,6 @@ type Result struct {
 	// Payload is the response body, or the raw error document when
 	// FunctionError is set (as Lambda's Invoke API returns it).
 	Payload []byte
-	// ContentType is what the runtime sent with the response.
-	ContentType string
 	// FunctionError is set when the function reported an error (/error, or
 	// an error trailer on a streamed response).
 	FunctionError *FunctionError

@@ -82,7 +82,7 @@ func (rt *Runtime) handleResponse(w http.ResponseWriter, r *http.Request) {
 	if errType := r.Trailer.Get(headerErrorType); errType != "" {
 		inv.done <- outcome{res: trailerError(errType, r.Trailer.Get("Lambda-Runtime-Function-Error-Body"))}
 	} else {
-		inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type")}}
+		inv.done <- outcome{res: Result{Payload: body}}
 	}
 	writeAccepted(w)
 }
@@ -94,7 +94,7 @@ func (rt *Runtime) handleError(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, fe := readFunctionError(r)
-	inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type"), FunctionError: fe}}
+	inv.done <- outcome{res: Result{Payload: body, FunctionError: fe}}
 	writeAccepted(w)
 }
 
