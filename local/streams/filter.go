@@ -32,14 +32,7 @@ type Filter struct {
 func CompileFilter(patterns []string) (*Filter, error) {
 	f := &Filter{}
 	for i, p := range patterns {
-		var doc any
-		dec := json.NewDecoder(strings.NewReader(p))
-		dec.UseNumber()
-		err := dec.Decode(&doc)
-		obj, ok := doc.(map[string]any)
-		if err == nil && !ok {
-			err = errors.New("want a JSON object")
-		}
+		obj, err := DecodeDocument([]byte(p))
 		if err == nil {
 			err = checkObject(obj, "")
 		}
@@ -230,8 +223,14 @@ func equal(pattern, x any) bool {
 
 // DecodeDocument decodes JSON the way MatchDocument expects it.
 func DecodeDocument(b []byte) (map[string]any, error) {
-	var m map[string]any
+	var doc any
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	return m, dec.Decode(&m)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	if m, ok := doc.(map[string]any); ok {
+		return m, nil
+	}
+	return nil, errors.New("want a JSON object")
 }
