@@ -82,9 +82,9 @@ type Runtime struct {
 	markInitDone, markInitFailed  func()
 	close                         func() error
 
-	mu       sync.Mutex
-	inflight map[string]*invocation
-	initErr  *FunctionError
+	mu      sync.Mutex
+	current *invocation // handed to the function and not answered yet
+	initErr *FunctionError
 }
 
 // Start serves the Runtime API on a free 127.0.0.1 port and launches binary
@@ -121,7 +121,6 @@ func Start(ctx context.Context, binary string, env []string, opts ...Option) (*R
 		initDone:   make(chan struct{}),
 		initFailed: make(chan struct{}),
 		closing:    make(chan struct{}),
-		inflight:   make(map[string]*invocation),
 	}
 	rt.markInitDone = sync.OnceFunc(func() {
 		rt.initDuration = time.Since(rt.began)

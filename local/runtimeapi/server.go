@@ -46,7 +46,7 @@ func (rt *Runtime) handleNext(w http.ResponseWriter, r *http.Request) {
 	}
 	deadline := time.Now().Add(inv.timeout)
 	rt.mu.Lock()
-	rt.inflight[inv.id] = inv
+	rt.current = inv
 	rt.mu.Unlock()
 
 	h := w.Header()
@@ -104,13 +104,17 @@ func (rt *Runtime) handleInitError(w http.ResponseWriter, r *http.Request) {
 	writeAccepted(w)
 }
 
-// claim removes and returns the in-flight invocation with id, so each
-// invocation is answered at most once.
+// claim removes and returns the invocation the function has, if its id is
+// id, so each invocation is answered at most once. A runtime answers one
+// before it asks for the next, so there is never more than one.
 func (rt *Runtime) claim(id string) *invocation {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	inv := rt.inflight[id]
-	delete(rt.inflight, id)
+	inv := rt.current
+	if inv == nil || inv.id != id {
+		return nil
+	}
+	rt.current = nil
 	return inv
 }
 
