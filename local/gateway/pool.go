@@ -66,12 +66,8 @@ func (p *Pool) InvokeReserved(ctx context.Context, event []byte, timeout time.Du
 		return runtimeapi.Result{}, err
 	}
 	res, err := rt.Invoke(ctx, event, timeout)
-	if errors.Is(err, runtimeapi.ErrExited) || errors.Is(err, runtimeapi.ErrInitFailed) || errors.Is(err, runtimeapi.ErrTimeout) {
-		// Lambda discards a sandbox that crashed or timed out.
-		p.discard(rt)
-		return res, err
-	}
-	p.put(rt)
+	// Lambda discards a sandbox that crashed or timed out.
+	p.release(rt, errors.Is(err, runtimeapi.ErrExited) || errors.Is(err, runtimeapi.ErrInitFailed) || errors.Is(err, runtimeapi.ErrTimeout))
 	return res, err
 }
 
@@ -115,21 +111,20 @@ func (p *Pool) take(ctx context.Context) (*runtimeapi.Runtime, error) {
 	return rt, nil
 }
 
-func (p *Pool) put(rt *runtimeapi.Runtime) {
+// release makes rt idle again, or stops it when it is broken or the pool
+// closed.
+func (p *Pool) release(rt *runtimeapi.Runtime, broken bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		_ = rt.Close()
-		return
+	keep := !broken && !p.closed
+	if keep {
+		p.idle = append(p.idle, rt)
+	} else {
+		delete(p.all, rt)
 	}
-	p.idle = append(p.idle, rt)
-}
-
-func (p *Pool) discard(rt *runtimeapi.Runtime) {
-	p.mu.Lock()
-	delete(p.all, rt)
 	p.mu.Unlock()
-	_ = rt.Close()
+	if !keep {
+		_ = rt.Close()
+	}
 }
 
 // Close stops every sandbox.
