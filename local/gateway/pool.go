@@ -40,15 +40,11 @@ func (p *Pool) Invoke(ctx context.Context, event []byte, timeout time.Duration) 
 	return p.InvokeReserved(ctx, event, timeout, 0)
 }
 
-// InvokeReserved is Invoke for a caller Lambda throttles at the function's
-// reserved concurrency (a function URL answers it 429): with reserved > 0,
-// an invocation that finds that many in flight fails at once with
-// ErrThrottled. In flight are the invocations running and those waiting
-// for one of the pool's sandboxes (Lambda would have started one for
-// each), whoever made them, as every invocation counts against a
-// reservation in Lambda. What the pool cannot know it does not emulate:
-// the account's unreserved concurrency, and throttling the callers that
-// use Invoke (they wait for a sandbox instead).
+// InvokeReserved is Invoke throttled at the function's reserved
+// concurrency, as Lambda throttles a function URL (429): with reserved > 0
+// it fails at once with ErrThrottled when that many invocations, whoever
+// made them, are running or waiting for a sandbox. Not emulated: the
+// account's unreserved concurrency, and throttling Invoke's callers.
 func (p *Pool) InvokeReserved(ctx context.Context, event []byte, timeout time.Duration, reserved int) (runtimeapi.Result, error) {
 	if !p.admit(reserved) {
 		return runtimeapi.Result{}, ErrThrottled

@@ -52,15 +52,11 @@ type outcome struct {
 	err error
 }
 
-// Invoke sends event to the function and waits for its response. timeout
-// plays the role of the function's configured timeout: the deadline given
-// to the function is the moment it receives the event plus timeout. ctx
-// bounds the whole call, including waiting for an earlier invocation or for
-// init to finish.
-//
-// A function error is not a Go error: it is reported in Result.FunctionError.
-// The error return is for harness-level failures (ErrExited, ErrInitFailed,
-// ErrTimeout, ErrClosed, ctx errors), and carries the function's log tail.
+// Invoke sends event to the function and waits for its response; timeout
+// is the function's configured Timeout, from the moment it receives the
+// event, and ctx bounds the whole call. A function error is reported in
+// Result.FunctionError; the error is for the sandbox's failures
+// (ErrExited, ErrInitFailed, ErrTimeout, ErrClosed, ctx's), with its log tail.
 func (rt *Runtime) Invoke(ctx context.Context, event []byte, timeout time.Duration) (Result, error) {
 	if timeout <= 0 {
 		return Result{}, fmt.Errorf("invoke: timeout must be positive, got %v", timeout)

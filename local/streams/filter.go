@@ -14,16 +14,13 @@ import (
 
 // Filter is a compiled FilterCriteria: a record is delivered when any of its
 // patterns matches (an empty Filter matches everything), as Lambda does.
-//
-// Patterns use EventBridge's rule syntax. Supported: nested objects, lists
-// of literal values (string, number, boolean, null), and the operators
-// anything-but (a value, a list of values, or {"prefix"}/{"suffix"}),
-// prefix, suffix, equals-ignore-case and exists. Anything else (numeric,
-// wildcard, $or, cidr) is rejected when compiling, never ignored. A
-// field the record lacks matches only {"exists": false}; a list in the
-// record matches when any element does. (quamina, EventBridge's matcher in
-// Go, has no suffix nor anything-but other than a list of strings, and
-// takes wildcard, which Lambda refuses.)
+// Patterns use EventBridge's syntax: nested objects, lists of literals, and
+// anything-but (a value, a list, or {"prefix"}/{"suffix"}), prefix, suffix,
+// equals-ignore-case and exists; anything else (numeric, wildcard, $or,
+// cidr) is refused, never ignored. A field the record lacks matches only
+// {"exists": false}; a list in the record matches when any element does.
+// (quamina has no suffix, takes anything-but only as a list of strings,
+// and accepts wildcard, which Lambda's filters do not offer.)
 type Filter struct {
 	patterns []map[string]any // checked by checkObject
 }
