@@ -14,19 +14,16 @@ import (
 	"context"
 	"log/slog"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/esm"
 )
 
-// Invoker runs the function once, synchronously, with event and returns
-// its response payload. Any error is a failed invocation; with a function
-// error the payload is the function's error document.
-type Invoker interface {
-	Invoke(ctx context.Context, event []byte) ([]byte, error)
-}
+// Invoker runs the function; with a function error the payload is the
+// function's error document.
+type Invoker = esm.Invoker
 
 // Destination receives on-failure records (an SQS queue in Lambda).
-type Destination interface {
-	Send(ctx context.Context, body string) error
-}
+type Destination = esm.Destination
 
 // Conditions of an on-failure record: why Lambda gave up on the event.
 const (
@@ -71,79 +68,53 @@ type Outcome struct {
 	SendErr error
 }
 
-func withDefaults(cfg Config) Config {
-	if cfg.RetryDelay <= 0 {
-		cfg.RetryDelay = 200 * time.Millisecond
-	}
-	cfg.MaximumRetryAttempts = min(max(cfg.MaximumRetryAttempts, 0), MaxRetryAttempts)
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	return cfg
-}
-
 // Deliver handles one event Lambda accepted at received: invocations until
 // one succeeds, at most 1 + MaximumRetryAttempts, then the on-failure
 // record. A ctx that ends stops it where it is, with no record (the local
 // stack is stopping).
 func Deliver(ctx context.Context, cfg Config, fn Invoker, event []byte, received time.Time) Outcome {
-	cfg = withDefaults(cfg)
-	var out Outcome
-	var payload []byte
-	delay := cfg.RetryDelay
-	for out.Invocations <= cfg.MaximumRetryAttempts {
-		payload, out.Err = fn.Invoke(ctx, event)
-		out.Invocations++
-		if out.Err == nil || ctx.Err() != nil {
-			return done(cfg, out)
-		}
-		if out.Invocations > cfg.MaximumRetryAttempts {
-			break
-		}
-		if cfg.MaximumEventAge > 0 && time.Since(received)+delay > cfg.MaximumEventAge {
-			out.Condition = EventAgeExceeded
-			break
-		}
-		cfg.Log.Info("asyncinvoke: the function failed; the event is retried", "function", cfg.Function,
-			"invocation", out.Invocations, "retryIn", delay, "error", out.Err)
-		if !sleep(ctx, delay) {
-			return done(cfg, out)
-		}
-		delay *= 2
-	}
-	if out.Condition == "" {
-		out.Condition = RetriesExhausted
-	}
-	out.Record = Record(cfg.FunctionARN, out.Condition, out.Invocations, event, payload, out.Err, time.Now())
-	if cfg.OnFailure == nil {
-		cfg.Log.Warn("asyncinvoke: event given up on and dropped (no on-failure destination)", "function", cfg.Function,
-			"condition", out.Condition, "invocations", out.Invocations, "error", out.Err)
-		return done(cfg, out)
-	}
-	// Sent even as the stack stops: the event was given up on already.
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
-	out.SendErr = cfg.OnFailure.Send(sctx, string(out.Record))
-	cfg.Log.Warn("asyncinvoke: event given up on, sent to the on-failure destination", "function", cfg.Function,
-		"condition", out.Condition, "invocations", out.Invocations, "error", out.Err, "sendError", out.SendErr)
-	return done(cfg, out)
-}
-
-func done(cfg Config, out Outcome) Outcome {
+	cfg.RetryDelay = esm.Or(cfg.RetryDelay, 200*time.Millisecond)
+	cfg.MaximumRetryAttempts = min(max(cfg.MaximumRetryAttempts, 0), MaxRetryAttempts)
+	cfg.Log = esm.Logger(cfg.Log, "function", cfg.Function)
+	out := deliver(ctx, cfg, fn, event, received)
 	if cfg.Done != nil {
 		cfg.Done(out)
 	}
 	return out
 }
 
-// sleep waits d, false when ctx ended first.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return false
-	case <-t.C:
-		return true
+func deliver(ctx context.Context, cfg Config, fn Invoker, event []byte, received time.Time) (out Outcome) {
+	var payload []byte
+	for delay := cfg.RetryDelay; ; delay *= 2 {
+		payload, out.Err = fn.Invoke(ctx, event)
+		out.Invocations++
+		if out.Err == nil || ctx.Err() != nil {
+			return out
+		}
+		if out.Invocations > cfg.MaximumRetryAttempts {
+			out.Condition = RetriesExhausted
+			break
+		}
+		if cfg.MaximumEventAge > 0 && time.Since(received)+delay > cfg.MaximumEventAge {
+			out.Condition = EventAgeExceeded
+			break
+		}
+		cfg.Log.Info("asyncinvoke: the function failed; the event is retried", "invocation", out.Invocations, "retryIn", delay, "error", out.Err)
+		if !esm.Sleep(ctx, delay) {
+			return out
+		}
 	}
+	out.Record = Record(cfg.FunctionARN, out.Condition, out.Invocations, event, payload, out.Err, time.Now())
+	if cfg.OnFailure == nil {
+		cfg.Log.Warn("asyncinvoke: event given up on and dropped (no on-failure destination)",
+			"condition", out.Condition, "invocations", out.Invocations, "error", out.Err)
+		return out
+	}
+	// Sent even as the stack stops: the event was given up on already.
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	out.SendErr = cfg.OnFailure.Send(sctx, string(out.Record))
+	cfg.Log.Warn("asyncinvoke: event given up on, sent to the on-failure destination",
+		"condition", out.Condition, "invocations", out.Invocations, "error", out.Err, "sendError", out.SendErr)
+	return out
 }

@@ -3,13 +3,15 @@ package asyncinvoke
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/esm"
 )
 
 // SQSAPI is the part of *sqs.Client a Poller uses.
@@ -30,13 +32,13 @@ type Queue struct {
 
 // Poller hands every event arriving on a Queue to Deliver.
 type Poller struct {
-	cfg    Config
-	q      Queue
-	api    SQSAPI
-	fn     Invoker
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	slots  chan struct{}
+	cfg   Config
+	q     Queue
+	api   SQSAPI
+	fn    Invoker
+	loops *esm.Loops
+	slots chan struct{}
+	log   *slog.Logger
 }
 
 // Start polls q until Stop.
@@ -47,39 +49,27 @@ func Start(cfg Config, q Queue, api SQSAPI, fn Invoker) (*Poller, error) {
 	if cfg.MaximumRetryAttempts < 0 || cfg.MaximumRetryAttempts > MaxRetryAttempts {
 		return nil, errors.New("asyncinvoke: MaximumRetryAttempts must be 0 to 2")
 	}
-	if q.Concurrency <= 0 {
-		q.Concurrency = 1
-	}
-	if q.WaitTime <= 0 {
-		q.WaitTime = time.Second
-	}
-	cfg = withDefaults(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	p := &Poller{cfg: cfg, q: q, api: api, fn: fn, cancel: cancel, slots: make(chan struct{}, q.Concurrency)}
-	p.wg.Add(1)
-	go p.poll(ctx)
+	q.WaitTime = esm.Or(q.WaitTime, time.Second)
+	p := &Poller{cfg: cfg, q: q, api: api, fn: fn, loops: esm.NewLoops(), slots: make(chan struct{}, esm.Or(q.Concurrency, 1)),
+		log: esm.Logger(cfg.Log, "function", cfg.Function, "queue", q.URL)}
+	p.loops.Go(p.poll)
 	return p, nil
 }
 
 // Stop ends polling and waits for the events in hand; their invocations
 // are cancelled and they are lost, as Lambda's queued events would be if
 // the function were deleted.
-func (p *Poller) Stop() error {
-	p.cancel()
-	p.wg.Wait()
-	return nil
-}
+func (p *Poller) Stop() error { return p.loops.Stop() }
 
 func (p *Poller) poll(ctx context.Context) {
-	defer p.wg.Done()
 	for ctx.Err() == nil {
 		res, err := p.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{QueueUrl: aws.String(p.q.URL), MaxNumberOfMessages: 10,
 			WaitTimeSeconds:             int32(max(p.q.WaitTime/time.Second, 1)),
 			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameSentTimestamp}})
 		if err != nil {
 			if ctx.Err() == nil {
-				p.cfg.Log.Warn("asyncinvoke: receiving failed; trying again", "queue", p.q.URL, "error", err)
-				sleep(ctx, time.Second)
+				p.log.Warn("asyncinvoke: receiving failed; trying again", "error", err)
+				esm.Sleep(ctx, time.Second)
 			}
 			continue
 		}
@@ -98,12 +88,10 @@ func (p *Poller) accept(ctx context.Context, m types.Message) {
 	_, err := p.api.DeleteMessage(dctx, &sqs.DeleteMessageInput{QueueUrl: aws.String(p.q.URL), ReceiptHandle: m.ReceiptHandle})
 	cancel()
 	if err != nil {
-		p.cfg.Log.Warn("asyncinvoke: deleting an accepted event failed; it may be delivered again", "error", err)
+		p.log.Warn("asyncinvoke: deleting an accepted event failed; it may be delivered again", "error", err)
 	}
 	received := sentAt(m)
-	p.wg.Add(1)
-	go func() {
-		defer p.wg.Done()
+	p.loops.Go(func(ctx context.Context) {
 		select {
 		case p.slots <- struct{}{}:
 		case <-ctx.Done():
@@ -111,7 +99,7 @@ func (p *Poller) accept(ctx context.Context, m types.Message) {
 		}
 		defer func() { <-p.slots }()
 		Deliver(ctx, p.cfg, p.fn, []byte(aws.ToString(m.Body)), received)
-	}()
+	})
 }
 
 // sentAt is when the rule put the event on the queue, else now.

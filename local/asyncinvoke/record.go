@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/gamefabric-alloc/allocsvc/local/internal/esm"
 	"github.com/gamefabric-alloc/allocsvc/local/internal/uuid"
 )
 
@@ -11,25 +12,12 @@ import (
 // sent to an on-failure destination ("Capturing records of Lambda
 // asynchronous invocations", AWS Lambda Developer Guide).
 type record struct {
-	Version         string          `json:"version"`
-	Timestamp       string          `json:"timestamp"`
-	RequestContext  requestContext  `json:"requestContext"`
-	RequestPayload  json.RawMessage `json:"requestPayload"`
-	ResponseContext responseContext `json:"responseContext"`
-	ResponsePayload json.RawMessage `json:"responsePayload"`
-}
-
-type requestContext struct {
-	RequestID              string `json:"requestId"`
-	FunctionARN            string `json:"functionArn"`
-	Condition              string `json:"condition"`
-	ApproximateInvokeCount int    `json:"approximateInvokeCount"`
-}
-
-type responseContext struct {
-	StatusCode      int    `json:"statusCode"`
-	ExecutedVersion string `json:"executedVersion"`
-	FunctionError   string `json:"functionError"`
+	Version         string              `json:"version"`
+	Timestamp       string              `json:"timestamp"`
+	RequestContext  esm.RequestContext  `json:"requestContext"`
+	RequestPayload  json.RawMessage     `json:"requestPayload"`
+	ResponseContext esm.ResponseContext `json:"responseContext"`
+	ResponsePayload json.RawMessage     `json:"responsePayload"`
 }
 
 // Record is the on-failure record of event after invocations: the event
@@ -39,11 +27,11 @@ type responseContext struct {
 func Record(functionARN, condition string, invocations int, event, payload []byte, invokeErr error, at time.Time) []byte {
 	rec := record{
 		Version:   "1.0",
-		Timestamp: at.UTC().Format("2006-01-02T15:04:05.000Z"),
-		RequestContext: requestContext{RequestID: uuid.New(), FunctionARN: functionARN + ":$LATEST",
+		Timestamp: at.UTC().Format(esm.TimestampLayout),
+		RequestContext: esm.RequestContext{RequestID: uuid.New(), FunctionArn: functionARN + ":$LATEST",
 			Condition: condition, ApproximateInvokeCount: invocations},
 		RequestPayload:  jsonOrString(event),
-		ResponseContext: responseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: "Unhandled"},
+		ResponseContext: esm.ResponseContext{StatusCode: 200, ExecutedVersion: "$LATEST", FunctionError: "Unhandled"},
 		ResponsePayload: payload,
 	}
 	if !json.Valid(payload) {

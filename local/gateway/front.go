@@ -31,16 +31,16 @@ type front struct {
 	timeout time.Duration // the function's own Timeout
 	invoke  func(ctx context.Context, event []byte, timeout time.Duration) (runtimeapi.Result, error)
 	log     *slog.Logger
+	event   func(r *http.Request, body []byte) any // the function's event of r
 }
 
-// serve answers r; event builds the function's event from r and its body.
-func (f *front) serve(w http.ResponseWriter, r *http.Request, event func(r *http.Request, body []byte) any) {
+func (f *front) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, f.maxBody+1))
 	if err != nil || int64(len(body)) > f.maxBody {
 		writeMessage(w, http.StatusRequestEntityTooLarge, "Request Entity Too Large")
 		return
 	}
-	payload, err := json.Marshal(event(r, body))
+	payload, err := json.Marshal(f.event(r, body))
 	if err != nil {
 		writeMessage(w, http.StatusInternalServerError, "Internal Server Error")
 		return
@@ -83,49 +83,35 @@ func errString(err error, res runtimeapi.Result) string {
 	return ""
 }
 
-// request is what every payload-2.0 event carries of the request as it
-// arrived: headers lower-cased and joined with commas (cookies apart),
-// query parameters joined the same way, and who sent it.
-type request struct {
-	headers  map[string]string
-	cookies  []string
-	query    map[string]string
-	sourceIP string
-	now      time.Time
-	http     events.APIGatewayV2HTTPRequestContextHTTPDescription
-}
-
-func readRequest(r *http.Request) request {
-	q := request{headers: map[string]string{}, now: time.Now().UTC()}
+// newEvent is what every payload-2.0 event carries of r as it arrived:
+// headers lower-cased and joined with commas (cookies apart), query
+// parameters joined the same way, who sent it and when, and the body, as
+// it is when text, else base64.
+func newEvent(r *http.Request, body []byte, text bool, routeKey string) events.APIGatewayV2HTTPRequest {
+	ev := events.APIGatewayV2HTTPRequest{Version: "2.0", RouteKey: routeKey, RawPath: r.URL.EscapedPath(), RawQueryString: r.URL.RawQuery,
+		Headers: map[string]string{}, Body: string(body)}
 	for k, v := range r.Header {
-		q.headers[strings.ToLower(k)] = strings.Join(v, ",")
+		ev.Headers[strings.ToLower(k)] = strings.Join(v, ",")
 	}
-	delete(q.headers, "cookie")
+	delete(ev.Headers, "cookie")
 	for _, c := range r.Cookies() {
-		q.cookies = append(q.cookies, c.String())
+		ev.Cookies = append(ev.Cookies, c.String())
 	}
 	for k, v := range r.URL.Query() {
-		if q.query == nil {
-			q.query = map[string]string{}
+		if ev.QueryStringParameters == nil {
+			ev.QueryStringParameters = map[string]string{}
 		}
-		q.query[k] = strings.Join(v, ",")
+		ev.QueryStringParameters[k] = strings.Join(v, ",")
 	}
-	q.sourceIP, _, _ = net.SplitHostPort(r.RemoteAddr)
-	q.http = events.APIGatewayV2HTTPRequestContextHTTPDescription{
-		Method: r.Method, Path: r.URL.Path, Protocol: r.Proto, SourceIP: q.sourceIP, UserAgent: r.UserAgent(),
+	if len(body) > 0 && !text {
+		ev.Body, ev.IsBase64Encoded = base64.StdEncoding.EncodeToString(body), true
 	}
-	return q
-}
-
-// requestTime is the requestContext's time, as AWS writes it.
-func (q request) requestTime() string { return q.now.Format("02/Jan/2006:15:04:05 -0700") }
-
-// encodeBody is the event's body: as it is when text, else base64.
-func encodeBody(body []byte, text bool) (string, bool) {
-	if len(body) == 0 || text {
-		return string(body), false
-	}
-	return base64.StdEncoding.EncodeToString(body), true
+	now := time.Now().UTC()
+	sourceIP, _, _ := net.SplitHostPort(r.RemoteAddr)
+	ev.RequestContext = events.APIGatewayV2HTTPRequestContext{RouteKey: routeKey, Stage: "$default",
+		Time: now.Format("02/Jan/2006:15:04:05 -0700"), TimeEpoch: now.UnixMilli(),
+		HTTP: events.APIGatewayV2HTTPRequestContextHTTPDescription{Method: r.Method, Path: r.URL.Path, Protocol: r.Proto, SourceIP: sourceIP, UserAgent: r.UserAgent()}}
+	return ev
 }
 
 // writeResponse writes a payload-2.0 response; a payload without a

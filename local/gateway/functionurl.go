@@ -59,73 +59,41 @@ func NewFunctionURL(u FunctionURL, inv ReservedInvoker, log *slog.Logger) http.H
 	invoke := func(ctx context.Context, event []byte, timeout time.Duration) (runtimeapi.Result, error) {
 		return inv.InvokeReserved(ctx, event, timeout, u.Reserved)
 	}
-	return &functionURL{url: u, front: front{function: u.Function, maxBody: maxURLBody, timeout: u.Timeout, invoke: invoke, log: log}}
+	return &front{function: u.Function, maxBody: maxURLBody, timeout: u.Timeout, invoke: invoke, log: log,
+		event: u.event}
 }
 
-type functionURL struct {
-	front
-	url FunctionURL
-}
-
-func (h *functionURL) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serve(w, r, h.event)
-}
-
-// urlEvent is a function URL's request event: payload format 2.0 as
-// Lambda delivers it, which neither events.APIGatewayV2HTTPRequest (its
-// authentication is never null) nor events.LambdaFunctionURLRequest (no
-// routeKey, no stage) marshals exactly. It has no pathParameters and no
-// stageVariables.
+// urlEvent is a function URL's request event: an HTTP API's payload 2.0
+// (without pathParameters and stageVariables) but for its authentication,
+// null, as Lambda delivers it.
 type urlEvent struct {
-	Version               string            `json:"version"`
-	RouteKey              string            `json:"routeKey"`
-	RawPath               string            `json:"rawPath"`
-	RawQueryString        string            `json:"rawQueryString"`
-	Cookies               []string          `json:"cookies,omitempty"`
-	Headers               map[string]string `json:"headers"`
-	QueryStringParameters map[string]string `json:"queryStringParameters,omitempty"`
-	RequestContext        urlContext        `json:"requestContext"`
-	Body                  string            `json:"body,omitempty"`
-	IsBase64Encoded       bool              `json:"isBase64Encoded"`
-}
-
-type urlContext struct {
-	// AccountID is "anonymous": with AuthType NONE no caller is known.
-	AccountID      string                                               `json:"accountId"`
-	APIID          string                                               `json:"apiId"`
-	Authentication *struct{}                                            `json:"authentication"`
-	DomainName     string                                               `json:"domainName"`
-	DomainPrefix   string                                               `json:"domainPrefix"`
-	HTTP           events.APIGatewayV2HTTPRequestContextHTTPDescription `json:"http"`
-	RequestID      string                                               `json:"requestId"`
-	RouteKey       string                                               `json:"routeKey"`
-	Stage          string                                               `json:"stage"`
-	Time           string                                               `json:"time"`
-	TimeEpoch      int64                                                `json:"timeEpoch"`
+	events.APIGatewayV2HTTPRequest
+	RequestContext struct {
+		events.APIGatewayV2HTTPRequestContext
+		Authentication *struct{} `json:"authentication"`
+	} `json:"requestContext"`
 }
 
 // event builds the event Lambda would send for r: the request's headers
 // with those Lambda's front end adds, and a body that is base64 unless its
 // Content-Type is text.
-func (h *functionURL) event(r *http.Request, body []byte) any {
-	q := readRequest(r)
-	q.headers["host"] = r.Host
-	q.headers["x-forwarded-for"] = q.sourceIP
+func (u FunctionURL) event(r *http.Request, body []byte) any {
+	ev := urlEvent{APIGatewayV2HTTPRequest: newEvent(r, body, isText(r.Header.Get("Content-Type")), "$default")}
+	c, h := ev.APIGatewayV2HTTPRequest.RequestContext, ev.Headers
+	h["host"] = r.Host
+	h["x-forwarded-for"] = c.HTTP.SourceIP
 	if prior := r.Header.Get("X-Forwarded-For"); prior != "" {
-		q.headers["x-forwarded-for"] = prior + ", " + q.sourceIP
+		h["x-forwarded-for"] = prior + ", " + c.HTTP.SourceIP
 	}
-	q.headers["x-forwarded-proto"] = "http" // locally there is no TLS
+	h["x-forwarded-proto"] = "http" // locally there is no TLS
 	if _, port, err := net.SplitHostPort(r.Host); err == nil {
-		q.headers["x-forwarded-port"] = port
+		h["x-forwarded-port"] = port
 	}
-	q.headers["x-amzn-trace-id"] = traceID(q.now)
-	ev := urlEvent{Version: "2.0", RouteKey: "$default", RawPath: r.URL.EscapedPath(), RawQueryString: r.URL.RawQuery,
-		Cookies: q.cookies, Headers: q.headers, QueryStringParameters: q.query,
-		RequestContext: urlContext{AccountID: "anonymous", APIID: h.url.ID, DomainPrefix: h.url.ID,
-			DomainName: h.url.ID + ".lambda-url." + h.url.Region + ".on.aws", HTTP: q.http, RequestID: uuid.New(),
-			RouteKey: "$default", Stage: "$default", Time: q.requestTime(), TimeEpoch: q.now.UnixMilli()},
-	}
-	ev.Body, ev.IsBase64Encoded = encodeBody(body, isText(r.Header.Get("Content-Type")))
+	h["x-amzn-trace-id"] = traceID(time.UnixMilli(c.TimeEpoch))
+	// AccountID is "anonymous": with AuthType NONE no caller is known.
+	c.AccountID, c.APIID, c.DomainPrefix, c.RequestID = "anonymous", u.ID, u.ID, uuid.New()
+	c.DomainName = u.ID + ".lambda-url." + u.Region + ".on.aws"
+	ev.RequestContext.APIGatewayV2HTTPRequestContext = c
 	return ev
 }
 

@@ -19,8 +19,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/aws/aws-lambda-go/events"
-
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
@@ -61,8 +59,8 @@ func New(routes []template.Route, invokers map[string]Invoker, timeouts Timeouts
 			return nil, fmt.Errorf("route %s %s: payload format %s is not supported locally", rt.Method, rt.Path, rt.PayloadFormatVersion)
 		}
 		pattern, params := muxPattern(rt)
-		mux.Handle(pattern, &route{route: rt, params: params, front: front{function: rt.FunctionLogicalID, maxBody: maxBody,
-			wait: timeouts.Integration, timeout: timeouts.Function, invoke: inv.Invoke, log: log}})
+		mux.Handle(pattern, &front{function: rt.FunctionLogicalID, maxBody: maxBody, wait: timeouts.Integration, timeout: timeouts.Function,
+			invoke: inv.Invoke, log: log, event: func(r *http.Request, body []byte) any { return routeEvent(rt, params, r, body) }})
 	}
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		writeMessage(w, http.StatusNotFound, "Not Found")
@@ -93,40 +91,21 @@ func muxPattern(rt template.Route) (string, []string) {
 	return rt.Method + " " + path, params
 }
 
-type route struct {
-	front
-	route  template.Route
-	params []string
-}
-
-func (h *route) ServeHTTP(w http.ResponseWriter, r *http.Request) {
-	h.serve(w, r, h.event)
-}
-
-// event builds the payload-2.0 event API Gateway would send.
-func (h *route) event(r *http.Request, body []byte) any {
-	q := readRequest(r)
-	var pathParams map[string]string
-	for _, name := range h.params {
-		if pathParams == nil {
-			pathParams = map[string]string{}
-		}
-		pathParams[name] = r.PathValue(name)
-	}
-	routeKey := h.route.Method + " " + h.route.Path
-	if h.route.Path == "$default" {
+// routeEvent is the payload-2.0 event API Gateway would send for r on rt.
+func routeEvent(rt template.Route, params []string, r *http.Request, body []byte) any {
+	routeKey := rt.Method + " " + rt.Path
+	if rt.Path == "$default" {
 		routeKey = "$default"
 	}
-	ev := events.APIGatewayV2HTTPRequest{
-		Version: "2.0", RouteKey: routeKey, RawPath: r.URL.EscapedPath(), RawQueryString: r.URL.RawQuery,
-		Cookies: q.cookies, Headers: q.headers, QueryStringParameters: q.query, PathParameters: pathParams,
-		RequestContext: events.APIGatewayV2HTTPRequestContext{
-			RouteKey: routeKey, AccountID: "000000000000", Stage: "$default", RequestID: requestID(),
-			APIID: "local", DomainName: r.Host, DomainPrefix: strings.Split(r.Host, ".")[0],
-			Time: q.requestTime(), TimeEpoch: q.now.UnixMilli(), HTTP: q.http,
-		},
+	ev := newEvent(r, body, utf8.Valid(body), routeKey)
+	for _, name := range params {
+		if ev.PathParameters == nil {
+			ev.PathParameters = map[string]string{}
+		}
+		ev.PathParameters[name] = r.PathValue(name)
 	}
-	ev.Body, ev.IsBase64Encoded = encodeBody(body, utf8.Valid(body))
+	c := &ev.RequestContext
+	c.AccountID, c.RequestID, c.APIID, c.DomainName, c.DomainPrefix = "000000000000", requestID(), "local", r.Host, strings.Split(r.Host, ".")[0]
 	return ev
 }
 

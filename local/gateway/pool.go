@@ -32,8 +32,7 @@ var ErrThrottled = errors.New("throttled: the function's reserved concurrency is
 
 // NewPool allows up to size concurrent invocations of a function started by start.
 func NewPool(name string, size int, start func(ctx context.Context) (*runtimeapi.Runtime, error)) *Pool {
-	p := &Pool{name: name, start: start, slots: make(chan struct{}, max(size, 1)), all: map[*runtimeapi.Runtime]bool{}}
-	return p
+	return &Pool{name: name, start: start, slots: make(chan struct{}, max(size, 1)), all: map[*runtimeapi.Runtime]bool{}}
 }
 
 // Invoke runs one invocation, waiting for a free sandbox if all are busy.
@@ -41,15 +40,11 @@ func (p *Pool) Invoke(ctx context.Context, event []byte, timeout time.Duration) 
 	return p.InvokeReserved(ctx, event, timeout, 0)
 }
 
-// InvokeReserved is Invoke for a caller Lambda throttles at the function's
-// reserved concurrency (a function URL answers it 429): with reserved > 0,
-// an invocation that finds that many in flight fails at once with
-// ErrThrottled. In flight are the invocations running and those waiting
-// for one of the pool's sandboxes (Lambda would have started one for
-// each), whoever made them, as every invocation counts against a
-// reservation in Lambda. What the pool cannot know it does not emulate:
-// the account's unreserved concurrency, and throttling the callers that
-// use Invoke (they wait for a sandbox instead).
+// InvokeReserved is Invoke throttled at the function's reserved
+// concurrency, as Lambda throttles a function URL (429): with reserved > 0
+// it fails at once with ErrThrottled when that many invocations, whoever
+// made them, are running or waiting for a sandbox. Not emulated: the
+// account's unreserved concurrency, and throttling Invoke's callers.
 func (p *Pool) InvokeReserved(ctx context.Context, event []byte, timeout time.Duration, reserved int) (runtimeapi.Result, error) {
 	if !p.admit(reserved) {
 		return runtimeapi.Result{}, ErrThrottled
@@ -67,12 +62,8 @@ func (p *Pool) InvokeReserved(ctx context.Context, event []byte, timeout time.Du
 		return runtimeapi.Result{}, err
 	}
 	res, err := rt.Invoke(ctx, event, timeout)
-	if errors.Is(err, runtimeapi.ErrExited) || errors.Is(err, runtimeapi.ErrInitFailed) || errors.Is(err, runtimeapi.ErrTimeout) {
-		// Lambda discards a sandbox that crashed or timed out.
-		p.discard(rt)
-		return res, err
-	}
-	p.put(rt)
+	// Lambda discards a sandbox that crashed or timed out.
+	p.release(rt, errors.Is(err, runtimeapi.ErrExited) || errors.Is(err, runtimeapi.ErrInitFailed) || errors.Is(err, runtimeapi.ErrTimeout))
 	return res, err
 }
 
@@ -116,28 +107,20 @@ func (p *Pool) take(ctx context.Context) (*runtimeapi.Runtime, error) {
 	return rt, nil
 }
 
-func (p *Pool) put(rt *runtimeapi.Runtime) {
+// release makes rt idle again, or stops it when it is broken or the pool
+// closed.
+func (p *Pool) release(rt *runtimeapi.Runtime, broken bool) {
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		_ = rt.Close()
-		return
+	keep := !broken && !p.closed
+	if keep {
+		p.idle = append(p.idle, rt)
+	} else {
+		delete(p.all, rt)
 	}
-	p.idle = append(p.idle, rt)
-}
-
-func (p *Pool) discard(rt *runtimeapi.Runtime) {
-	p.mu.Lock()
-	delete(p.all, rt)
 	p.mu.Unlock()
-	_ = rt.Close()
-}
-
-// Sandboxes is how many bootstrap processes the pool holds.
-func (p *Pool) Sandboxes() int {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return len(p.all)
+	if !keep {
+		_ = rt.Close()
+	}
 }
 
 // Close stops every sandbox.

@@ -1,9 +1,8 @@
 package harness
 
 import (
-	"context"
-
 	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
@@ -16,16 +15,7 @@ const Region = "us-east-1"
 // by hand rather than with config.LoadDefaultConfig so a developer's real
 // profile, credentials or AWS_ENDPOINT_URL can never leak into tests.
 func AWSConfig() aws.Config {
-	return aws.Config{
-		Region: Region,
-		Credentials: aws.CredentialsProviderFunc(func(context.Context) (aws.Credentials, error) {
-			return aws.Credentials{
-				AccessKeyID:     "AKIDLOCALHARNESS",
-				SecretAccessKey: "local-harness-secret",
-				Source:          "harness static credentials",
-			}, nil
-		}),
-	}
+	return aws.Config{Region: Region, Credentials: credentials.NewStaticCredentialsProvider("AKIDLOCALHARNESS", "local-harness-secret", "")}
 }
 
 // NewDynamoDB returns a DynamoDB client that sends every request to endpoint

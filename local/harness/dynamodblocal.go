@@ -3,14 +3,15 @@ package harness
 import (
 	"context"
 	"fmt"
-	"io"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 )
 
 const (
@@ -39,26 +40,22 @@ func StartDynamoDBLocal(ctx context.Context) (*Process, error) {
 		path: java,
 		dir:  dir,
 		args: func(port int) []string {
-			return []string{
-				"-Djava.library.path=./DynamoDBLocal_lib",
-				"-jar", dynamoDBLocalJar,
-				"-inMemory", "-disableTelemetry",
-				// One database for every access key and region, so a function
-				// run with other dummy credentials sees the tests' tables.
-				"-sharedDb",
-				"-port", strconv.Itoa(port),
-			}
+			// -sharedDb: one database for every access key and region, so a
+			// function run with other dummy credentials sees the tests' tables.
+			return []string{"-Djava.library.path=./DynamoDBLocal_lib", "-jar", dynamoDBLocalJar,
+				"-inMemory", "-disableTelemetry", "-sharedDb", "-port", strconv.Itoa(port)}
 		},
-		probe: probeDynamoDB,
+		probe: func(ctx context.Context, endpoint string) error {
+			_, err := NewDynamoDB(AWSConfig(), endpoint).ListTables(ctx, &dynamodb.ListTablesInput{},
+				func(o *dynamodb.Options) { o.Retryer = aws.NopRetryer{} })
+			return err
+		},
 	})
 }
 
 func findJava() (string, error) {
-	if home := os.Getenv("JAVA_HOME"); home != "" {
-		candidate := filepath.Join(home, "bin", "java")
-		if isExecutable(candidate) {
-			return candidate, nil
-		}
+	if home := os.Getenv("JAVA_HOME"); home != "" && isExecutable(filepath.Join(home, "bin", "java")) {
+		return filepath.Join(home, "bin", "java"), nil
 	}
 	path, err := exec.LookPath("java")
 	if err != nil {
@@ -69,15 +66,13 @@ func findJava() (string, error) {
 
 // findDynamoDBLocalDir resolves the directory holding DynamoDBLocal.jar.
 func findDynamoDBLocalDir() (string, error) {
-	base := os.Getenv(dynamoDBLocalDirEnv)
-	source := "$" + dynamoDBLocalDirEnv
+	base, source := os.Getenv(dynamoDBLocalDirEnv), "$"+dynamoDBLocalDirEnv
 	if base == "" {
 		root, err := RepoRoot()
 		if err != nil {
 			return "", fmt.Errorf("locating DynamoDB Local: %w", err)
 		}
-		base = filepath.Join(root, defaultDynamoDBLocalDir)
-		source = "default location"
+		base, source = filepath.Join(root, defaultDynamoDBLocalDir), "default location"
 	}
 	dir, err := jarDir(base)
 	if err != nil {
@@ -94,49 +89,18 @@ func jarDir(base string) (string, error) {
 	if isFile(filepath.Join(base, dynamoDBLocalJar)) {
 		return base, nil
 	}
-	var candidates []string
-	for _, pattern := range []string{"package/lib/dynamodb_local_*", "lib/dynamodb_local_*"} {
-		matches, err := filepath.Glob(filepath.Join(base, pattern))
-		if err != nil {
-			return "", fmt.Errorf("globbing %s: %w", pattern, err)
-		}
-		for _, m := range matches {
-			if isFile(filepath.Join(m, dynamoDBLocalJar)) {
-				candidates = append(candidates, m)
-			}
-		}
+	var jars []string
+	for _, lib := range []string{"package/lib", "lib"} {
+		found, _ := filepath.Glob(filepath.Join(base, lib, "dynamodb_local_*", dynamoDBLocalJar))
+		jars = append(jars, found...)
 	}
-	if len(candidates) == 0 {
+	if len(jars) == 0 {
 		return "", fmt.Errorf("no %s in it nor in package/lib/dynamodb_local_*/", dynamoDBLocalJar)
 	}
 	// Directory names end in an ISO date, so the lexical maximum is newest.
-	sort.Slice(candidates, func(i, j int) bool {
-		return filepath.Base(candidates[i]) < filepath.Base(candidates[j])
-	})
-	return candidates[len(candidates)-1], nil
-}
-
-// probeDynamoDB sends a real ListTables call. DynamoDB Local rejects
-// requests without an Authorization header but does not verify signatures.
-func probeDynamoDB(ctx context.Context, client *http.Client, endpoint string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, endpoint+"/", strings.NewReader("{}"))
-	if err != nil {
-		return fmt.Errorf("building ListTables probe: %w", err)
-	}
-	req.Header.Set("X-Amz-Target", "DynamoDB_20120810.ListTables")
-	req.Header.Set("Content-Type", "application/x-amz-json-1.0")
-	req.Header.Set("Authorization",
-		"AWS4-HMAC-SHA256 Credential=local/20200101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, Signature=0")
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1024))
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("ListTables: HTTP %d: %s", resp.StatusCode, body)
-	}
-	return nil
+	return filepath.Dir(slices.MaxFunc(jars, func(a, b string) int {
+		return strings.Compare(filepath.Base(filepath.Dir(a)), filepath.Base(filepath.Dir(b)))
+	})), nil
 }
 
 func isFile(path string) bool {

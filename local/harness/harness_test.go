@@ -3,7 +3,6 @@ package harness
 import (
 	"context"
 	"errors"
-	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -88,7 +87,7 @@ func TestStartServerReportsEarlyExitWithOutput(t *testing.T) {
 		name:  "fake",
 		path:  "/bin/sh",
 		args:  func(int) []string { return []string{"-c", "echo missing-class-foo >&2; exit 3"} },
-		probe: func(context.Context, *http.Client, string) error { return errNotReady },
+		probe: func(context.Context, string) error { return errNotReady },
 	})
 	if err == nil {
 		t.Fatal("expected an error")
@@ -108,7 +107,7 @@ func TestStartServerTimesOutAndStops(t *testing.T) {
 		name:  "sleepy",
 		path:  "/bin/sh",
 		args:  func(int) []string { return []string{"-c", "echo still-booting; exec sleep 60"} },
-		probe: func(context.Context, *http.Client, string) error { return errNotReady },
+		probe: func(context.Context, string) error { return errNotReady },
 	})
 	if err == nil {
 		t.Fatal("expected a timeout")

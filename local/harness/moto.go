@@ -3,17 +3,19 @@ package harness
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
 const motoServerEnv = "MOTO_SERVER"
 
-// StartMoto runs moto_server on a free loopback port and waits until its
-// /moto-api/ answers. ctx bounds startup only (30 s at most).
+// StartMoto runs moto_server on a free loopback port and waits until it
+// answers a Secrets Manager call. ctx bounds startup only (30 s at most).
 func StartMoto(ctx context.Context) (*Process, error) {
 	bin, err := findMotoServer()
 	if err != nil {
@@ -22,10 +24,12 @@ func StartMoto(ctx context.Context) (*Process, error) {
 	return startServer(ctx, serverSpec{
 		name: "moto",
 		path: bin,
-		args: func(port int) []string {
-			return []string{"-H", "127.0.0.1", "-p", strconv.Itoa(port)}
+		args: func(port int) []string { return []string{"-H", "127.0.0.1", "-p", strconv.Itoa(port)} },
+		probe: func(ctx context.Context, endpoint string) error {
+			_, err := NewSecretsManager(AWSConfig(), endpoint).ListSecrets(ctx, &secretsmanager.ListSecretsInput{},
+				func(o *secretsmanager.Options) { o.Retryer = aws.NopRetryer{} })
+			return err
 		},
-		probe: probeMoto,
 	})
 }
 
@@ -51,20 +55,4 @@ func findMotoServer() (string, error) {
 		looked += ", " + shim
 	}
 	return "", fmt.Errorf("moto_server not found (looked at %s): install it with `pip install 'moto[server]'` (or run `make deps`)", looked)
-}
-
-func probeMoto(ctx context.Context, client *http.Client, endpoint string) error {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, endpoint+"/moto-api/", nil)
-	if err != nil {
-		return fmt.Errorf("building moto probe: %w", err)
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET /moto-api/: HTTP %d", resp.StatusCode)
-	}
-	return nil
 }

@@ -1,7 +1,6 @@
 package harness
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -16,10 +15,8 @@ func RepoRoot() (string, error) {
 		return "", fmt.Errorf("finding repo root: %w", err)
 	}
 	for dir := wd; ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+		if isFile(filepath.Join(dir, "go.mod")) {
 			return dir, nil
-		} else if !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("finding repo root: %w", err)
 		}
 		if filepath.Dir(dir) == dir {
 			return "", fmt.Errorf("finding repo root: no go.mod in %s or any parent", wd)

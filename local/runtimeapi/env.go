@@ -5,9 +5,12 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
-	"strconv"
 	"time"
 )
+
+// region is the sandbox's; Lambda's memory size is informational only:
+// nothing limits the process's memory.
+const region = "us-east-1"
 
 // lambdaEnv is the environment of a provided.al2023 function. The host
 // environment is deliberately not inherited (only PATH, so wrapper scripts
@@ -21,7 +24,7 @@ func lambdaEnv(cfg config, apiAddr string) []string {
 		"_HANDLER=bootstrap",
 		"AWS_LAMBDA_RUNTIME_API=" + apiAddr,
 		"AWS_LAMBDA_FUNCTION_NAME=" + cfg.functionName,
-		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=" + strconv.Itoa(memoryMB),
+		"AWS_LAMBDA_FUNCTION_MEMORY_SIZE=128",
 		"AWS_LAMBDA_FUNCTION_VERSION=$LATEST",
 		"AWS_LAMBDA_INITIALIZATION_TYPE=on-demand",
 		"AWS_LAMBDA_LOG_GROUP_NAME=/aws/lambda/" + cfg.functionName,
@@ -40,16 +43,6 @@ func functionARN(cfg config) string {
 
 func logStreamName() string {
 	return time.Now().UTC().Format("2006/01/02") + "/[$LATEST]" + randomHex(16)
-}
-
-// newRequestID returns a random (version 4) UUID, the format Lambda uses.
-func newRequestID() string {
-	b := make([]byte, 16)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on Linux.
-	b[6] = b[6]&0x0f | 0x40
-	b[8] = b[8]&0x3f | 0x80
-	h := hex.EncodeToString(b)
-	return h[0:8] + "-" + h[8:12] + "-" + h[12:16] + "-" + h[16:20] + "-" + h[20:]
 }
 
 // newTraceID returns an X-Ray trace header in Lambda's format, so code that

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/uuid"
 )
 
 // Result is the outcome of one invocation that reached the function.
@@ -13,8 +15,6 @@ type Result struct {
 	// Payload is the response body, or the raw error document when
 	// FunctionError is set (as Lambda's Invoke API returns it).
 	Payload []byte
-	// ContentType is what the runtime sent with the response.
-	ContentType string
 	// FunctionError is set when the function reported an error (/error, or
 	// an error trailer on a streamed response).
 	FunctionError *FunctionError
@@ -52,15 +52,11 @@ type outcome struct {
 	err error
 }
 
-// Invoke sends event to the function and waits for its response. timeout
-// plays the role of the function's configured timeout: the deadline given
-// to the function is the moment it receives the event plus timeout. ctx
-// bounds the whole call, including waiting for an earlier invocation or for
-// init to finish.
-//
-// A function error is not a Go error: it is reported in Result.FunctionError.
-// The error return is for harness-level failures (ErrExited, ErrInitFailed,
-// ErrTimeout, ErrClosed, ctx errors), and carries the function's log tail.
+// Invoke sends event to the function and waits for its response; timeout
+// is the function's configured Timeout, from the moment it receives the
+// event, and ctx bounds the whole call. A function error is reported in
+// Result.FunctionError; the error is for the sandbox's failures
+// (ErrExited, ErrInitFailed, ErrTimeout, ErrClosed, ctx's), with its log tail.
 func (rt *Runtime) Invoke(ctx context.Context, event []byte, timeout time.Duration) (Result, error) {
 	if timeout <= 0 {
 		return Result{}, fmt.Errorf("invoke: timeout must be positive, got %v", timeout)
@@ -75,7 +71,7 @@ func (rt *Runtime) Invoke(ctx context.Context, event []byte, timeout time.Durati
 	defer func() { <-rt.slot }()
 
 	inv := &invocation{
-		id:      newRequestID(),
+		id:      uuid.New(),
 		event:   event,
 		timeout: timeout,
 		traceID: newTraceID(),

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/internal/proc"
@@ -33,12 +32,31 @@ var (
 	ErrClosed = errors.New("runtime closed")
 )
 
-const (
-	// stopGrace mirrors Lambda's shutdown phase: SIGTERM, then SIGKILL.
-	stopGrace = 2 * time.Second
-	// errLogTail bounds how much of the function's output an error carries.
-	errLogTail = 4 << 10
-)
+// Option customises Start.
+type Option func(*config)
+
+type config struct {
+	functionName string
+	logOutput    io.Writer
+	started      func(pid int) error
+	// dir is the binary's directory: the working directory and
+	// LAMBDA_TASK_ROOT, as in Lambda where both are /var/task.
+	dir string
+}
+
+// WithFunctionName sets AWS_LAMBDA_FUNCTION_NAME and the invoked ARN
+// (default local-function).
+func WithFunctionName(name string) Option { return func(c *config) { c.functionName = name } }
+
+// WithLogOutput also copies the function's output to w as it is produced
+// (e.g. a writer that calls t.Log), in addition to Logs.
+func WithLogOutput(w io.Writer) Option { return func(c *config) { c.logOutput = w } }
+
+// WithStarted calls started with the bootstrap's process id as soon as it
+// runs, before the Runtime API answers its first request (e.g. to confine
+// it to a cgroup, as Lambda confines a sandbox to its CPU share). An error
+// stops the process and fails Start.
+func WithStarted(started func(pid int) error) Option { return func(c *config) { c.started = started } }
 
 // Runtime is one Lambda execution environment: a Runtime API server plus
 // the function process polling it. It does not restart the process: after it
@@ -58,20 +76,15 @@ type Runtime struct {
 	// slot serialises Invoke calls, as a Lambda sandbox serves one at a time.
 	slot chan struct{}
 
-	initOnce     sync.Once
-	initDone     chan struct{}
-	initDuration atomic.Int64
+	// initDone closes on the first /next, after initDuration is set.
+	initDone, initFailed, closing chan struct{}
+	initDuration                  time.Duration
+	markInitDone, markInitFailed  func()
+	close                         func() error
 
-	initFailOnce sync.Once
-	initFailed   chan struct{}
-
-	closing   chan struct{}
-	closeOnce sync.Once
-	closeErr  error
-
-	mu       sync.Mutex
-	inflight map[string]*invocation
-	initErr  *FunctionError
+	mu      sync.Mutex
+	current *invocation // handed to the function and not answered yet
+	initErr *FunctionError
 }
 
 // Start serves the Runtime API on a free 127.0.0.1 port and launches binary
@@ -82,7 +95,7 @@ func Start(ctx context.Context, binary string, env []string, opts ...Option) (*R
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("starting runtime: %w", err)
 	}
-	cfg := defaultConfig()
+	cfg := config{functionName: "local-function"}
 	for _, o := range opts {
 		o(&cfg)
 	}
@@ -108,14 +121,21 @@ func Start(ctx context.Context, binary string, env []string, opts ...Option) (*R
 		initDone:   make(chan struct{}),
 		initFailed: make(chan struct{}),
 		closing:    make(chan struct{}),
-		inflight:   make(map[string]*invocation),
 	}
-	rt.server = &http.Server{
-		Handler: rt.routes(),
-		// /next legitimately blocks for as long as no invocation is queued,
-		// so only the header read gets a timeout.
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	rt.markInitDone = sync.OnceFunc(func() {
+		rt.initDuration = time.Since(rt.began)
+		close(rt.initDone)
+	})
+	rt.markInitFailed = sync.OnceFunc(func() { close(rt.initFailed) })
+	rt.close = sync.OnceValue(func() error {
+		close(rt.closing)
+		// SIGTERM, then SIGKILL after 2 s, as Lambda's shutdown phase; and
+		// Close, not Shutdown: /next requests block indefinitely by design.
+		return errors.Join(rt.child.Stop(2*time.Second), rt.server.Close())
+	})
+	// /next legitimately blocks for as long as no invocation is queued, so
+	// only the header read gets a timeout.
+	rt.server = &http.Server{Handler: rt.routes(), ReadHeaderTimeout: 10 * time.Second}
 
 	var out io.Writer = rt.logs
 	if cfg.logOutput != nil {
@@ -128,18 +148,14 @@ func Start(ctx context.Context, binary string, env []string, opts ...Option) (*R
 	cmd.Env = append(lambdaEnv(cfg, rt.addr), env...)
 	cmd.Stdout, cmd.Stderr = out, out
 	rt.began = time.Now()
-	child, err := proc.Start(cmd)
+	if rt.child, err = proc.Start(cmd); err == nil && cfg.started != nil {
+		if err = cfg.started(rt.child.Pid()); err != nil {
+			_ = rt.child.Stop(0)
+		}
+	}
 	if err != nil {
 		_ = ln.Close()
 		return nil, fmt.Errorf("starting function: %w", err)
-	}
-	rt.child = child
-	if cfg.started != nil {
-		if err := cfg.started(child.Pid()); err != nil {
-			_ = child.Stop(0)
-			_ = ln.Close()
-			return nil, fmt.Errorf("starting function: %w", err)
-		}
 	}
 	// Serving only now publishes began and child to the handlers; the
 	// function's first connection simply waits in the listen backlog.
@@ -158,7 +174,10 @@ func (rt *Runtime) Logs() string { return rt.logs.String() }
 // InitDuration is the time from process start to its first /next call,
 // Lambda's "Init Duration"; zero until init has completed.
 func (rt *Runtime) InitDuration() time.Duration {
-	return time.Duration(rt.initDuration.Load())
+	if !isClosed(rt.initDone) {
+		return 0
+	}
+	return rt.initDuration
 }
 
 // InitError returns what the runtime posted to /runtime/init/error, if any.
@@ -187,24 +206,7 @@ func (rt *Runtime) WaitInit(ctx context.Context) error {
 
 // Close stops the function (SIGTERM to its process group, SIGKILL after 2 s)
 // and the API server. It is safe to call more than once.
-func (rt *Runtime) Close() error {
-	rt.closeOnce.Do(func() {
-		close(rt.closing)
-		stopErr := rt.child.Stop(stopGrace)
-		// Close, not Shutdown: /next requests block indefinitely by design.
-		srvErr := rt.server.Close()
-		rt.closeErr = errors.Join(stopErr, srvErr)
-	})
-	return rt.closeErr
-}
-
-// markInitDone records the end of the init phase on the first /next.
-func (rt *Runtime) markInitDone() {
-	rt.initOnce.Do(func() {
-		rt.initDuration.Store(int64(time.Since(rt.began)))
-		close(rt.initDone)
-	})
-}
+func (rt *Runtime) Close() error { return rt.close() }
 
 func (rt *Runtime) recordInitError(fe *FunctionError) {
 	rt.mu.Lock()
@@ -212,7 +214,7 @@ func (rt *Runtime) recordInitError(fe *FunctionError) {
 		rt.initErr = fe
 	}
 	rt.mu.Unlock()
-	rt.initFailOnce.Do(func() { close(rt.initFailed) })
+	rt.markInitFailed()
 }
 
 // sandboxErr explains why the sandbox can no longer serve invocations, or
@@ -238,13 +240,13 @@ func (rt *Runtime) sandboxErr() error {
 	return nil
 }
 
-// withLogs prefixes err with context and appends the function's log tail,
-// which is where the actual panic or log.Fatal message will be.
+// withLogs prefixes err with context and appends the function's last 4 KiB
+// of output, which is where the actual panic or log.Fatal message will be.
 func (rt *Runtime) withLogs(what string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return fmt.Errorf("%s: %w\n--- function output (tail) ---\n%s", what, err, rt.logs.Tail(errLogTail))
+	return fmt.Errorf("%s: %w\n--- function output (tail) ---\n%s", what, err, rt.logs.Tail(4<<10))
 }
 
 func isClosed(ch <-chan struct{}) bool {

@@ -30,7 +30,7 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	// CGO_ENABLED=0 matches how bootstrap binaries are built for provided.al2023.
-	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./testdata/echo", "./testdata/initerror")
+	cmd := exec.Command("go", "build", "-o", dir+string(filepath.Separator), "./testdata/echo")
 	cmd.Env = append(os.Environ(), "CGO_ENABLED=0")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		fmt.Fprintf(os.Stderr, "building test functions: %v\n%s", err, out)
@@ -187,7 +187,7 @@ func TestInitPanicIsReportedClearly(t *testing.T) {
 
 func TestPostedInitErrorIsReported(t *testing.T) {
 	t.Parallel()
-	rt := start(t, "initerror", nil)
+	rt := start(t, "echo", []string{"INIT_ERROR=1"})
 	_, err := invoke(t, rt, `{}`, 3*time.Second)
 	if !errors.Is(err, ErrInitFailed) || !strings.Contains(err.Error(), "Runtime.ConfigError: TABLE_NAME is not set") {
 		t.Fatalf("want the posted init error, got %v", err)

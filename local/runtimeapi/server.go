@@ -13,19 +13,11 @@ import (
 // Header and trailer names from the Runtime API (2018-06-01), as read and
 // written by aws-lambda-go's runtime_api_client.go.
 const (
-	headerRequestID    = "Lambda-Runtime-Aws-Request-Id"
-	headerDeadlineMS   = "Lambda-Runtime-Deadline-Ms"
-	headerFunctionARN  = "Lambda-Runtime-Invoked-Function-Arn"
-	headerTraceID      = "Lambda-Runtime-Trace-Id"
-	headerErrorType    = "Lambda-Runtime-Function-Error-Type"
-	trailerErrorBody   = "Lambda-Runtime-Function-Error-Body"
-	headerExtensionID  = "Lambda-Extension-Identifier"
-	runtimePrefix      = "/2018-06-01/runtime"
-	extensionPrefix    = "/2020-01-01/extension"
-	maxResponseBytes   = 6 << 20 // Lambda's synchronous response limit.
-	maxErrorBodyBytes  = 1 << 20
-	errTypeTooLarge    = "Function.ResponseSizeTooLarge"
-	errTypeUnspecified = "Runtime.Unknown"
+	headerErrorType   = "Lambda-Runtime-Function-Error-Type"
+	runtimePrefix     = "/2018-06-01/runtime"
+	maxResponseBytes  = 6 << 20 // Lambda's synchronous response limit.
+	maxErrorBodyBytes = 1 << 20
+	errTypeTooLarge   = "Function.ResponseSizeTooLarge"
 )
 
 func (rt *Runtime) routes() http.Handler {
@@ -34,11 +26,6 @@ func (rt *Runtime) routes() http.Handler {
 	mux.HandleFunc("POST "+runtimePrefix+"/invocation/{id}/response", rt.handleResponse)
 	mux.HandleFunc("POST "+runtimePrefix+"/invocation/{id}/error", rt.handleError)
 	mux.HandleFunc("POST "+runtimePrefix+"/init/error", rt.handleInitError)
-	// aws-lambda-go registers an internal extension when a function opts in
-	// to SIGTERM handlers; answering keeps such functions from logging
-	// spurious warnings. No extension events are ever delivered.
-	mux.HandleFunc("POST "+extensionPrefix+"/register", rt.handleExtensionRegister)
-	mux.HandleFunc("GET "+extensionPrefix+"/event/next", rt.handleExtensionNext)
 	return mux
 }
 
@@ -59,15 +46,15 @@ func (rt *Runtime) handleNext(w http.ResponseWriter, r *http.Request) {
 	}
 	deadline := time.Now().Add(inv.timeout)
 	rt.mu.Lock()
-	rt.inflight[inv.id] = inv
+	rt.current = inv
 	rt.mu.Unlock()
 
 	h := w.Header()
 	h.Set("Content-Type", "application/json")
-	h.Set(headerRequestID, inv.id)
-	h.Set(headerDeadlineMS, strconv.FormatInt(deadline.UnixMilli(), 10))
-	h.Set(headerFunctionARN, functionARN(rt.cfg))
-	h.Set(headerTraceID, inv.traceID)
+	h.Set("Lambda-Runtime-Aws-Request-Id", inv.id)
+	h.Set("Lambda-Runtime-Deadline-Ms", strconv.FormatInt(deadline.UnixMilli(), 10))
+	h.Set("Lambda-Runtime-Invoked-Function-Arn", functionARN(rt.cfg))
+	h.Set("Lambda-Runtime-Trace-Id", inv.traceID)
 	w.WriteHeader(http.StatusOK)
 	_, _ = w.Write(inv.event)
 }
@@ -93,9 +80,9 @@ func (rt *Runtime) handleResponse(w http.ResponseWriter, r *http.Request) {
 	// A streamed response that failed midway carries the error in trailers,
 	// which are only populated once the body has been read to EOF.
 	if errType := r.Trailer.Get(headerErrorType); errType != "" {
-		inv.done <- outcome{res: trailerError(errType, r.Trailer.Get(trailerErrorBody))}
+		inv.done <- outcome{res: trailerError(errType, r.Trailer.Get("Lambda-Runtime-Function-Error-Body"))}
 	} else {
-		inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type")}}
+		inv.done <- outcome{res: Result{Payload: body}}
 	}
 	writeAccepted(w)
 }
@@ -107,7 +94,7 @@ func (rt *Runtime) handleError(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body, fe := readFunctionError(r)
-	inv.done <- outcome{res: Result{Payload: body, ContentType: r.Header.Get("Content-Type"), FunctionError: fe}}
+	inv.done <- outcome{res: Result{Payload: body, FunctionError: fe}}
 	writeAccepted(w)
 }
 
@@ -117,31 +104,17 @@ func (rt *Runtime) handleInitError(w http.ResponseWriter, r *http.Request) {
 	writeAccepted(w)
 }
 
-func (rt *Runtime) handleExtensionRegister(w http.ResponseWriter, r *http.Request) {
-	_, _ = io.Copy(io.Discard, io.LimitReader(r.Body, maxErrorBodyBytes))
-	w.Header().Set(headerExtensionID, newRequestID())
-	w.Header().Set("Content-Type", "application/json")
-	_ = json.NewEncoder(w).Encode(map[string]string{
-		"functionName":    rt.cfg.functionName,
-		"functionVersion": "$LATEST",
-		"handler":         "bootstrap",
-	})
-}
-
-func (rt *Runtime) handleExtensionNext(w http.ResponseWriter, r *http.Request) {
-	select {
-	case <-r.Context().Done():
-	case <-rt.closing:
-	}
-}
-
-// claim removes and returns the in-flight invocation with id, so each
-// invocation is answered at most once.
+// claim removes and returns the invocation the function has, if its id is
+// id, so each invocation is answered at most once. A runtime answers one
+// before it asks for the next, so there is never more than one.
 func (rt *Runtime) claim(id string) *invocation {
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
-	inv := rt.inflight[id]
-	delete(rt.inflight, id)
+	inv := rt.current
+	if inv == nil || inv.id != id {
+		return nil
+	}
+	rt.current = nil
 	return inv
 }
 
@@ -157,7 +130,7 @@ func readFunctionError(r *http.Request) ([]byte, *FunctionError) {
 		fe.Type = r.Header.Get(headerErrorType)
 	}
 	if fe.Type == "" {
-		fe.Type = errTypeUnspecified
+		fe.Type = "Runtime.Unknown"
 	}
 	return body, fe
 }
@@ -184,11 +157,9 @@ func writeAPIError(w http.ResponseWriter, status int, errType, msg string) {
 	_, _ = w.Write(mustJSON(&FunctionError{Type: errType, Message: msg}))
 }
 
+// mustJSON is fe's document: only strings and already-valid RawMessage,
+// so marshalling cannot fail.
 func mustJSON(fe *FunctionError) []byte {
-	b, err := json.Marshal(fe)
-	if err != nil {
-		// Only string fields and already-valid RawMessage: unreachable.
-		panic(err)
-	}
+	b, _ := json.Marshal(fe)
 	return b
 }

@@ -16,7 +16,10 @@ const receiveMax = 10
 // polls; once one message is in hand, more are gathered only within the
 // batching window (none without one), as Lambda does. Every receive that
 // returns before the window ends brings at least one message, so at most
-// BatchSize+1 receives make a batch.
+// BatchSize+1 receives make a batch. Each asks for every system and
+// message attribute (the event carries them) and long polls for whole
+// seconds; the queue's own visibility timeout applies, as it does for
+// Lambda's pollers.
 func (m *Mapping) receiveBatch(ctx context.Context) ([]types.Message, error) {
 	var batch []types.Message
 	var windowEnds time.Time
@@ -29,7 +32,13 @@ func (m *Mapping) receiveBatch(ctx context.Context) ([]types.Message, error) {
 			}
 			wait = min(wait, left)
 		}
-		msgs, err := m.receive(ctx, min(receiveMax, m.cfg.BatchSize-len(batch)), wait)
+		out, err := m.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
+			QueueUrl:                    aws.String(m.cfg.QueueURL),
+			MaxNumberOfMessages:         int32(min(receiveMax, m.cfg.BatchSize-len(batch))),
+			WaitTimeSeconds:             int32((wait + time.Second - 1) / time.Second),
+			MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+			MessageAttributeNames:       []string{"All"},
+		})
 		if err != nil {
 			// Messages already received are in flight: deliver them
 			// rather than leave them to the visibility timeout.
@@ -39,30 +48,12 @@ func (m *Mapping) receiveBatch(ctx context.Context) ([]types.Message, error) {
 			return nil, err
 		}
 		if len(batch) == 0 {
-			if len(msgs) == 0 {
+			if len(out.Messages) == 0 {
 				return nil, nil
 			}
 			windowEnds = time.Now().Add(m.cfg.BatchingWindow)
 		}
-		batch = append(batch, msgs...)
+		batch = append(batch, out.Messages...)
 	}
 	return batch, nil
-}
-
-// receive asks for up to n messages with every system and message
-// attribute (the event carries them), long polling for wait rounded up to
-// whole seconds. The queue's own visibility timeout applies, as it does
-// for Lambda's pollers.
-func (m *Mapping) receive(ctx context.Context, n int, wait time.Duration) ([]types.Message, error) {
-	out, err := m.api.ReceiveMessage(ctx, &sqs.ReceiveMessageInput{
-		QueueUrl:                    aws.String(m.cfg.QueueURL),
-		MaxNumberOfMessages:         int32(n),
-		WaitTimeSeconds:             int32((wait + time.Second - 1) / time.Second),
-		MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
-		MessageAttributeNames:       []string{"All"},
-	})
-	if err != nil {
-		return nil, err
-	}
-	return out.Messages, nil
 }

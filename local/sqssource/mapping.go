@@ -10,14 +10,16 @@
 package sqssource
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/esm"
 )
 
 // SQSAPI is the part of *sqs.Client a mapping uses.
@@ -26,12 +28,8 @@ type SQSAPI interface {
 	DeleteMessageBatch(ctx context.Context, in *sqs.DeleteMessageBatchInput, optFns ...func(*sqs.Options)) (*sqs.DeleteMessageBatchOutput, error)
 }
 
-// Invoker runs the function once, synchronously, with event and returns
-// its response payload. Any error is a failed invocation (a function
-// error, a timeout, a crash): none of the batch is deleted.
-type Invoker interface {
-	Invoke(ctx context.Context, event []byte) ([]byte, error)
-}
+// Invoker runs the function; a failed invocation deletes none of the batch.
+type Invoker = esm.Invoker
 
 // Config is one event source mapping.
 type Config struct {
@@ -60,11 +58,10 @@ type Config struct {
 
 // Mapping is a running event source mapping.
 type Mapping struct {
-	cfg    Config
-	api    SQSAPI
-	fn     Invoker
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cfg   Config
+	api   SQSAPI
+	fn    Invoker
+	loops *esm.Loops
 }
 
 // Start polls the queue until Stop.
@@ -75,47 +72,22 @@ func Start(cfg Config, api SQSAPI, fn Invoker) (*Mapping, error) {
 	if cfg.BatchSize > 10000 || cfg.WaitTime > 20*time.Second {
 		return nil, fmt.Errorf("sqssource: BatchSize %d (at most 10000) or WaitTime %v (at most 20 s) out of range", cfg.BatchSize, cfg.WaitTime)
 	}
-	cfg = withDefaults(cfg)
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &Mapping{cfg: cfg, api: api, fn: fn, cancel: cancel}
-	for range cfg.Pollers {
-		m.wg.Add(1)
-		go m.poll(ctx)
+	cfg.Region = cmp.Or(cfg.Region, "us-east-1")
+	cfg.BatchSize = esm.Or(cfg.BatchSize, 10)
+	cfg.WaitTime = esm.Or(cfg.WaitTime, 2*time.Second)
+	cfg.ErrorBackoff = esm.Or(cfg.ErrorBackoff, time.Second)
+	cfg.Log = esm.Logger(cfg.Log, "function", cfg.Function, "queue", cfg.QueueURL)
+	m := &Mapping{cfg: cfg, api: api, fn: fn, loops: esm.NewLoops()}
+	for range esm.Or(cfg.Pollers, 1) {
+		m.loops.Go(m.poll)
 	}
 	return m, nil
-}
-
-func withDefaults(cfg Config) Config {
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 10
-	}
-	if cfg.Pollers <= 0 {
-		cfg.Pollers = 1
-	}
-	if cfg.WaitTime <= 0 {
-		cfg.WaitTime = 2 * time.Second
-	}
-	if cfg.ErrorBackoff <= 0 {
-		cfg.ErrorBackoff = time.Second
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	cfg.Log = cfg.Log.With("function", cfg.Function, "queue", cfg.QueueURL)
-	return cfg
 }
 
 // Stop ends polling and waits for the pollers; a batch in flight has its
 // invocation cancelled and is not deleted, so it reappears after the
 // visibility timeout, as a batch of a Lambda that stopped would.
-func (m *Mapping) Stop() error {
-	m.cancel()
-	m.wg.Wait()
-	return nil
-}
+func (m *Mapping) Stop() error { return m.loops.Stop() }
 
 // String describes the mapping for logs.
 func (m *Mapping) String() string {
@@ -124,31 +96,18 @@ func (m *Mapping) String() string {
 
 // poll receives and delivers batches until ctx ends.
 func (m *Mapping) poll(ctx context.Context) {
-	defer m.wg.Done()
 	for ctx.Err() == nil {
 		batch, err := m.receiveBatch(ctx)
-		if err != nil {
-			if ctx.Err() == nil {
-				m.cfg.Log.Warn("sqssource: receiving failed; trying again", "error", err)
-				sleep(ctx, m.cfg.ErrorBackoff)
-			}
-			continue
-		}
-		if len(batch) == 0 {
+		switch {
+		case err != nil && ctx.Err() == nil:
+			m.cfg.Log.Warn("sqssource: receiving failed; trying again", "error", err)
+			esm.Sleep(ctx, m.cfg.ErrorBackoff)
+		case len(batch) == 0:
 			// The long poll waited already; this only keeps a queue that
 			// answers at once from being asked in a tight loop.
-			sleep(ctx, 50*time.Millisecond)
-			continue
+			esm.Sleep(ctx, 50*time.Millisecond)
+		default:
+			m.deliver(ctx, batch)
 		}
-		m.deliver(ctx, batch)
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
 	}
 }

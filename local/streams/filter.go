@@ -2,112 +2,129 @@ package streams
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
+	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Filter is a compiled FilterCriteria: a record is delivered when any of its
 // patterns matches (an empty Filter matches everything), as Lambda does.
-//
-// Patterns use EventBridge's rule syntax. Supported: nested objects, lists
-// of literal values (string, number, boolean, null), and the operators
-// anything-but (a value, a list of values, or {"prefix"}/{"suffix"}),
-// prefix, suffix, equals-ignore-case and exists. Anything else (numeric,
-// wildcard, $or, cidr) is rejected when compiling, never ignored. A
-// field the record lacks matches only {"exists": false}; a list in the
-// record matches when any element does.
+// Patterns use EventBridge's syntax: nested objects, lists of literals, and
+// anything-but (a value, a list, or {"prefix"}/{"suffix"}), prefix, suffix,
+// equals-ignore-case and exists; anything else (numeric, wildcard, $or,
+// cidr) is refused, never ignored. A field the record lacks matches only
+// {"exists": false}; a list in the record matches when any element does.
+// (quamina has no suffix, takes anything-but only as a list of strings,
+// and accepts wildcard, which Lambda's filters do not offer.)
 type Filter struct {
-	patterns []objectPattern
-}
-
-type objectPattern struct {
-	fields []fieldPattern // sorted by key, for stable error messages
-}
-
-type fieldPattern struct {
-	key    string
-	nested *objectPattern // an object pattern, or
-	leaf   []matcher      // a list of alternatives
-}
-
-type matcher struct {
-	kind   string // "literal", "anything-but", "prefix", "suffix", "equals-ignore-case", "exists"
-	values []any  // literal values (json.Number, string, bool, nil) for literal and anything-but
-	text   string // prefix/suffix/equals-ignore-case operand
-	sub    string // anything-but's "prefix" or "suffix", with text
-	exists bool
+	patterns []map[string]any // checked by checkObject
 }
 
 // CompileFilter compiles FilterCriteria patterns (JSON objects).
 func CompileFilter(patterns []string) (*Filter, error) {
 	f := &Filter{}
 	for i, p := range patterns {
-		var doc any
-		dec := json.NewDecoder(strings.NewReader(p))
-		dec.UseNumber()
-		if err := dec.Decode(&doc); err != nil {
-			return nil, fmt.Errorf("pattern %d: %w", i, err)
+		obj, err := DecodeDocument([]byte(p))
+		if err == nil {
+			err = checkObject(obj, "")
 		}
-		obj, ok := doc.(map[string]any)
-		if !ok {
-			return nil, fmt.Errorf("pattern %d: want a JSON object", i)
-		}
-		op, err := compileObject(obj, "")
 		if err != nil {
 			return nil, fmt.Errorf("pattern %d: %w", i, err)
 		}
-		f.patterns = append(f.patterns, op)
+		f.patterns = append(f.patterns, obj)
 	}
 	return f, nil
 }
 
-func compileObject(obj map[string]any, path string) (objectPattern, error) {
-	var op objectPattern
-	keys := make([]string, 0, len(obj))
-	for k := range obj {
-		keys = append(keys, k)
+// checkObject refuses what the matcher cannot evaluate, keys in order so
+// that the first problem named is always the same.
+func checkObject(obj map[string]any, path string) error {
+	if len(obj) == 0 {
+		return fmt.Errorf("%s: empty object", cmp.Or(path, "pattern"))
 	}
-	sort.Strings(keys)
-	if len(keys) == 0 {
-		return op, fmt.Errorf("%s: empty object", orRoot(path))
-	}
-	for _, k := range keys {
+	for _, k := range slices.Sorted(maps.Keys(obj)) {
 		p := path + "." + k
 		switch v := obj[k].(type) {
 		case map[string]any:
-			nested, err := compileObject(v, p)
-			if err != nil {
-				return op, err
+			if err := checkObject(v, p); err != nil {
+				return err
 			}
-			op.fields = append(op.fields, fieldPattern{key: k, nested: &nested})
 		case []any:
 			if len(v) == 0 {
-				return op, fmt.Errorf("%s: empty list matches nothing", p)
+				return fmt.Errorf("%s: empty list matches nothing", p)
 			}
-			var ms []matcher
 			for _, item := range v {
-				m, err := compileMatcher(item, p)
-				if err != nil {
-					return op, err
+				if _, err := matchValue(item, ""); err != nil {
+					return fmt.Errorf("%s: %w", p, err)
 				}
-				ms = append(ms, m)
 			}
-			op.fields = append(op.fields, fieldPattern{key: k, leaf: ms})
 		default:
-			return op, fmt.Errorf("%s: want an object or a list, got %v", p, v)
+			return fmt.Errorf("%s: want an object or a list, got %v", p, v)
 		}
 	}
-	return op, nil
+	return nil
 }
 
-func orRoot(path string) string {
-	if path == "" {
-		return "pattern"
+// Match reports whether the record passes the filter.
+func (f *Filter) Match(r Record) (bool, error) {
+	if f == nil || len(f.patterns) == 0 {
+		return true, nil
 	}
-	return path
+	b, err := json.Marshal(r)
+	if err != nil {
+		return false, err
+	}
+	doc, err := DecodeDocument(b)
+	return err == nil && f.MatchDocument(doc), err
+}
+
+// MatchDocument matches a decoded JSON document (numbers as json.Number).
+func (f *Filter) MatchDocument(doc map[string]any) bool {
+	if f == nil || len(f.patterns) == 0 {
+		return true
+	}
+	return slices.ContainsFunc(f.patterns, func(p map[string]any) bool { return matchObject(p, doc) })
+}
+
+func matchObject(pattern, doc map[string]any) bool {
+	for k, p := range pattern {
+		v, present := doc[k]
+		if nested, ok := p.(map[string]any); ok {
+			obj, _ := v.(map[string]any)
+			if !matchObject(nested, obj) {
+				return false
+			}
+		} else if !matchLeaf(p.([]any), v, present) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchLeaf(alternatives []any, v any, present bool) bool {
+	values := []any{v}
+	if list, ok := v.([]any); ok {
+		values = list
+	}
+	for _, alt := range alternatives {
+		if op, ok := alt.(map[string]any); ok && op["exists"] != nil {
+			if op["exists"] == present {
+				return true
+			}
+			continue
+		}
+		for _, x := range values {
+			if ok, _ := matchValue(alt, x); ok && present {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func isLiteral(v any) bool {
@@ -118,193 +135,99 @@ func isLiteral(v any) bool {
 	return false
 }
 
-func compileMatcher(item any, path string) (matcher, error) {
-	if isLiteral(item) {
-		return matcher{kind: "literal", values: []any{item}}, nil
+// matchValue matches the present value x against one element of a
+// pattern's list, a literal or an operator (exists is matchLeaf's). Its
+// error does not depend on x: CompileFilter calls it once to refuse what
+// it cannot evaluate.
+func matchValue(alt, x any) (bool, error) {
+	if isLiteral(alt) {
+		return equal(alt, x), nil
 	}
-	obj, ok := item.(map[string]any)
-	if !ok || len(obj) != 1 {
-		return matcher{}, fmt.Errorf("%s: want a value or a one-operator object, got %v", path, item)
+	op, _ := alt.(map[string]any)
+	if len(op) != 1 {
+		return false, fmt.Errorf("want a value or a one-operator object, got %v", alt)
 	}
-	for op, arg := range obj {
-		switch op {
+	s, isString := x.(string)
+	for name, arg := range op {
+		str, argIsString := arg.(string)
+		switch name {
 		case "prefix", "suffix", "equals-ignore-case":
-			s, ok := arg.(string)
-			if !ok {
-				return matcher{}, fmt.Errorf("%s: %s needs a string", path, op)
+			if !argIsString {
+				return false, fmt.Errorf("%s needs a string", name)
 			}
-			return matcher{kind: op, text: s}, nil
+			return isString && stringOp(name, s, str), nil
 		case "exists":
-			b, ok := arg.(bool)
-			if !ok {
-				return matcher{}, fmt.Errorf("%s: exists needs true or false", path)
+			if _, ok := arg.(bool); !ok {
+				return false, errors.New("exists needs true or false")
 			}
-			return matcher{kind: op, exists: b}, nil
+			return false, nil
 		case "anything-but":
-			m := matcher{kind: op}
-			switch a := arg.(type) {
-			case []any:
-				for _, v := range a {
-					if !isLiteral(v) || v == nil {
-						return matcher{}, fmt.Errorf("%s: anything-but list needs strings or numbers", path)
-					}
-				}
-				if len(a) == 0 {
-					return matcher{}, fmt.Errorf("%s: anything-but needs values", path)
-				}
-				m.values = a
-			case map[string]any:
-				if len(a) != 1 {
-					return matcher{}, fmt.Errorf("%s: anything-but object needs one of prefix, suffix", path)
-				}
-				for sub, s := range a {
-					str, ok := s.(string)
-					if (sub != "prefix" && sub != "suffix") || !ok {
-						return matcher{}, fmt.Errorf("%s: anything-but %q is not supported locally", path, sub)
-					}
-					m.sub, m.text = sub, str
-				}
-			default:
-				if !isLiteral(a) || a == nil {
-					return matcher{}, fmt.Errorf("%s: anything-but needs a value, a list or {prefix|suffix}", path)
-				}
-				m.values = []any{a}
-			}
-			return m, nil
+			return anythingBut(arg, x)
 		}
-		return matcher{}, fmt.Errorf("%s: operator %q is not supported by the local filter", path, op)
+		return false, fmt.Errorf("operator %q is not supported by the local filter", name)
 	}
-	return matcher{}, nil
+	return false, nil
 }
 
-// Match reports whether the record passes the filter.
-func (f *Filter) Match(r Record) (bool, error) {
-	if f == nil || len(f.patterns) == 0 {
-		return true, nil
-	}
-	doc, err := r.generic()
-	if err != nil {
-		return false, err
-	}
-	return f.MatchDocument(doc), nil
-}
-
-// MatchDocument matches a decoded JSON document (numbers as json.Number).
-func (f *Filter) MatchDocument(doc map[string]any) bool {
-	if f == nil || len(f.patterns) == 0 {
-		return true
-	}
-	for _, p := range f.patterns {
-		if p.match(doc) {
-			return true
-		}
-	}
-	return false
-}
-
-func (op objectPattern) match(doc map[string]any) bool {
-	for _, fp := range op.fields {
-		v, present := doc[fp.key]
-		if fp.nested != nil {
-			obj, _ := v.(map[string]any)
-			if !fp.nested.match(obj) {
-				return false
-			}
-			continue
-		}
-		if !leafMatch(fp.leaf, v, present) {
-			return false
-		}
-	}
-	return true
-}
-
-func leafMatch(ms []matcher, v any, present bool) bool {
-	values := []any{v}
-	if list, ok := v.([]any); ok {
-		values = list
-	}
-	for _, m := range ms {
-		if m.kind == "exists" {
-			if m.exists == present {
-				return true
-			}
-			continue
-		}
-		if !present {
-			continue
-		}
-		for _, x := range values {
-			if m.matchValue(x) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-func (m matcher) matchValue(x any) bool {
-	switch m.kind {
-	case "literal":
-		return equal(m.values[0], x)
+func stringOp(name, s, arg string) bool {
+	switch name {
 	case "prefix":
-		s, ok := x.(string)
-		return ok && strings.HasPrefix(s, m.text)
+		return strings.HasPrefix(s, arg)
 	case "suffix":
-		s, ok := x.(string)
-		return ok && strings.HasSuffix(s, m.text)
-	case "equals-ignore-case":
-		s, ok := x.(string)
-		return ok && strings.EqualFold(s, m.text)
-	case "anything-but":
-		if m.sub != "" {
-			s, ok := x.(string)
-			if !ok {
-				return false
-			}
-			if m.sub == "prefix" {
-				return !strings.HasPrefix(s, m.text)
-			}
-			return !strings.HasSuffix(s, m.text)
-		}
-		for _, v := range m.values {
-			if equal(v, x) {
-				return false
-			}
-		}
-		return true
+		return strings.HasSuffix(s, arg)
 	}
-	return false
+	return strings.EqualFold(s, arg)
+}
+
+func anythingBut(arg, x any) (bool, error) {
+	switch a := arg.(type) {
+	case []any:
+		if len(a) == 0 || slices.ContainsFunc(a, func(v any) bool { return !isLiteral(v) || v == nil }) {
+			return false, errors.New("anything-but list needs strings or numbers")
+		}
+		return !slices.ContainsFunc(a, func(v any) bool { return equal(v, x) }), nil
+	case map[string]any:
+		for sub, v := range a {
+			p, ok := v.(string)
+			if len(a) != 1 || (sub != "prefix" && sub != "suffix") || !ok {
+				return false, fmt.Errorf("anything-but %q is not supported locally", sub)
+			}
+			s, isString := x.(string)
+			return isString && !stringOp(sub, s, p), nil
+		}
+	}
+	if !isLiteral(arg) || arg == nil {
+		return false, errors.New("anything-but needs a value, a list or {prefix|suffix}")
+	}
+	return !equal(arg, x), nil
 }
 
 // equal compares a pattern literal with a record value: strings and
 // booleans exactly, numbers by value, null with null.
 func equal(pattern, x any) bool {
-	switch p := pattern.(type) {
-	case nil:
-		return x == nil
-	case string:
-		s, ok := x.(string)
-		return ok && s == p
-	case bool:
-		b, ok := x.(bool)
-		return ok && b == p
-	case json.Number:
-		n, ok := x.(json.Number)
-		if !ok {
-			return false
-		}
-		a, err1 := strconv.ParseFloat(string(p), 64)
-		b, err2 := strconv.ParseFloat(string(n), 64)
-		return err1 == nil && err2 == nil && a == b
+	p, ok := pattern.(json.Number)
+	if !ok {
+		return pattern == x // string, bool or nil: never an uncomparable pair
 	}
-	return false
+	n, ok := x.(json.Number)
+	if !ok {
+		return false
+	}
+	a, err1 := strconv.ParseFloat(string(p), 64)
+	b, err2 := strconv.ParseFloat(string(n), 64)
+	return err1 == nil && err2 == nil && a == b
 }
 
 // DecodeDocument decodes JSON the way MatchDocument expects it.
 func DecodeDocument(b []byte) (map[string]any, error) {
-	var m map[string]any
+	var doc any
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
-	return m, dec.Decode(&m)
+	if err := dec.Decode(&doc); err != nil {
+		return nil, err
+	}
+	if m, ok := doc.(map[string]any); ok {
+		return m, nil
+	}
+	return nil, errors.New("want a JSON object")
 }

@@ -12,16 +12,18 @@
 package streams
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams/types"
+
+	"github.com/gamefabric-alloc/allocsvc/local/internal/esm"
 )
 
 // StreamsAPI is the part of *dynamodbstreams.Client a mapping uses.
@@ -31,24 +33,11 @@ type StreamsAPI interface {
 	GetRecords(ctx context.Context, in *dynamodbstreams.GetRecordsInput, optFns ...func(*dynamodbstreams.Options)) (*dynamodbstreams.GetRecordsOutput, error)
 }
 
-// Invoker runs the function once, synchronously, with event and returns
-// its response payload. Any error is a failed invocation (a function error,
-// a timeout, a crash): Lambda retries those.
-type Invoker interface {
-	Invoke(ctx context.Context, event []byte) ([]byte, error)
-}
+// Invoker runs the function; Lambda retries a failed invocation.
+type Invoker = esm.Invoker
 
 // InvokerFunc adapts a function to Invoker.
-type InvokerFunc func(ctx context.Context, event []byte) ([]byte, error)
-
-// Invoke calls f.
-func (f InvokerFunc) Invoke(ctx context.Context, event []byte) ([]byte, error) { return f(ctx, event) }
-
-// Destination receives the on-failure records of batches set aside (an SQS
-// queue in Lambda).
-type Destination interface {
-	Send(ctx context.Context, body string) error
-}
+type InvokerFunc = esm.InvokerFunc
 
 // Config is one event source mapping.
 type Config struct {
@@ -66,8 +55,8 @@ type Config struct {
 	BisectBatchOnFunctionError bool
 	MaximumRecordAge           time.Duration // 0: no limit
 	ReportBatchItemFailures    bool
-	Filter                     *Filter     // nil: every record
-	OnFailure                  Destination // nil: records set aside are logged and discarded, as Lambda does without one
+	Filter                     *Filter         // nil: every record
+	OnFailure                  esm.Destination // nil: records set aside are logged and discarded, as Lambda does without one
 
 	// Local knobs, with short defaults: how often an idle shard is polled
 	// (250 ms, Lambda's four times a second), the pause before retrying a
@@ -81,12 +70,11 @@ type Config struct {
 
 // Mapping is a running event source mapping.
 type Mapping struct {
-	cfg    Config
-	api    StreamsAPI
-	fn     Invoker
-	cancel context.CancelFunc
-	done   chan struct{}
-	now    func() time.Time
+	cfg   Config
+	api   StreamsAPI
+	fn    Invoker
+	loops *esm.Loops
+	now   func() time.Time
 }
 
 // Start polls the stream until Stop.
@@ -94,55 +82,30 @@ func Start(cfg Config, api StreamsAPI, fn Invoker) (*Mapping, error) {
 	if cfg.StreamARN == "" {
 		return nil, errors.New("streams: no stream ARN")
 	}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	if cfg.FunctionARN == "" {
-		cfg.FunctionARN = "arn:aws:lambda:" + cfg.Region + ":123456789012:function:" + cfg.Function
-	}
-	if cfg.StartingPosition == "" {
-		cfg.StartingPosition = string(types.ShardIteratorTypeTrimHorizon)
-	}
-	if cfg.BatchSize <= 0 {
-		cfg.BatchSize = 100
-	}
-	if cfg.PollInterval <= 0 {
-		cfg.PollInterval = 250 * time.Millisecond
-	}
-	if cfg.RetryBackoff <= 0 {
-		cfg.RetryBackoff = 200 * time.Millisecond
-	}
-	if cfg.DescribeInterval <= 0 {
-		cfg.DescribeInterval = 2 * time.Second
-	}
-	if cfg.Log == nil {
-		cfg.Log = slog.New(slog.DiscardHandler)
-	}
-	cfg.Log = cfg.Log.With("function", cfg.Function, "stream", cfg.StreamARN)
-	ctx, cancel := context.WithCancel(context.Background())
-	m := &Mapping{cfg: cfg, api: api, fn: fn, cancel: cancel, done: make(chan struct{}), now: time.Now}
-	go m.run(ctx)
+	cfg.Region = cmp.Or(cfg.Region, "us-east-1")
+	cfg.FunctionARN = cmp.Or(cfg.FunctionARN, "arn:aws:lambda:"+cfg.Region+":123456789012:function:"+cfg.Function)
+	cfg.StartingPosition = cmp.Or(cfg.StartingPosition, string(types.ShardIteratorTypeTrimHorizon))
+	cfg.BatchSize = esm.Or(cfg.BatchSize, 100)
+	cfg.PollInterval = esm.Or(cfg.PollInterval, 250*time.Millisecond)
+	cfg.RetryBackoff = esm.Or(cfg.RetryBackoff, 200*time.Millisecond)
+	cfg.DescribeInterval = esm.Or(cfg.DescribeInterval, 2*time.Second)
+	cfg.Log = esm.Logger(cfg.Log, "function", cfg.Function, "stream", cfg.StreamARN)
+	m := &Mapping{cfg: cfg, api: api, fn: fn, loops: esm.NewLoops(), now: time.Now}
+	m.loops.Go(m.run)
 	return m, nil
 }
 
 // Stop ends polling and waits for the batch in flight, if any, to end
 // (its invocation is cancelled).
-func (m *Mapping) Stop() error {
-	m.cancel()
-	<-m.done
-	return nil
-}
+func (m *Mapping) Stop() error { return m.loops.Stop() }
 
 // run discovers shards and runs one worker per shard whose parent is done.
 func (m *Mapping) run(ctx context.Context) {
-	defer close(m.done)
-	var wg sync.WaitGroup
-	defer wg.Wait()
 	started, finished := map[string]bool{}, map[string]bool{}
 	finishedCh := make(chan string, 16)
 	first := true
 	for {
-		shards, err := m.describe(ctx)
+		shards, err := describe(ctx, m.api, m.cfg.StreamARN)
 		if err != nil && ctx.Err() == nil {
 			m.cfg.Log.Warn("streams: describing the stream failed; trying again", "error", err)
 		}
@@ -162,81 +125,37 @@ func (m *Mapping) run(ctx context.Context) {
 				pos = types.ShardIteratorType(m.cfg.StartingPosition)
 			}
 			started[id] = true
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			m.loops.Go(func(ctx context.Context) {
 				m.runShard(ctx, id, pos)
 				select {
 				case finishedCh <- id:
 				case <-ctx.Done():
 				}
-			}()
+			})
 		}
-		if err == nil {
-			first = false
-		}
-		timer := time.NewTimer(m.cfg.DescribeInterval)
+		first = first && err != nil
 		select {
 		case <-ctx.Done():
-			timer.Stop()
 			return
 		case id := <-finishedCh:
 			finished[id] = true
-		case <-timer.C:
+		case <-time.After(m.cfg.DescribeInterval):
 		}
-		timer.Stop()
 	}
 }
 
-func (m *Mapping) describe(ctx context.Context) ([]types.Shard, error) {
+// describe lists every shard of the stream, page after page.
+func describe(ctx context.Context, api StreamsAPI, streamARN string) ([]types.Shard, error) {
 	var shards []types.Shard
-	var start *string
+	in := &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN)}
 	for {
-		out, err := m.api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(m.cfg.StreamARN), ExclusiveStartShardId: start})
-		if err != nil {
+		out, err := api.DescribeStream(ctx, in)
+		if err != nil || out.StreamDescription == nil {
 			return shards, err
 		}
-		if out.StreamDescription == nil {
-			return shards, nil
-		}
 		shards = append(shards, out.StreamDescription.Shards...)
-		start = out.StreamDescription.LastEvaluatedShardId
-		if start == nil {
+		if in.ExclusiveStartShardId = out.StreamDescription.LastEvaluatedShardId; in.ExclusiveStartShardId == nil {
 			return shards, nil
-		}
-	}
-}
-
-// runShard delivers a shard's records in order until the shard is closed
-// and drained, or ctx ends.
-func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardIteratorType) {
-	r := &shardReader{m: m, shardID: shardID, pos: pos, log: m.cfg.Log.With("shard", shardID)}
-	if !r.newIterator(ctx) {
-		return
-	}
-	for ctx.Err() == nil {
-		gotNone := false
-		if !r.ended && len(r.buf) < m.cfg.BatchSize {
-			var step readStep
-			if gotNone, step = r.read(ctx); step == readStop {
-				return
-			} else if step == readAgain {
-				continue
-			}
-		}
-		if r.batchDue() {
-			r.deliver(ctx)
-			continue
-		}
-		if r.ended {
-			return
-		}
-		if gotNone || len(r.buf) > 0 {
-			wait := m.cfg.PollInterval
-			if len(r.buf) > 0 {
-				wait = min(wait, m.cfg.BatchingWindow-m.now().Sub(r.first))
-			}
-			sleep(ctx, max(wait, time.Millisecond))
 		}
 	}
 }
@@ -244,92 +163,106 @@ func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardI
 // shardReader is one shard's position: its iterator, the last record read
 // (a new iterator starts after it) and the records buffered for a batch.
 type shardReader struct {
-	m        *Mapping
+	*Mapping
 	shardID  string
 	pos      types.ShardIteratorType
 	log      *slog.Logger
-	iter     *string
+	iter     *string // nil: take a new one
 	lastRead string
 	buf      []Record
 	first    time.Time // when buf's first record was buffered
 	ended    bool      // the shard is closed and read to its end
 }
 
+// runShard delivers a shard's records in order until the shard is closed
+// and drained, or ctx ends.
+func (m *Mapping) runShard(ctx context.Context, shardID string, pos types.ShardIteratorType) {
+	r := &shardReader{Mapping: m, shardID: shardID, pos: pos, log: m.cfg.Log.With("shard", shardID)}
+	for ctx.Err() == nil {
+		if r.iter == nil && !r.ended {
+			if gone := r.newIterator(ctx); gone {
+				return
+			}
+			continue
+		}
+		idle := false
+		if !r.ended && len(r.buf) < m.cfg.BatchSize {
+			idle = r.read(ctx)
+		}
+		n := len(r.buf)
+		if n >= m.cfg.BatchSize || (n > 0 && (r.ended || m.now().Sub(r.first) >= m.cfg.BatchingWindow)) {
+			r.deliver(ctx)
+			continue
+		}
+		if r.ended {
+			return
+		}
+		if idle || n > 0 {
+			wait := m.cfg.PollInterval
+			if n > 0 {
+				wait = min(wait, m.cfg.BatchingWindow-m.now().Sub(r.first))
+			}
+			esm.Sleep(ctx, max(wait, time.Millisecond))
+		}
+	}
+}
+
 // newIterator takes an iterator after the last record read (at pos before
-// any), retrying until it has one; false when the shard is gone or ctx
-// ended.
-func (r *shardReader) newIterator(ctx context.Context) bool {
-	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.m.cfg.StreamARN), ShardId: aws.String(r.shardID), ShardIteratorType: r.pos}
+// any); gone: the shard is.
+func (r *shardReader) newIterator(ctx context.Context) (gone bool) {
+	in := &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(r.cfg.StreamARN), ShardId: aws.String(r.shardID), ShardIteratorType: r.pos}
 	if r.lastRead != "" {
 		in.ShardIteratorType, in.SequenceNumber = types.ShardIteratorTypeAfterSequenceNumber, aws.String(r.lastRead)
 	}
-	for ctx.Err() == nil {
-		out, err := r.m.api.GetShardIterator(ctx, in)
-		if err == nil {
-			r.iter = out.ShardIterator
-			return true
-		}
-		var gone *types.ResourceNotFoundException
-		if errors.As(err, &gone) {
-			r.log.Warn("streams: shard is gone", "error", err)
-			return false
-		}
+	out, err := r.api.GetShardIterator(ctx, in)
+	var notFound *types.ResourceNotFoundException
+	switch {
+	case errors.As(err, &notFound):
+		r.log.Warn("streams: shard is gone", "error", err)
+		return true
+	case err != nil && ctx.Err() == nil:
 		r.log.Warn("streams: getting a shard iterator failed; trying again", "error", err)
-		sleep(ctx, r.m.cfg.PollInterval)
+		esm.Sleep(ctx, r.cfg.PollInterval)
+	case err == nil:
+		r.iter, r.ended = out.ShardIterator, out.ShardIterator == nil
 	}
 	return false
 }
 
-// readStep is what the loop does after a read.
-type readStep int
-
-const (
-	readOn    readStep = iota // go on to batching
-	readAgain                 // read again at once (a new iterator, or after a failure's pause)
-	readStop                  // stop: ctx ended or the shard is gone
-)
-
 // read makes one GetRecords call, buffering the records the filter passes;
-// gotNone: the call answered none.
-func (r *shardReader) read(ctx context.Context) (gotNone bool, step readStep) {
-	out, err := r.m.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: r.iter, Limit: aws.Int32(int32(min(r.m.cfg.BatchSize, 1000)))})
-	if err != nil {
-		if ctx.Err() != nil {
-			return false, readStop
-		}
+// idle: it read none, or failed.
+func (r *shardReader) read(ctx context.Context) (idle bool) {
+	out, err := r.api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: r.iter, Limit: aws.Int32(int32(min(r.cfg.BatchSize, 1000)))})
+	var expired *types.ExpiredIteratorException
+	var trimmed *types.TrimmedDataAccessException
+	switch {
+	case ctx.Err() != nil:
+		return false
+	case errors.As(err, &expired) || errors.As(err, &trimmed):
 		// An expired iterator, or one DynamoDB Local considers behind the
 		// shard's trim horizon (it says so for an iterator taken on an
 		// empty shard once records arrive), is replaced: after the last
 		// record read, else from the trim horizon.
-		var expired *types.ExpiredIteratorException
-		var trimmed *types.TrimmedDataAccessException
-		if errors.As(err, &expired) || errors.As(err, &trimmed) {
-			if trimmed != nil {
-				r.pos = types.ShardIteratorTypeTrimHorizon
-				r.log.Debug("streams: iterator behind the trim horizon; taking a new one", "lastRead", r.lastRead)
-			}
-			if !r.newIterator(ctx) {
-				return false, readStop
-			}
-			return false, readAgain
+		if trimmed != nil {
+			r.pos = types.ShardIteratorTypeTrimHorizon
+			r.log.Debug("streams: iterator behind the trim horizon; taking a new one", "lastRead", r.lastRead)
 		}
+		r.iter = nil
+		return false
+	case err != nil:
 		r.log.Warn("streams: reading the shard failed; trying again", "error", err)
-		sleep(ctx, r.m.cfg.PollInterval)
-		return false, readAgain
+		return true
 	}
 	for _, rec := range out.Records {
 		r.buffer(rec)
 	}
-	if out.NextShardIterator == nil {
-		r.ended = true
-	}
-	r.iter = out.NextShardIterator
-	return len(out.Records) == 0, readOn
+	r.iter, r.ended = out.NextShardIterator, out.NextShardIterator == nil
+	return len(out.Records) == 0
 }
 
 // buffer converts and filters one stream record into the batch.
 func (r *shardReader) buffer(sr types.Record) {
-	rec, err := FromStream(sr, r.m.cfg.Region, r.m.cfg.StreamARN)
+	rec, err := FromStream(sr, r.cfg.Region, r.cfg.StreamARN)
 	if sr.Dynamodb != nil {
 		r.lastRead = aws.ToString(sr.Dynamodb.SequenceNumber)
 	}
@@ -338,44 +271,25 @@ func (r *shardReader) buffer(sr types.Record) {
 		// as far as it converted, and logged.
 		r.log.Error("streams: record not fully converted", "sequenceNumber", r.lastRead, "error", err)
 	}
-	ok, err := r.m.cfg.Filter.Match(rec)
+	ok, err := r.cfg.Filter.Match(rec)
 	if err != nil {
 		r.log.Error("streams: filtering a record failed; delivering it", "sequenceNumber", r.lastRead, "error", err)
-		ok = true
 	}
-	if !ok {
+	if !ok && err == nil {
 		return
 	}
 	if len(r.buf) == 0 {
-		r.first = r.m.now()
+		r.first = r.now()
 	}
 	r.buf = append(r.buf, rec)
 }
 
-// batchDue: the buffer is full, its window is over, or the shard ended
-// with records left.
-func (r *shardReader) batchDue() bool {
-	n := len(r.buf)
-	return n >= r.m.cfg.BatchSize || (n > 0 && r.m.now().Sub(r.first) >= r.m.cfg.BatchingWindow) || (r.ended && n > 0)
-}
-
 // deliver hands the function one batch, keeping the rest buffered.
 func (r *shardReader) deliver(ctx context.Context) {
-	n := min(len(r.buf), r.m.cfg.BatchSize)
-	r.m.process(ctx, r.shardID, r.buf[:n])
+	n := min(len(r.buf), r.cfg.BatchSize)
+	r.process(ctx, r.shardID, r.buf[:n])
 	r.buf = append([]Record(nil), r.buf[n:]...)
-	if len(r.buf) > 0 {
-		r.first = r.m.now()
-	}
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
+	r.first = r.now()
 }
 
 // String describes the mapping for logs.

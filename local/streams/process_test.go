@@ -52,7 +52,7 @@ func records(n int) []Record {
 
 func mapping(cfg Config, fn Invoker) *Mapping {
 	cfg.StreamARN, cfg.FunctionARN = "arn:stream", "arn:function"
-	return &Mapping{cfg: cfg, fn: fn, now: func() time.Time { return time.Unix(1.7e9+10, 0) }, done: make(chan struct{})}
+	return &Mapping{cfg: cfg, fn: fn, now: func() time.Time { return time.Unix(1.7e9+10, 0) }}
 }
 
 func TestProcess(t *testing.T) {

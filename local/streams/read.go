@@ -2,7 +2,6 @@ package streams
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
@@ -17,19 +16,18 @@ const maxPagesPerShard = 10_000
 // whose string key attribute key passes keep. For tools that look at what
 // a stream holds: a redelivery, a cost measurement.
 func ReadAll(ctx context.Context, api StreamsAPI, streamARN, region, key string, keep func(string) bool) ([]Record, error) {
-	desc, err := api.DescribeStream(ctx, &dynamodbstreams.DescribeStreamInput{StreamArn: aws.String(streamARN)})
+	shards, err := describe(ctx, api, streamARN)
 	if err != nil {
 		return nil, err
 	}
 	var out []Record
-	for _, sh := range desc.StreamDescription.Shards {
+	for _, sh := range shards {
 		it, err := api.GetShardIterator(ctx, &dynamodbstreams.GetShardIteratorInput{StreamArn: aws.String(streamARN), ShardId: sh.ShardId,
 			ShardIteratorType: types.ShardIteratorTypeTrimHorizon})
 		if err != nil {
 			return nil, err
 		}
-		iter := it.ShardIterator
-		for range maxPagesPerShard {
+		for iter, pages := it.ShardIterator, 0; iter != nil && pages < maxPagesPerShard; pages++ {
 			page, err := api.GetRecords(ctx, &dynamodbstreams.GetRecordsInput{ShardIterator: iter})
 			if err != nil {
 				return nil, err
@@ -38,19 +36,16 @@ func ReadAll(ctx context.Context, api StreamsAPI, streamARN, region, key string,
 				if r.Dynamodb == nil {
 					continue
 				}
-				if k, ok := r.Dynamodb.Keys[key].(*types.AttributeValueMemberS); !ok || !keep(k.Value) {
-					continue
+				if k, ok := r.Dynamodb.Keys[key].(*types.AttributeValueMemberS); ok && keep(k.Value) {
+					rec, _ := FromStream(r, region, streamARN) // fails only without a dynamodb member
+					out = append(out, rec)
 				}
-				rec, err := FromStream(r, region, streamARN)
-				if err != nil {
-					return nil, fmt.Errorf("read %s: %w", streamARN, err)
-				}
-				out = append(out, rec)
 			}
 			// An open shard answers an empty page at its end.
-			if iter = page.NextShardIterator; iter == nil || len(page.Records) == 0 {
+			if len(page.Records) == 0 {
 				break
 			}
+			iter = page.NextShardIterator
 		}
 	}
 	return out, nil

@@ -1,9 +1,9 @@
 package streams
 
 import (
-	"encoding/json"
+	"cmp"
 	"fmt"
-	"math/big"
+	"strings"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -59,13 +59,10 @@ func FromStream(r types.Record, region, streamARN string) (Record, error) {
 	out := Record{
 		EventID:        aws.ToString(r.EventID),
 		EventName:      string(r.EventName),
-		EventVersion:   aws.ToString(r.EventVersion),
+		EventVersion:   cmp.Or(aws.ToString(r.EventVersion), "1.1"),
 		EventSource:    "aws:dynamodb",
 		AWSRegion:      region,
 		EventSourceARN: streamARN,
-	}
-	if out.EventVersion == "" {
-		out.EventVersion = "1.1"
 	}
 	if r.UserIdentity != nil {
 		out.UserIdentity = &UserIdentity{Type: aws.ToString(r.UserIdentity.Type), PrincipalID: aws.ToString(r.UserIdentity.PrincipalId)}
@@ -83,101 +80,63 @@ func FromStream(r types.Record, region, streamARN string) (Record, error) {
 		// Lambda sends whole seconds, as DynamoDB Streams stores them.
 		out.DynamoDB.ApproximateCreationDateTime = float64(d.ApproximateCreationDateTime.Unix())
 	}
-	var err error
-	if out.DynamoDB.Keys, err = image(d.Keys); err != nil {
-		return out, fmt.Errorf("record %s Keys: %w", out.EventID, err)
-	}
-	if out.DynamoDB.NewImage, err = image(d.NewImage); err != nil {
-		return out, fmt.Errorf("record %s NewImage: %w", out.EventID, err)
-	}
-	if out.DynamoDB.OldImage, err = image(d.OldImage); err != nil {
-		return out, fmt.Errorf("record %s OldImage: %w", out.EventID, err)
-	}
+	out.DynamoDB.Keys, out.DynamoDB.NewImage, out.DynamoDB.OldImage = image(d.Keys), image(d.NewImage), image(d.OldImage)
 	return out, nil
 }
 
-func image(m map[string]types.AttributeValue) (map[string]any, error) {
+func image(m map[string]types.AttributeValue) map[string]any {
 	if m == nil {
-		return nil, nil
+		return nil
 	}
 	out := make(map[string]any, len(m))
 	for k, v := range m {
-		j, err := AttributeJSON(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", k, err)
-		}
-		out[k] = j
+		out[k] = attributeJSON(v)
 	}
-	return out, nil
+	return out
 }
 
-// AttributeJSON is v in DynamoDB JSON ({"S": "x"}, {"N": "1"}, {"M": {...}},
+// attributeJSON is v in DynamoDB JSON ({"S": "x"}, {"N": "1"}, {"M": {...}},
 // binary as base64), the form Lambda's stream events carry.
-func AttributeJSON(v types.AttributeValue) (map[string]any, error) {
+func attributeJSON(v types.AttributeValue) map[string]any {
 	switch v := v.(type) {
 	case *types.AttributeValueMemberS:
-		return map[string]any{"S": v.Value}, nil
+		return map[string]any{"S": v.Value}
 	case *types.AttributeValueMemberN:
-		return map[string]any{"N": v.Value}, nil
+		return map[string]any{"N": v.Value}
 	case *types.AttributeValueMemberB:
-		return map[string]any{"B": v.Value}, nil // []byte marshals as base64
+		return map[string]any{"B": v.Value} // []byte marshals as base64
 	case *types.AttributeValueMemberBOOL:
-		return map[string]any{"BOOL": v.Value}, nil
+		return map[string]any{"BOOL": v.Value}
 	case *types.AttributeValueMemberNULL:
-		return map[string]any{"NULL": v.Value}, nil
+		return map[string]any{"NULL": v.Value}
 	case *types.AttributeValueMemberSS:
-		return map[string]any{"SS": v.Value}, nil
+		return map[string]any{"SS": v.Value}
 	case *types.AttributeValueMemberNS:
-		return map[string]any{"NS": v.Value}, nil
+		return map[string]any{"NS": v.Value}
 	case *types.AttributeValueMemberBS:
-		return map[string]any{"BS": v.Value}, nil
+		return map[string]any{"BS": v.Value}
 	case *types.AttributeValueMemberL:
-		items := make([]any, 0, len(v.Value))
+		items := make([]any, len(v.Value))
 		for i, item := range v.Value {
-			j, err := AttributeJSON(item)
-			if err != nil {
-				return nil, fmt.Errorf("[%d]: %w", i, err)
-			}
-			items = append(items, j)
+			items[i] = attributeJSON(item)
 		}
-		return map[string]any{"L": items}, nil
+		return map[string]any{"L": items}
 	case *types.AttributeValueMemberM:
-		m, err := image(v.Value)
-		if err != nil {
-			return nil, err
-		}
+		m := image(v.Value)
 		if m == nil {
-			m = map[string]any{}
+			m = map[string]any{} // an empty map, not null
 		}
-		return map[string]any{"M": m}, nil
+		return map[string]any{"M": m}
+	case *types.UnknownUnionMember:
+		// A type newer than this SDK: its tag and raw value, as sent.
+		return map[string]any{v.Tag: v.Value}
 	}
-	return nil, fmt.Errorf("unsupported attribute value %T", v)
-}
-
-// generic is r as decoded JSON, the document filter patterns match.
-func (r Record) generic() (map[string]any, error) {
-	b, err := json.Marshal(r)
-	if err != nil {
-		return nil, err
-	}
-	return DecodeDocument(b)
+	return nil
 }
 
 // compareSeq orders DynamoDB Streams sequence numbers, which are decimal
-// strings of up to 40 digits (too long for an int64).
+// strings of up to 40 digits (too long for an int64), maybe zero-padded.
 func compareSeq(a, b string) int {
-	x, okx := new(big.Int).SetString(a, 10)
-	y, oky := new(big.Int).SetString(b, 10)
-	if !okx || !oky {
-		switch {
-		case len(a) != len(b):
-			return len(a) - len(b)
-		case a < b:
-			return -1
-		case a > b:
-			return 1
-		}
-		return 0
-	}
-	return x.Cmp(y)
+	a, b = strings.TrimLeft(a, "0"), strings.TrimLeft(b, "0")
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }

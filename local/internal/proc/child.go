@@ -25,18 +25,13 @@ type Child struct {
 // Start runs cmd in a new process group and reaps it in the background.
 // cmd.Stdout/Stderr must already be set by the caller.
 func Start(cmd *exec.Cmd) (*Child, error) {
-	if cmd.SysProcAttr == nil {
-		cmd.SysProcAttr = &syscall.SysProcAttr{}
-	}
-	cmd.SysProcAttr.Setpgid = true
-	// If this process dies without stopping its children (a panicking test
-	// skips its cleanup), the kernel kills them rather than leak a JVM.
-	cmd.SysProcAttr.Pdeathsig = syscall.SIGKILL
+	// Pdeathsig: if this process dies without stopping its children (a
+	// panicking test skips its cleanup), the kernel kills them rather than
+	// leak a JVM.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	// Without WaitDelay a grandchild holding our stdout pipe open would make
 	// Wait block forever after the leader exits.
-	if cmd.WaitDelay == 0 {
-		cmd.WaitDelay = 2 * time.Second
-	}
+	cmd.WaitDelay = 2 * time.Second
 	if err := cmd.Start(); err != nil {
 		return nil, fmt.Errorf("starting %s: %w", cmd.Path, err)
 	}
@@ -80,22 +75,18 @@ func (c *Child) stop(grace time.Duration) error {
 	pgid := c.cmd.Process.Pid
 	select {
 	case <-c.done:
-		// The leader is gone but members of its group may not be.
-		_ = signalGroup(pgid, syscall.SIGKILL)
-		return nil
 	default:
-	}
-	if grace > 0 {
-		if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
-			return err
-		}
-		select {
-		case <-c.done:
-			_ = signalGroup(pgid, syscall.SIGKILL)
-			return nil
-		case <-time.After(grace):
+		if grace > 0 {
+			if err := signalGroup(pgid, syscall.SIGTERM); err != nil {
+				return err
+			}
+			select {
+			case <-c.done:
+			case <-time.After(grace):
+			}
 		}
 	}
+	// Even once the leader is gone, members of its group may not be.
 	if err := signalGroup(pgid, syscall.SIGKILL); err != nil {
 		return err
 	}

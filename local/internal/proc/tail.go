@@ -15,10 +15,10 @@ const DefaultTailSize = 64 << 10
 // It is safe for concurrent use because a child's stdout and stderr are
 // copied into it by separate goroutines.
 type TailBuffer struct {
-	mu      sync.Mutex
-	max     int
-	buf     []byte
-	dropped int64
+	mu        sync.Mutex
+	max       int
+	buf       []byte
+	truncated bool
 }
 
 // NewTailBuffer returns a buffer keeping the last max bytes (DefaultTailSize
@@ -34,18 +34,12 @@ func NewTailBuffer(max int) *TailBuffer {
 func (b *TailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	n := len(p)
-	if n >= b.max {
-		b.dropped += int64(len(b.buf) + n - b.max)
-		b.buf = append(b.buf[:0], p[n-b.max:]...)
-		return n, nil
-	}
-	if over := len(b.buf) + n - b.max; over > 0 {
-		b.dropped += int64(over)
+	b.buf = append(b.buf, p...)
+	if over := len(b.buf) - b.max; over > 0 {
+		b.truncated = true
 		b.buf = append(b.buf[:0], b.buf[over:]...)
 	}
-	b.buf = append(b.buf, p...)
-	return n, nil
+	return len(p), nil
 }
 
 // String returns everything retained, prefixed by a marker when older
@@ -53,7 +47,7 @@ func (b *TailBuffer) Write(p []byte) (int, error) {
 func (b *TailBuffer) String() string {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.dropped > 0 {
+	if b.truncated {
 		return "[... earlier output truncated ...]\n" + string(b.buf)
 	}
 	return string(b.buf)

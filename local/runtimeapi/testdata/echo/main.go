@@ -1,6 +1,6 @@
 // Command echo is a tiny aws-lambda-go function used to exercise the local
 // Runtime API: it echoes its event and can be told to fail in each of the
-// ways the harness must report.
+// ways the harness must report, in init too.
 package main
 
 import (
@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -75,6 +76,26 @@ func main() {
 	if msg := os.Getenv("INIT_PANIC"); msg != "" {
 		panic(msg)
 	}
+	if os.Getenv("INIT_ERROR") != "" {
+		postInitError()
+	}
 	fmt.Println("echo function initialised")
 	lambda.Start(handle)
+}
+
+// postInitError reports an init failure the way non-Go runtimes do, via
+// /runtime/init/error, and then hangs instead of exiting, so the harness
+// must notice the posted error rather than the exit.
+func postInitError() {
+	url := "http://" + os.Getenv("AWS_LAMBDA_RUNTIME_API") + "/2018-06-01/runtime/init/error"
+	req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{"errorType":"Runtime.ConfigError","errorMessage":"TABLE_NAME is not set"}`))
+	req.Header.Set("Lambda-Runtime-Function-Error-Type", "Runtime.ConfigError")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	resp.Body.Close()
+	fmt.Println("init error posted, status", resp.StatusCode)
+	time.Sleep(time.Minute)
 }
