@@ -282,7 +282,7 @@ func newLinkBackRig(s *Stack, rooms bool, e Endpoint, every time.Duration) *link
 		servers = s.Tables["GameServersTable"]
 	}
 	cfg := e.config(instances, servers)
-	records, _ := app.Records(db, instances, servers, cfg.RecordRetention)
+	records, _ := app.Records(db, instances, servers, cfg.Health.Retention)
 	r := &linkBackRig{counter: counter, records: records, counted: map[string]bool{instances: true, servers: rooms}, every: every,
 		clock: harness.NewClock(time.Now().Truncate(lifecycle.DefaultPolicy.IndexStep()))}
 	svc := app.Lifecycle(cfg, db)
