@@ -28,7 +28,7 @@ func (r resolver) condition(name string, depth int) (bool, error) {
 	if depth > maxConditionDepth {
 		return false, fmt.Errorf("condition %s: nested more than %d deep (a cycle?)", name, maxConditionDepth)
 	}
-	return r.cond(n, "condition "+name, depth+1)
+	return r.cond(&n, "condition "+name, depth+1)
 }
 
 // cond evaluates one condition function.
@@ -159,7 +159,7 @@ func (r resolver) intrinsicValue(name string, arg, at *yaml.Node, what string, d
 
 // isListParameter reports whether name is a parameter whose Ref is a list.
 func (r resolver) isListParameter(name string) bool {
-	typ := r.t.paramTypes[name]
+	typ := r.t.params[name].Type
 	return typ == "CommaDelimitedList" || strings.HasPrefix(typ, "List<")
 }
 

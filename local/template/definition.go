@@ -142,11 +142,7 @@ func (r resolver) integrationFunction(n *yaml.Node) (string, error) {
 	case n == nil:
 		return "", fmt.Errorf("integration uri: missing (%s)", want)
 	case ok && name == "Fn::GetAtt":
-		id, err := r.getAttOf(n, "integration uri", "Arn", TypeServerlessFunction)
-		if err != nil {
-			id, err = r.getAttOf(n, "integration uri", "Arn", TypeLambdaFunction)
-		}
-		return id, err
+		return r.getAttOf(n, "integration uri", "Arn", "function")
 	case !ok || name != "Fn::Sub":
 		return "", fmt.Errorf("integration uri (%s): %s", where(n), want)
 	}
@@ -158,7 +154,7 @@ func (r resolver) integrationFunction(n *yaml.Node) (string, error) {
 	if !isPlainScalar(format) || len(found) != 1 {
 		return "", fmt.Errorf("integration uri (%s): %s", where(n), want)
 	}
-	if res, ok := r.t.byID[found[0][1]]; !ok || (res.typ != TypeServerlessFunction && res.typ != TypeLambdaFunction) {
+	if res, ok := r.t.byID[found[0][1]]; !ok || !isFunction(res.typ) {
 		return "", fmt.Errorf("integration uri (%s): %s is not a function of this template", where(n), found[0][1])
 	}
 	return found[0][1], nil

@@ -20,7 +20,7 @@ func (t *Template) FunctionEnv(logicalID string, refs map[string]string) (map[st
 	if !ok {
 		return nil, fmt.Errorf("no resource %s in template", logicalID)
 	}
-	if res.typ != TypeServerlessFunction && res.typ != TypeLambdaFunction {
+	if !isFunction(res.typ) {
 		return nil, fmt.Errorf("resource %s is a %s, not a function", logicalID, res.typ)
 	}
 	r := resolver{t: t, refs: refs}

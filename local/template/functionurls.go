@@ -2,7 +2,6 @@ package template
 
 import (
 	"fmt"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -103,23 +102,19 @@ func (r resolver) functionURL(id, fn string, p *yaml.Node) (FunctionURL, error) 
 // <Function>.Arn, or !Ref <Function> (its name, which Lambda accepts too).
 func (r resolver) targetFunction(n *yaml.Node) (string, error) {
 	if name, arg, ok := intrinsic(n); ok && name == "Ref" && isPlainScalar(arg) {
-		if res, ok := r.t.byID[arg.Value]; ok && (res.typ == TypeServerlessFunction || res.typ == TypeLambdaFunction) {
+		if res, ok := r.t.byID[arg.Value]; ok && isFunction(res.typ) {
 			return arg.Value, nil
 		}
 		return "", fmt.Errorf("TargetFunctionArn (%s): %s is not a function of this template", where(n), arg.Value)
 	}
-	id, err := r.getAttOf(n, "TargetFunctionArn", "Arn", TypeServerlessFunction)
-	if err != nil {
-		id, err = r.getAttOf(n, "TargetFunctionArn", "Arn", TypeLambdaFunction)
-	}
-	return id, err
+	return r.getAttOf(n, "TargetFunctionArn", "Arn", "function")
 }
 
 // FunctionReservedConcurrency is a function's ReservedConcurrentExecutions
 // evaluated with refs (Fn::If takes its branch), 0 when it reserves none.
 func (t *Template) FunctionReservedConcurrency(logicalID string, refs map[string]string) (int, error) {
 	res, ok := t.byID[logicalID]
-	if !ok || !strings.HasSuffix(res.typ, "::Function") {
+	if !ok || !isFunction(res.typ) {
 		return 0, fmt.Errorf("no function %s in template", logicalID)
 	}
 	r := resolver{t: t, refs: refs}

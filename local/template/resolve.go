@@ -76,13 +76,13 @@ func (r resolver) ref(name, what string, at *yaml.Node) (string, error) {
 	if v, ok := r.refs[name]; ok {
 		return v, nil
 	}
-	if def, isParam := r.t.paramDefaults[name]; isParam {
-		if def == nil {
+	if param, isParam := r.t.params[name]; isParam {
+		if param.Default.Kind == 0 {
 			return "", fmt.Errorf("%s (%s): parameter %s has no Default; pass a value in refs", what, where(at), name)
 		}
-		return r.str(def, "default of parameter "+name)
+		return r.str(&param.Default, "default of parameter "+name)
 	}
-	if v, ok := pseudoParameter(name); ok {
+	if v, ok := pseudoParameters[name]; ok {
 		return v, nil
 	}
 	if _, isResource := r.t.byID[name]; isResource {
@@ -91,23 +91,10 @@ func (r resolver) ref(name, what string, at *yaml.Node) (string, error) {
 	return "", fmt.Errorf("%s (%s): !Ref %s names no parameter or resource", what, where(at), name)
 }
 
-// pseudoParameter gives the values `sam local` uses for AWS::* references.
-func pseudoParameter(name string) (string, bool) {
-	switch name {
-	case "AWS::Region":
-		return "us-east-1", true
-	case "AWS::AccountId":
-		return "123456789012", true
-	case "AWS::Partition":
-		return "aws", true
-	case "AWS::URLSuffix":
-		return "amazonaws.com", true
-	case "AWS::StackName":
-		return "local", true
-	case "AWS::NoValue":
-		return "", true
-	}
-	return "", false
+// pseudoParameters are the values `sam local` uses for AWS::* references.
+var pseudoParameters = map[string]string{
+	"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws",
+	"AWS::URLSuffix": "amazonaws.com", "AWS::StackName": "local", "AWS::NoValue": "",
 }
 
 func getAttKey(arg *yaml.Node) (string, error) {

@@ -91,26 +91,7 @@ func (r resolver) eachEvent(typ string, visit func(fn, event string, props *yaml
 
 func (r resolver) route(fn, event string, props *yaml.Node) (Route, error) {
 	route := Route{FunctionLogicalID: fn, EventName: event, Method: "ANY", Path: "$default", PayloadFormatVersion: "2.0"}
-	p, err := r.object(props, "Properties")
-	if err != nil || p == nil {
-		return route, err
-	}
-	if n := lookup(p, "Method"); n != nil {
-		m, err := r.str(n, "Method")
-		if err != nil {
-			return route, err
-		}
-		route.Method = strings.ToUpper(m)
-	}
-	if n := lookup(p, "Path"); n != nil {
-		if route.Path, err = r.str(n, "Path"); err != nil {
-			return route, err
-		}
-	}
-	if n := lookup(p, "PayloadFormatVersion"); n != nil {
-		if route.PayloadFormatVersion, err = r.str(n, "PayloadFormatVersion"); err != nil {
-			return route, err
-		}
-	}
-	return route, nil
+	err := r.decode(props, "", &route)
+	route.Method = strings.ToUpper(route.Method)
+	return route, err
 }

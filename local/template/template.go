@@ -30,16 +30,20 @@ const (
 type Template struct {
 	resources []resource
 	byID      map[string]*resource
-	// paramDefaults holds each parameter's Default node (nil if none).
-	paramDefaults map[string]*yaml.Node
-	// paramTypes holds each parameter's Type (String, CommaDelimitedList, ...).
-	paramTypes map[string]string
+	params    map[string]parameter
 	// conditions are the Conditions section's entries, unevaluated.
-	conditions map[string]*yaml.Node
-	// functionGlobals is Globals.Function, or nil.
+	conditions map[string]yaml.Node
+	// functionGlobals is Globals.Function (a zero node when absent).
 	functionGlobals *yaml.Node
 	routes          []Route
 }
+
+type parameter struct {
+	Type    string    `yaml:"Type"`    // String, CommaDelimitedList, ...
+	Default yaml.Node `yaml:"Default"` // zero if none
+}
+
+func isFunction(typ string) bool { return typ == TypeServerlessFunction || typ == TypeLambdaFunction }
 
 type resource struct {
 	id    string
@@ -67,31 +71,20 @@ func Parse(data []byte) (*Template, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty template")
 	}
-	var doc yaml.Node
+	var doc struct {
+		Parameters map[string]parameter `yaml:"Parameters"`
+		Conditions map[string]yaml.Node `yaml:"Conditions"`
+		Globals    struct {
+			Function yaml.Node `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources yaml.Node `yaml:"Resources"`
+	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("parsing YAML: %w", err)
 	}
-	root := deref(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = deref(root.Content[0])
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: template must be a mapping", root.Line)
-	}
-
-	t := &Template{byID: map[string]*resource{}, paramDefaults: map[string]*yaml.Node{}, paramTypes: map[string]string{},
-		conditions: map[string]*yaml.Node{}}
-	if err := t.parseParameters(lookup(root, "Parameters")); err != nil {
+	t := &Template{byID: map[string]*resource{}, params: doc.Parameters, conditions: doc.Conditions, functionGlobals: &doc.Globals.Function}
+	if err := t.parseResources(&doc.Resources); err != nil {
 		return nil, err
-	}
-	for _, kv := range pairs(lookup(root, "Conditions")) {
-		t.conditions[kv.key] = kv.value
-	}
-	if err := t.parseResources(lookup(root, "Resources")); err != nil {
-		return nil, err
-	}
-	if globals := lookup(root, "Globals"); globals != nil {
-		t.functionGlobals = lookup(globals, "Function")
 	}
 	routes, err := t.parseRoutes()
 	if err != nil {
@@ -101,24 +94,8 @@ func Parse(data []byte) (*Template, error) {
 	return t, nil
 }
 
-func (t *Template) parseParameters(params *yaml.Node) error {
-	if params == nil {
-		return nil
-	}
-	if params.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: Parameters must be a mapping", params.Line)
-	}
-	for _, kv := range pairs(params) {
-		t.paramDefaults[kv.key] = lookup(kv.value, "Default")
-		if typ := lookup(kv.value, "Type"); isPlainScalar(typ) {
-			t.paramTypes[kv.key] = typ.Value
-		}
-	}
-	return nil
-}
-
 func (t *Template) parseResources(res *yaml.Node) error {
-	if res == nil {
+	if res = deref(res); res.Kind == 0 {
 		return errors.New("template has no Resources section")
 	}
 	if res.Kind != yaml.MappingNode {

@@ -1,0 +1,127 @@
+package template
+
+import (
+	"fmt"
+	"reflect"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+var (
+	nodeType     = reflect.TypeFor[*yaml.Node]()
+	durationType = reflect.TypeFor[time.Duration]()
+)
+
+// decode fills the struct into points at from the mapping n. Each exported
+// field reads the key its `cfn` tag names (`cfn:"Key,required"`; a dotted
+// key reads nested mappings), else the key of its own name (the AWS SDK's
+// types name their fields as CloudFormation does), and keeps its value
+// when the key is absent. Values are evaluated like r.str: strings, whole
+// numbers (a time.Duration counts seconds) within `range:"min,max"`,
+// booleans, and pointers, lists and structs of them. A `getatt:"Attr Type"`
+// field is the logical ID of the resource its !GetAtt names (getAttOf), a
+// *yaml.Node field is the node as written, and an embedded struct reads
+// the same mapping.
+func (r resolver) decode(n *yaml.Node, what string, into any) error {
+	return r.decodeValue(n, what, reflect.ValueOf(into).Elem(), "")
+}
+
+func (r resolver) decodeValue(n *yaml.Node, what string, v reflect.Value, tag reflect.StructTag) error {
+	if ga := tag.Get("getatt"); ga != "" {
+		attr, typ, _ := strings.Cut(ga, " ")
+		id, err := r.getAttOf(n, what, attr, typ)
+		v.SetString(id)
+		return err
+	}
+	if v.Type() == nodeType {
+		v.Set(reflect.ValueOf(deref(n)))
+		return nil
+	}
+	switch v.Kind() {
+	case reflect.Pointer:
+		v.Set(reflect.New(v.Type().Elem()))
+		return r.decodeValue(n, what, v.Elem(), tag)
+	case reflect.Struct:
+		m, err := r.object(n, what)
+		if err != nil {
+			return err
+		}
+		return r.decodeFields(m, what, v)
+	case reflect.Slice:
+		items, err := r.list(n, what)
+		v.Set(reflect.MakeSlice(v.Type(), len(items), len(items)))
+		for i := 0; i < len(items) && err == nil; i++ {
+			err = r.decodeValue(items[i], fmt.Sprintf("%s[%d]", what, i), v.Index(i), tag)
+		}
+		return err
+	case reflect.String:
+		s, err := r.str(n, what)
+		v.SetString(s)
+		return err
+	case reflect.Bool:
+		b, err := r.boolean(n, what)
+		v.SetBool(b)
+		return err
+	case reflect.Int, reflect.Int64:
+		i, err := r.integer(n, what)
+		if err != nil {
+			return err
+		}
+		var lo, hi int64
+		if _, scanned := fmt.Sscanf(tag.Get("range"), "%d,%d", &lo, &hi); scanned == nil && (i < lo || i > hi) {
+			return fmt.Errorf("%s %d: want %d to %d", what, i, lo, hi)
+		}
+		if v.Type() == durationType {
+			i *= int64(time.Second)
+		}
+		v.SetInt(i)
+		return nil
+	}
+	panic("template: cannot decode into " + v.Type().String())
+}
+
+func (r resolver) decodeFields(m *yaml.Node, what string, v reflect.Value) error {
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		if f.Anonymous {
+			if err := r.decodeFields(m, what, v.Field(i)); err != nil {
+				return err
+			}
+			continue
+		} else if !f.IsExported() {
+			continue
+		}
+		key, opt, _ := strings.Cut(f.Tag.Get("cfn"), ",")
+		if key == "" {
+			key = f.Name
+		}
+		n, path := m, what
+		for part := range strings.SplitSeq(key, ".") {
+			var err error
+			if n, err = r.object(n, path); err != nil {
+				return err
+			}
+			n, path = lookup(n, part), joinPath(path, part)
+		}
+		if n == nil {
+			if opt == "required" {
+				return fmt.Errorf("%s is required", path)
+			}
+			continue
+		}
+		if err := r.decodeValue(n, path, v.Field(i), f.Tag); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// joinPath names a key under what in error messages.
+func joinPath(what, key string) string {
+	if what == "" {
+		return key
+	}
+	return what + "." + key
+}
