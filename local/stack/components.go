@@ -146,8 +146,8 @@ func (c *Components) FunctionEnv(logicalID string, refs map[string]string) ([]st
 	env := []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=" + c.DynamoDB,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + c.SecretsManager,
-		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + c.motoEndpoint(),
-		"AWS_ENDPOINT_URL_SQS=" + c.motoEndpoint(),
+		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + c.Moto,
+		"AWS_ENDPOINT_URL_SQS=" + c.Moto,
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_EC2_METADATA_DISABLED=true",
 	}
 	if c.GameLiftURL != "" {

@@ -28,12 +28,8 @@ type Options struct {
 	Root    string    // the repository (template.yaml, functions/, local/)
 	WorkDir string    // binaries and game server working dirs
 	Log     io.Writer // the stack's own log lines and every child's output
-	// Streams tunes the event source mappings (tests shorten them).
 	Streams StreamTuning
-	// Queues tunes the SQS event sources.
-	Queues QueueTuning
-	// Rules tunes the EventBridge rules' function targets.
-	Rules RuleTuning
+	Rules   RuleTuning
 	// SandboxStarted, when set, hears of every function sandbox's process
 	// as it starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
@@ -136,23 +132,6 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	return s, nil
 }
 
-// startEventSources feeds the functions what the template's event
-// sources and rules deliver: the tables' streams, the queues, and the
-// EventBridge rules' events.
-func (s *Stack) startEventSources(ctx context.Context, cfg Config, o Options) error {
-	if err := s.startStreams(s.Refs, o.Streams, o.Log); err != nil {
-		return fmt.Errorf("DynamoDB stream event sources: %w", err)
-	}
-	// As many batches (or events) in flight as the function has sandboxes.
-	if err := s.startQueueSources(s.Refs, o.Queues, cfg.API.Concurrency, o.Log); err != nil {
-		return fmt.Errorf("SQS event sources: %w", err)
-	}
-	if err := s.startRules(ctx, s.Refs, o.Rules, cfg.API.Concurrency, o.Log); err != nil {
-		return fmt.Errorf("EventBridge rules: %w", err)
-	}
-	return nil
-}
-
 // templateFunctions lists the serverless functions in template order.
 func templateFunctions(root string) ([]string, error) {
 	t, err := template.Load(filepath.Join(root, "template.yaml"))
@@ -222,14 +201,7 @@ func (s *Stack) Invoke(ctx context.Context, fn string, event []byte) (json.RawMe
 	if !ok {
 		return nil, fmt.Errorf("no function %s", fn)
 	}
-	res, err := pool.Invoke(ctx, event, time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	if res.FunctionError != nil {
-		return res.Payload, res.FunctionError
-	}
-	return res.Payload, nil
+	return invoke(ctx, pool, event, time.Minute)
 }
 
 // ScheduledEvent is what EventBridge sends a scheduled function.

@@ -109,23 +109,3 @@ func (r resolver) targetFunction(n *yaml.Node) (string, error) {
 	}
 	return r.getAttOf(n, "TargetFunctionArn", "Arn", "function")
 }
-
-// FunctionReservedConcurrency is a function's ReservedConcurrentExecutions
-// evaluated with refs (Fn::If takes its branch), 0 when it reserves none.
-func (t *Template) FunctionReservedConcurrency(logicalID string, refs map[string]string) (int, error) {
-	res, ok := t.byID[logicalID]
-	if !ok || !isFunction(res.typ) {
-		return 0, fmt.Errorf("no function %s in template", logicalID)
-	}
-	r := resolver{t: t, refs: refs}
-	what := logicalID + " ReservedConcurrentExecutions"
-	n, set, err := r.branch(lookup(res.props, "ReservedConcurrentExecutions"), what)
-	if err != nil || !set {
-		return 0, err
-	}
-	v, err := r.integer(n, what)
-	if err == nil && v < 0 {
-		err = fmt.Errorf("%s %d: want 0 or more", what, v)
-	}
-	return int(v), err
-}

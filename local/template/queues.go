@@ -55,3 +55,29 @@ func (t *Template) Queues() ([]Queue, error) {
 	}
 	return out, nil
 }
+
+// EventBus is an AWS::Events::EventBus resource.
+type EventBus struct {
+	LogicalID string
+	Name      string // Name, evaluated (AWS::StackName is "local")
+}
+
+// EventBuses returns every AWS::Events::EventBus in template order.
+func (t *Template) EventBuses() ([]EventBus, error) {
+	var out []EventBus
+	r := resolver{t: t}
+	for _, res := range t.resources {
+		if res.typ != TypeEventsEventBus {
+			continue
+		}
+		name, err := r.str(lookup(res.props, "Name"), "event bus "+res.id+" Name")
+		if err != nil {
+			return nil, err
+		}
+		if name == "" {
+			return nil, fmt.Errorf("event bus %s: Name is required", res.id)
+		}
+		out = append(out, EventBus{LogicalID: res.id, Name: name})
+	}
+	return out, nil
+}

@@ -1,6 +1,8 @@
 package template
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"strings"
@@ -164,44 +166,28 @@ func (r resolver) subVar(name string, vars *yaml.Node, what string, at *yaml.Nod
 	return r.ref(name, what, at)
 }
 
+// join evaluates !Join [delimiter, values]: a list, or an intrinsic that
+// is one, such as a Ref to a CommaDelimitedList parameter.
 func (r resolver) join(arg *yaml.Node, what string, at *yaml.Node) (string, error) {
 	arg = deref(arg)
 	if arg.Kind != yaml.SequenceNode || len(arg.Content) != 2 || !isPlainScalar(arg.Content[0]) {
 		return "", fmt.Errorf("%s (%s): !Join needs [delimiter, [values]]", what, where(at))
 	}
-	list := deref(arg.Content[1])
-	if list.Kind != yaml.SequenceNode {
-		return r.joinList(list, deref(arg.Content[0]).Value, what, at)
-	}
-	parts := make([]string, 0, len(list.Content))
-	for i, item := range list.Content {
-		v, err := r.str(item, what+" !Join["+strconv.Itoa(i)+"]")
-		if err != nil {
-			return "", err
-		}
-		parts = append(parts, v)
-	}
-	return strings.Join(parts, deref(arg.Content[0]).Value), nil
-}
-
-// joinList joins the values of an intrinsic that is a list of strings,
-// such as a Ref to a CommaDelimitedList parameter.
-func (r resolver) joinList(list *yaml.Node, delim, what string, at *yaml.Node) (string, error) {
-	v, _, err := r.value(list, what+" !Join values", 0)
-	if err != nil {
-		return "", err
-	}
-	items, ok := v.([]any)
-	if !ok {
-		return "", fmt.Errorf("%s (%s): !Join values must be a list", what, where(at))
+	v, _, err := r.value(arg.Content[1], what+" !Join", 0)
+	items, isList := v.([]any)
+	if err != nil || !isList {
+		return "", cmp.Or(err, fmt.Errorf("%s (%s): !Join values must be a list", what, where(at)))
 	}
 	parts := make([]string, len(items))
 	for i, item := range items {
-		if parts[i], ok = item.(string); !ok {
+		switch item.(type) {
+		case string, json.Number, bool:
+			parts[i] = fmt.Sprint(item)
+		default:
 			return "", fmt.Errorf("%s (%s): !Join values must be strings", what, where(at))
 		}
 	}
-	return strings.Join(parts, delim), nil
+	return strings.Join(parts, deref(arg.Content[0]).Value), nil
 }
 
 // boolean accepts the spellings CloudFormation does for booleans.

@@ -4,13 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"time"
 
 	"go.yaml.in/yaml/v3"
 )
-
-// TypeEventsRule is an EventBridge rule.
-const TypeEventsRule = "AWS::Events::Rule"
 
 // EventRule is an AWS::Events::Rule with an EventPattern whose targets are
 // functions of the template, as CloudFormation would create it with refs.
@@ -106,57 +102,4 @@ func (r resolver) eventRule(id string, p *yaml.Node) (EventRule, error) {
 	err = enc.Encode(pattern)
 	rule.Pattern = strings.TrimSuffix(b.String(), "\n")
 	return rule, err
-}
-
-// EventInvokeConfig is how Lambda handles a function's asynchronous
-// invocations (a SAM function's EventInvokeConfig), with Lambda's defaults
-// where the template leaves a value out.
-type EventInvokeConfig struct {
-	// MaximumRetryAttempts after a function error: 0 to 2, default 2.
-	MaximumRetryAttempts int `range:"0,2"`
-	// MaximumEventAge is MaximumEventAgeInSeconds: 60 s to 6 h, the default.
-	MaximumEventAge time.Duration `cfn:"MaximumEventAgeInSeconds" range:"60,21600"`
-	// OnFailureQueue is the logical ID of the SQS queue of
-	// DestinationConfig.OnFailure, or "".
-	OnFailureQueue string
-}
-
-// EventInvokeConfig returns a function's EventInvokeConfig, evaluated like
-// FunctionEnv.
-func (t *Template) EventInvokeConfig(logicalID string, refs map[string]string) (EventInvokeConfig, error) {
-	cfg := EventInvokeConfig{MaximumRetryAttempts: 2, MaximumEventAge: 6 * time.Hour}
-	res, ok := t.byID[logicalID]
-	if !ok || !isFunction(res.typ) {
-		return cfg, fmt.Errorf("no function %s in the template", logicalID)
-	}
-	r := resolver{t: t, refs: refs}
-	p := lookup(res.props, "EventInvokeConfig")
-	err := r.decode(p, logicalID+".EventInvokeConfig", &cfg)
-	dest := lookup(p, "DestinationConfig")
-	if err == nil && lookup(dest, "OnSuccess") != nil {
-		err = fmt.Errorf("%s.EventInvokeConfig.DestinationConfig.OnSuccess: not run locally", logicalID)
-	}
-	if err == nil {
-		cfg.OnFailureQueue, err = r.onFailureQueue(dest)
-	}
-	return cfg, err
-}
-
-// onFailureQueue reads DestinationConfig.OnFailure (an SQS queue of the
-// template) and returns the queue's logical ID, "" without one.
-func (r resolver) onFailureQueue(dest *yaml.Node) (string, error) {
-	dest, err := r.object(dest, "DestinationConfig")
-	if err != nil {
-		return "", err
-	}
-	onFailure, err := r.object(lookup(dest, "OnFailure"), "DestinationConfig.OnFailure")
-	if err != nil || onFailure == nil {
-		return "", err
-	}
-	if n := lookup(onFailure, "Type"); n != nil {
-		if typ, err := r.str(n, "DestinationConfig.OnFailure.Type"); err != nil || typ != "SQS" {
-			return "", fmt.Errorf("DestinationConfig.OnFailure.Type %q: only SQS runs locally (%v)", typ, err)
-		}
-	}
-	return r.getAttOf(lookup(onFailure, "Destination"), "DestinationConfig.OnFailure.Destination", "Arn", TypeSQSQueue)
 }

@@ -9,12 +9,6 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// More resource types this package interprets.
-const (
-	TypeSQSQueue       = "AWS::SQS::Queue"
-	TypeEventsEventBus = "AWS::Events::EventBus"
-)
-
 // DynamoDBEventSource is one `Type: DynamoDB` event of a serverless
 // function: the event source mapping Lambda creates from it, with every
 // setting the local poller honours. Numbers use Lambda's defaults when the
@@ -183,55 +177,4 @@ func (r resolver) getAttOf(n *yaml.Node, what, attr, typ string) (string, error)
 		return "", fmt.Errorf("%s (%s): !GetAtt %s: %s is not a %s of this template", what, where(n), key, id, typ)
 	}
 	return id, nil
-}
-
-// EventBus is an AWS::Events::EventBus resource.
-type EventBus struct {
-	LogicalID string
-	Name      string // Name, evaluated (AWS::StackName is "local")
-}
-
-// EventBuses returns every AWS::Events::EventBus in template order.
-func (t *Template) EventBuses() ([]EventBus, error) {
-	var out []EventBus
-	r := resolver{t: t}
-	for _, res := range t.resources {
-		if res.typ != TypeEventsEventBus {
-			continue
-		}
-		name, err := r.str(lookup(res.props, "Name"), "event bus "+res.id+" Name")
-		if err != nil {
-			return nil, err
-		}
-		if name == "" {
-			return nil, fmt.Errorf("event bus %s: Name is required", res.id)
-		}
-		out = append(out, EventBus{LogicalID: res.id, Name: name})
-	}
-	return out, nil
-}
-
-// FunctionTimeout is a function's Timeout (its own, else Globals.Function's,
-// else Lambda's default of 3 s).
-func (t *Template) FunctionTimeout(logicalID string) (time.Duration, error) {
-	res, ok := t.byID[logicalID]
-	if !ok {
-		return 0, fmt.Errorf("no resource %s in template", logicalID)
-	}
-	r := resolver{t: t}
-	n := lookup(res.props, "Timeout")
-	if n == nil && res.typ == TypeServerlessFunction {
-		n = lookup(t.functionGlobals, "Timeout")
-	}
-	if n == nil {
-		return 3 * time.Second, nil
-	}
-	v, err := r.integer(n, logicalID+" Timeout")
-	if err != nil {
-		return 0, err
-	}
-	if v < 1 {
-		return 0, fmt.Errorf("%s Timeout %d: want whole seconds", logicalID, v)
-	}
-	return time.Duration(v) * time.Second, nil
 }

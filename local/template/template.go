@@ -24,6 +24,9 @@ const (
 	TypeLambdaFunction     = "AWS::Lambda::Function"
 	TypeServerlessHttpApi  = "AWS::Serverless::HttpApi"
 	TypeLambdaURL          = "AWS::Lambda::Url"
+	TypeSQSQueue           = "AWS::SQS::Queue"
+	TypeEventsEventBus     = "AWS::Events::EventBus"
+	TypeEventsRule         = "AWS::Events::Rule"
 )
 
 // Template is a parsed template. It is immutable after Load/Parse.
