@@ -9,9 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -71,15 +75,19 @@ type Stack struct {
 // Start brings everything up; ctx bounds start-up only.
 func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	s = &Stack{pools: map[string]*gateway.Pool{}, log: slog.New(slog.NewTextHandler(o.Log, nil))}
+	if o.WrapAPI == nil {
+		o.WrapAPI = func(h http.Handler) http.Handler { return h }
+	}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
 		}
 	}()
-	fns, err := templateFunctions(o.Root)
+	t, err := LoadTemplate(o.Root)
 	if err != nil {
 		return s, err
 	}
+	fns := t.LogicalIDs(template.TypeServerlessFunction)
 	pkgs := []string{"local/sampleserver"}
 	for _, fn := range fns {
 		pkgs = append(pkgs, "functions/"+FunctionDir(fn))
@@ -130,15 +138,6 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 		go s.runSchedule(runCtx, sch, firstRun, period)
 	}
 	return s, nil
-}
-
-// templateFunctions lists the serverless functions in template order.
-func templateFunctions(root string) ([]string, error) {
-	t, err := template.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	return t.LogicalIDs(template.TypeServerlessFunction), nil
 }
 
 func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Config {
@@ -226,11 +225,7 @@ func (s *Stack) Close() error {
 		s.cancel()
 	}
 	s.wg.Wait()
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		errs = append(errs, s.closers[i]())
-	}
-	s.closers = nil
-	return errors.Join(errs...)
+	return errors.Join(append(errs, closeAll(&s.closers))...)
 }
 
 // prefixed writes each line of a child's output prefixed with its name.
@@ -260,4 +255,40 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 			return len(b), err
 		}
 	}
+}
+
+// FunctionDir maps a function's logical ID to its folder under functions/
+// by the project's convention: AllocateFunction → functions/allocate.
+func FunctionDir(logicalID string) string {
+	return strings.ToLower(strings.TrimSuffix(logicalID, "Function"))
+}
+
+// Build compiles the named packages (paths relative to root, e.g.
+// "functions/allocate") for this machine into binDir/<last element>, the
+// way `make build` does for Lambda but runnable here.
+func Build(ctx context.Context, root, binDir string, pkgs ...string) (map[string]string, error) {
+	return BuildFor(ctx, root, binDir, runtime.GOARCH, pkgs...)
+}
+
+// BuildFor compiles the named packages for linux/goarch with the
+// Makefile's flags into binDir/<last element>/bootstrap, and returns the
+// binaries by last element. One `go build` per package keeps the output
+// name "bootstrap", as in Lambda; the build cache makes repeats cheap.
+func BuildFor(ctx context.Context, root, binDir, goarch string, pkgs ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pkg := range pkgs {
+		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
+			return nil, fmt.Errorf("build %s: %w", pkg, err)
+		}
+		name := filepath.Base(pkg)
+		bin := filepath.Join(binDir, name, "bootstrap")
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", bin, "./"+pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build %s for linux/%s: %v\n%s", pkg, goarch, err, b)
+		}
+		out[name] = bin
+	}
+	return out, nil
 }

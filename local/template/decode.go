@@ -14,16 +14,14 @@ var (
 	durationType = reflect.TypeFor[time.Duration]()
 )
 
-// decode fills the struct into points at from the mapping n. Each exported
-// field reads the key its `cfn` tag names (`cfn:"Key,required"`; a dotted
-// key reads nested mappings), else the key of its own name (the AWS SDK's
-// types name their fields as CloudFormation does), and keeps its value
-// when the key is absent. Values are evaluated like r.str: strings, whole
-// numbers (a time.Duration counts seconds) within `range:"min,max"`,
-// booleans, and pointers, lists and structs of them. A `getatt:"Attr Type"`
-// field is the logical ID of the resource its !GetAtt names (getAttOf), a
-// *yaml.Node field is the node as written, and an embedded struct reads
-// the same mapping.
+// decode fills what into points at from n, evaluated like r.str: strings,
+// booleans, whole numbers (a time.Duration counts seconds) within a field's
+// `range:"min,max"`, and pointers, lists and structs of them. A struct reads
+// a mapping: each exported field the key its `cfn:"Key[,required]"` tag
+// names (a dotted key reads nested mappings), else its own name (as the AWS
+// SDK's types are named), and an embedded struct the same mapping; an
+// absent key keeps the field's value. A `getatt:"Attr Type"` field is the
+// logical ID its !GetAtt names (getAttOf), a *yaml.Node the node as written.
 func (r resolver) decode(n *yaml.Node, what string, into any) error {
 	return r.decodeValue(n, what, reflect.ValueOf(into).Elem(), "")
 }

@@ -10,10 +10,9 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// resolver turns template values into strings, evaluating the intrinsics
-// that have a meaning locally: Ref, GetAtt, Sub and Join. Anything else
-// (If, FindInMap, ImportValue, ...) depends on deploy-time state and is
-// reported as an error naming the value and its line.
+// resolver evaluates template values with the intrinsics that have a
+// meaning locally. Anything else (FindInMap, ImportValue, ...) depends on
+// deploy-time state and is an error naming the value and its line.
 type resolver struct {
 	t *Template
 	// refs maps a Ref target (logical ID or parameter) or a GetAtt
@@ -22,6 +21,7 @@ type resolver struct {
 	refs map[string]string
 }
 
+// str evaluates n to a string: a scalar, or a Ref, GetAtt, Sub or Join.
 func (r resolver) str(n *yaml.Node, what string) (string, error) {
 	n = deref(n)
 	if n == nil {
@@ -30,7 +30,7 @@ func (r resolver) str(n *yaml.Node, what string) (string, error) {
 	name, arg, ok := intrinsic(n)
 	if !ok {
 		if n.Kind != yaml.ScalarNode {
-			return "", fmt.Errorf("%s (%s): want a scalar, got a %s", what, where(n), kindName(n))
+			return "", fmt.Errorf("%s (%s): want a scalar, got a %s", what, where(n), kindNames[n.Kind])
 		}
 		if n.Tag == "!!null" {
 			return "", nil
@@ -196,11 +196,8 @@ func (r resolver) boolean(n *yaml.Node, what string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch strings.ToLower(s) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	if b := strings.ToLower(s); b == "true" || b == "false" {
+		return b == "true", nil
 	}
 	return false, fmt.Errorf("%s (%s): want true or false, got %q", what, where(n), s)
 }
@@ -218,17 +215,7 @@ func (r resolver) integer(n *yaml.Node, what string) (int64, error) {
 	return v, nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	}
-	return "node"
-}
+var kindNames = map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list", yaml.ScalarNode: "scalar"}
 
 // list returns the items of a literal sequence, or nil when n is absent. A
 // list produced by an intrinsic (say !If) is an error rather than being
@@ -262,8 +249,7 @@ func literal(n *yaml.Node, what string, kind yaml.Kind) error {
 		return fmt.Errorf("%s (%s): intrinsic %s cannot be evaluated locally", what, where(n), name)
 	}
 	if n.Kind != kind {
-		want := &yaml.Node{Kind: kind}
-		return fmt.Errorf("%s (%s): want a %s, got a %s", what, where(n), kindName(want), kindName(n))
+		return fmt.Errorf("%s (%s): want a %s, got a %s", what, where(n), kindNames[kind], kindNames[n.Kind])
 	}
 	return nil
 }

@@ -101,7 +101,7 @@ type Schedule struct {
 	FunctionLogicalID string
 	EventName         string
 	// Expression is the resolved schedule, e.g. "rate(1 minute)".
-	Expression string
+	Expression string `cfn:"Schedule,required"`
 }
 
 // Schedules returns every Schedule event of every AWS::Serverless::Function
@@ -111,12 +111,9 @@ func (t *Template) Schedules(refs map[string]string) ([]Schedule, error) {
 	var out []Schedule
 	r := resolver{t: t, refs: refs}
 	err := r.eachEvent("Schedule", func(fn, event string, props *yaml.Node) error {
-		p, err := r.object(props, "Properties")
-		if err != nil || p == nil {
-			return fmt.Errorf("no Properties: %v", err)
-		}
-		expr, err := r.str(lookup(p, "Schedule"), "Schedule")
-		out = append(out, Schedule{FunctionLogicalID: fn, EventName: event, Expression: expr})
+		s := Schedule{FunctionLogicalID: fn, EventName: event}
+		err := r.decode(props, "", &s)
+		out = append(out, s)
 		return err
 	})
 	return out, err

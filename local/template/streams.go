@@ -136,20 +136,14 @@ func (t *Template) SQSEventSources(refs map[string]string) ([]SQSEventSource, er
 // reportBatchItemFailures reads FunctionResponseTypes, whose only value
 // is ReportBatchItemFailures (for streams and queues alike).
 func (r resolver) reportBatchItemFailures(p *yaml.Node) (bool, error) {
-	types, err := r.list(lookup(p, "FunctionResponseTypes"), "FunctionResponseTypes")
-	if err != nil {
-		return false, err
-	}
-	for i, n := range types {
-		v, err := r.str(n, fmt.Sprintf("FunctionResponseTypes[%d]", i))
-		if err != nil {
-			return false, err
-		}
-		if v != "ReportBatchItemFailures" {
-			return false, fmt.Errorf("FunctionResponseTypes[%d] %q: want ReportBatchItemFailures", i, v)
+	var types []string
+	err := r.decode(lookup(p, "FunctionResponseTypes"), "FunctionResponseTypes", &types)
+	for i, v := range types {
+		if err == nil && v != "ReportBatchItemFailures" {
+			err = fmt.Errorf("FunctionResponseTypes[%d] %q: want ReportBatchItemFailures", i, v)
 		}
 	}
-	return len(types) > 0, nil
+	return len(types) > 0, err
 }
 
 // getAttOf reads `!GetAtt <LogicalID>.<attr>` where LogicalID is a resource
