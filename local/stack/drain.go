@@ -3,7 +3,7 @@ package stack
 import (
 	"context"
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 	"time"
 )
@@ -47,16 +47,10 @@ func (c *Components) DrainedUntil(region string) (until time.Time, ok bool) {
 // listed Region may be drained: a misspelt one would drain nothing and
 // the placement would not wait, with nobody told why.
 func (c *Components) listing(region string) (*Allocator, string, error) {
-	var known []string
-	for _, a := range c.Allocators {
-		if s, ok := a.Regions[region]; ok {
-			return a, s, nil
-		}
-		for r := range a.Regions {
-			known = append(known, r)
-		}
+	if a, s := c.AllocatorFor(region); a.Regions[region] != "" {
+		return a, s, nil
 	}
-	sort.Strings(known)
+	known := slices.Sorted(slices.Values(c.MatchRegions()))
 	return nil, "", fmt.Errorf("no Allocator lists Region %q (the Allocators list %v)", region, known)
 }
 
@@ -123,7 +117,7 @@ func (c Config) drainSchedules() []DrainSchedule {
 // stack's log as it runs dry and refills.
 func (s *Stack) runDrain(ctx context.Context, d DrainSchedule) {
 	defer s.wg.Done()
-	for {
+	every(ctx, 0, d.Every, func() {
 		until, err := s.Drain(d.Region, d.For)
 		if err != nil {
 			s.log.Warn("drain", "region", d.Region, "error", err)
@@ -132,17 +126,24 @@ func (s *Stack) runDrain(ctx context.Context, d DrainSchedule) {
 		s.log.Info("drain: the region's Allocator runs dry", "region", d.Region, "until", until.Format(time.TimeOnly))
 		select {
 		case <-ctx.Done():
-			return
 		case <-time.After(d.For):
 			s.log.Info("drain: the region refilled", "region", d.Region)
 		}
-		if d.Every <= 0 {
-			return
-		}
+	})
+}
+
+// every calls do after first and then every period (0: once) until ctx
+// ends, on a fixed rate however long do takes.
+func every(ctx context.Context, first, period time.Duration, do func()) {
+	for next := time.Now().Add(first); ; next = next.Add(period) {
 		select {
 		case <-ctx.Done():
 			return
-		case <-time.After(d.Every - d.For):
+		case <-time.After(time.Until(next)):
+		}
+		do()
+		if period <= 0 {
+			return
 		}
 	}
 }

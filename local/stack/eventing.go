@@ -162,8 +162,7 @@ func putTargets(ctx context.Context, eb *eventbridge.Client, bus, rule string, t
 	return nil
 }
 
-// eventRefs are the deploy-time values of the queues', buses' and
-// streams' references.
+// eventRefs are the queues', buses' and streams' references.
 func (c *Components) eventRefs(refs map[string]string) {
 	for logical, url := range c.Queues {
 		refs[logical] = url

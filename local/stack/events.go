@@ -27,9 +27,8 @@ type Published struct {
 	Raw string `json:"-"`
 }
 
-// ReadTap receives (and deletes) the events delivered to the tap queue
-// (EventsTapURL) so far, waiting up to wait for the first one. Nothing else
-// reads that queue.
+// ReadTap receives (and deletes) the events on the tap queue (EventsTapURL)
+// so far, waiting up to wait for the first one.
 func (c *Components) ReadTap(ctx context.Context, wait time.Duration) ([]Published, error) {
 	if c.EventsTapURL == "" {
 		return nil, errors.New("no events tap: the template has no GameServerEventBus")
@@ -130,8 +129,7 @@ func EventLine(p Published) string {
 	return fmt.Sprintf("event %s %s %s → %s (%s)", p.DetailType, subject, prev, d.State, d.IdempotencyKey)
 }
 
-// EventFields are what the local tools show of an event's detail: every
-// field is empty when the detail does not have it.
+// EventFields are what the local tools show of an event's detail.
 type EventFields struct {
 	IdempotencyKey  string `json:"idempotencyKey"`
 	GameInstanceID  string `json:"gameInstanceId"`
@@ -145,8 +143,7 @@ type EventFields struct {
 	} `json:"gameSessionInfo"`
 }
 
-// Fields reads an event's detail; a detail without them (or no JSON
-// object) leaves them empty, and still shows its line.
+// Fields reads an event's detail; what it lacks is left empty.
 func Fields(detail json.RawMessage) EventFields {
 	var d EventFields
 	_ = json.Unmarshal(detail, &d)
@@ -174,10 +171,9 @@ type SeenEvent struct {
 // latest, and a long-running make dev must not grow without limit.
 const keptEvents = 256
 
-// eventRing keeps the latest keptEvents events WatchEvents printed; its
-// zero value is ready. Watching the log queue is the only way to see every
-// event (a queue delivers each message once), so the watcher shares what it
-// reads instead of a second reader competing for it.
+// eventRing keeps the latest keptEvents events WatchEvents printed. A queue
+// delivers each message once, so the watcher shares what it reads instead
+// of a second reader competing for it.
 type eventRing struct {
 	mu   sync.Mutex
 	seq  uint64

@@ -22,36 +22,26 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/local/template"
 )
 
-// StreamTuning are the DynamoDB stream event source mappings' knobs.
-type StreamTuning struct {
-	// Off starts no event source mapping: the stack's writes then invoke
-	// no stream-triggered function (make bench measures the allocate path
-	// alone, and EventsFunction on its own).
-	Off bool
-}
+// StreamTuning.Off starts no DynamoDB stream event source mapping (make
+// bench measures the allocate path alone, and EventsFunction on its own).
+type StreamTuning struct{ Off bool }
 
 // RuleTuning are the knobs of the template's EventBridge rules, locally.
 type RuleTuning struct {
-	// RetryDelay is the wait before an asynchronous invocation's first
-	// retry, doubled before the second (asyncinvoke's default when 0).
-	RetryDelay time.Duration
-	// WaitTime is one receive's long poll on a rule's queue (1 s when 0).
-	WaitTime time.Duration
-	// Observe, when set, hears what became of every event a rule
-	// delivered to a function.
+	RetryDelay time.Duration // before an asynchronous invocation's first retry (asyncinvoke's default when 0)
+	WaitTime   time.Duration // one receive's long poll on a rule's queue (1 s when 0)
+	// Observe, when set, hears what became of every event a rule delivered.
 	Observe func(function string, o asyncinvoke.Outcome)
-	// Off creates no rule: events on the buses reach no function.
-	Off bool
+	Off     bool // no rule: events on the buses reach no function
 }
 
 // RuleInvoker is how a rule's target function is invoked, and how many
 // of its events may be handled at once.
 type RuleInvoker func(function string) (fn asyncinvoke.Invoker, concurrency int, err error)
 
-// startEventSources feeds the functions what the template's event sources
-// and rules deliver: the tables' streams, the queues and the EventBridge
-// rules' events, with as many batches (or events) in flight as a function
-// has sandboxes.
+// startEventSources feeds the functions the tables' streams, the queues and
+// the EventBridge rules' events, with as many batches (or events) in flight
+// as a function has sandboxes.
 func (s *Stack) startEventSources(ctx context.Context, cfg Config, o Options) error {
 	log := slog.New(slog.NewTextHandler(o.Log, nil))
 	if err := s.startStreams(o.Streams, log); err != nil {
@@ -85,8 +75,8 @@ func (s *Stack) invoker(fn string) (streams.InvokerFunc, error) {
 	return func(ctx context.Context, event []byte) ([]byte, error) { return invoke(ctx, pool, event, timeout) }, err
 }
 
-// invoke runs the pool's function once; a function error is returned with
-// its payload.
+// invoke runs the pool's function once; a function error comes with its
+// payload.
 func invoke(ctx context.Context, pool *gateway.Pool, event []byte, timeout time.Duration) (json.RawMessage, error) {
 	res, err := pool.Invoke(ctx, event, timeout)
 	switch {
@@ -98,8 +88,7 @@ func invoke(ctx context.Context, pool *gateway.Pool, event []byte, timeout time.
 	return res.Payload, nil
 }
 
-// startStreams runs one event source mapping per DynamoDB event of every
-// function.
+// startStreams runs one mapping per DynamoDB event of every function.
 func (s *Stack) startStreams(tuning StreamTuning, log *slog.Logger) error {
 	if tuning.Off {
 		return nil
@@ -129,8 +118,7 @@ func (s *Stack) startStreams(tuning StreamTuning, log *slog.Logger) error {
 }
 
 // MappingConfig is the streams.Config of function fn's DynamoDB event
-// event, from the template, on its table's stream, with its on-failure
-// destination in moto.
+// event, on its table's stream, with its on-failure destination in moto.
 func (c *Components) MappingConfig(fn, event string, refs map[string]string) (streams.Config, error) {
 	sources, err := c.Template.DynamoDBEventSources(refs)
 	if err != nil {
@@ -164,8 +152,7 @@ func (c *Components) mappingConfig(src template.DynamoDBEventSource) (streams.Co
 	return cfg, err
 }
 
-// onFailure is the on-failure destination of the template queue logicalID
-// in moto, nil for "".
+// onFailure is the template queue logicalID in moto, nil for "".
 func (c *Components) onFailure(logicalID string) (streams.Destination, error) {
 	if logicalID == "" {
 		return nil, nil
@@ -177,8 +164,8 @@ func (c *Components) onFailure(logicalID string) (streams.Destination, error) {
 	return streams.SQSDestination{Client: c.SQS(), QueueURL: url}, nil
 }
 
-// QueueSourceConfig is the sqssource.Config of an SQS event of the
-// template, on its queue in moto.
+// QueueSourceConfig is the sqssource.Config of an SQS event, on its queue
+// in moto.
 func (c *Components) QueueSourceConfig(src template.SQSEventSource) (sqssource.Config, error) {
 	url, ok := c.Queues[src.QueueLogicalID]
 	if !ok {
@@ -225,72 +212,54 @@ func (s *Stack) startQueueSources(pollers int, log *slog.Logger) error {
 }
 
 // StartRules creates in moto the template's EventBridge rules that
-// CloudFormation would create with refs (so the local parameter
-// FlexMatchIntegration=true makes MatchmakingRule), on their buses, each
-// with the pattern as evaluated. A function target becomes an SQS queue
-// standing for Lambda's event queue, and a Poller invoking the function
-// asynchronously from it, with the retries and on-failure destination of
-// the function's EventInvokeConfig. The pollers started are returned even
-// with an error, for the caller to stop.
-func (c *Components) StartRules(ctx context.Context, refs map[string]string, invoker RuleInvoker, tuning RuleTuning, log io.Writer) ([]*asyncinvoke.Poller, error) {
+// CloudFormation would create with refs (FlexMatchIntegration=true makes
+// MatchmakingRule). A function target becomes an SQS queue standing for
+// Lambda's event queue, and a Poller invoking the function from it as
+// Lambda invokes an asynchronous event (its EventInvokeConfig). The
+// pollers started are returned even with an error, for the caller to stop.
+func (c *Components) StartRules(ctx context.Context, refs map[string]string, invoker RuleInvoker, tuning RuleTuning, log io.Writer) (pollers []*asyncinvoke.Poller, err error) {
 	if tuning.Off {
 		return nil, nil
 	}
-	rules, err := c.Template.EventRules(refs)
-	if err != nil {
+	if c.Rules, err = c.Template.EventRules(refs); err != nil {
 		return nil, err
 	}
-	c.Rules = rules
 	logger := slog.New(slog.NewTextHandler(log, nil))
-	var pollers []*asyncinvoke.Poller
-	for _, rule := range rules {
-		started, err := c.startRule(ctx, rule, refs, invoker, tuning, logger)
-		pollers = append(pollers, started...)
-		if err != nil {
-			return pollers, fmt.Errorf("rule %s: %w", rule.LogicalID, err)
+	for _, rule := range c.Rules {
+		for _, tg := range rule.Targets {
+			p, err := c.startTarget(ctx, rule, tg, refs, invoker, tuning, logger)
+			if err != nil {
+				return pollers, fmt.Errorf("rule %s target %s: %w", rule.LogicalID, tg.ID, err)
+			}
+			pollers = append(pollers, p)
 		}
 	}
 	return pollers, nil
 }
 
-// startRule puts the rule on its bus (AWS services' own events are on the
-// default one) with one SQS target per function target, and starts their
-// pollers.
-func (c *Components) startRule(ctx context.Context, rule template.EventRule, refs map[string]string, invoker RuleInvoker, tuning RuleTuning, log *slog.Logger) ([]*asyncinvoke.Poller, error) {
+// startTarget puts the rule on its bus (AWS services' own events are on the
+// default one) with the target's queue, and polls the queue.
+func (c *Components) startTarget(ctx context.Context, rule template.EventRule, tg template.RuleTarget, refs map[string]string,
+	invoker RuleInvoker, tuning RuleTuning, log *slog.Logger) (*asyncinvoke.Poller, error) {
 	bus, name, state := cmp.Or(rule.EventBusName, defaultBus), cmp.Or(rule.Name, "local-"+rule.LogicalID), ebtypes.RuleStateEnabled
 	if !rule.Enabled {
 		state = ebtypes.RuleStateDisabled
 	}
 	eb := c.EventBridge()
-	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(name), EventBusName: aws.String(bus),
-		EventPattern: aws.String(rule.Pattern), State: state}); err != nil {
-		return nil, err
-	}
-	var pollers []*asyncinvoke.Poller
-	for _, tg := range rule.Targets {
-		url, arn, err := createQueue(ctx, c.SQS(), ruleQueueName(rule.LogicalID, tg.ID), nil)
-		if err == nil {
-			err = putTargets(ctx, eb, bus, name, ebtypes.Target{Id: aws.String(tg.ID), Arn: aws.String(arn)})
-		}
-		if err != nil {
-			return pollers, err
-		}
-		p, err := c.startTarget(tg.FunctionLogicalID, url, refs, invoker, tuning, log)
-		if err != nil {
-			return pollers, fmt.Errorf("target %s: %w", tg.ID, err)
-		}
-		pollers = append(pollers, p)
-	}
-	return pollers, nil
-}
-
-// startTarget polls a rule's queue for function fn, invoking it as
-// Lambda invokes an asynchronous event (its EventInvokeConfig).
-func (c *Components) startTarget(fn, queueURL string, refs map[string]string, invoker RuleInvoker, tuning RuleTuning, log *slog.Logger) (*asyncinvoke.Poller, error) {
-	inv, err := c.Template.EventInvokeConfig(fn, refs)
+	_, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(name), EventBusName: aws.String(bus),
+		EventPattern: aws.String(rule.Pattern), State: state})
 	if err != nil {
 		return nil, err
 	}
+	url, arn, err := createQueue(ctx, c.SQS(), ruleQueueName(rule.LogicalID, tg.ID), nil)
+	if err == nil {
+		err = putTargets(ctx, eb, bus, name, ebtypes.Target{Id: aws.String(tg.ID), Arn: aws.String(arn)})
+	}
+	inv, ierr := c.Template.EventInvokeConfig(tg.FunctionLogicalID, refs)
+	if err = cmp.Or(err, ierr); err != nil {
+		return nil, err
+	}
+	fn := tg.FunctionLogicalID
 	cfg := asyncinvoke.Config{Function: fn, FunctionARN: FunctionARN(fn), MaximumRetryAttempts: inv.MaximumRetryAttempts,
 		MaximumEventAge: inv.MaximumEventAge, RetryDelay: tuning.RetryDelay, Log: log}
 	if cfg.OnFailure, err = c.onFailure(inv.OnFailureQueue); err != nil {
@@ -303,7 +272,7 @@ func (c *Components) startTarget(fn, queueURL string, refs map[string]string, in
 	if err != nil {
 		return nil, err
 	}
-	return asyncinvoke.Start(cfg, asyncinvoke.Queue{URL: queueURL, Concurrency: concurrency, WaitTime: tuning.WaitTime}, c.SQS(), target)
+	return asyncinvoke.Start(cfg, asyncinvoke.Queue{URL: url, Concurrency: concurrency, WaitTime: tuning.WaitTime}, c.SQS(), target)
 }
 
 // FunctionARN is a function's ARN locally (its name is its logical ID).

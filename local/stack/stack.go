@@ -34,12 +34,11 @@ type Options struct {
 	Log     io.Writer // the stack's own log lines and every child's output
 	Streams StreamTuning
 	Rules   RuleTuning
-	// SandboxStarted, when set, hears of every function sandbox's process
-	// as it starts (make bench confines AllocateFunction's to a CPU share).
+	// SandboxStarted hears of every function sandbox's process as it
+	// starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
-	// WrapAPI, when set, wraps the local HTTP API's handler and each
-	// function URL's: the tests validate every exchange against
-	// docs/openapi.yaml, which describes both, with it.
+	// WrapAPI wraps the HTTP API's handler and each function URL's (the
+	// tests check every exchange against docs/openapi.yaml).
 	WrapAPI func(http.Handler) http.Handler
 }
 
@@ -51,19 +50,13 @@ type Stack struct {
 	// (pragmaBackendAddress): the function URL with GameServerEndpoint
 	// FunctionUrl, APIURL with HttpApi. Like APIURL it has no trailing slash.
 	GameServerURL string
-	// FunctionURLs are the function URLs served, each on its own port.
-	FunctionURLs []FunctionURL
-	Refs         map[string]string
-	// Routes are the HTTP API's, with the stack's parameters.
-	Routes    []template.Route
-	Fleet     *fleet.Fleet
-	Schedules []template.Schedule
-	// Mappings are the running DynamoDB stream event source mappings, one
-	// per DynamoDB event of every function.
-	Mappings []*streams.Mapping
-	// QueueSources are the running SQS event source mappings, one per
-	// enabled SQS event of every function (PlacementFunction's).
-	QueueSources []*sqssource.Mapping
+	FunctionURLs  []FunctionURL // each on its own port
+	Refs          map[string]string
+	Routes        []template.Route // the HTTP API's, with the stack's parameters
+	Fleet         *fleet.Fleet
+	Schedules     []template.Schedule
+	Mappings      []*streams.Mapping   // the DynamoDB stream event source mappings
+	QueueSources  []*sqssource.Mapping // the SQS event source mappings
 
 	pools   map[string]*gateway.Pool
 	log     *slog.Logger
@@ -169,32 +162,20 @@ func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Co
 // and then every period, as EventBridge would.
 func (s *Stack) runSchedule(ctx context.Context, sch template.Schedule, first, period time.Duration) {
 	defer s.wg.Done()
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(first):
-	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
+	every(ctx, first, period, func() {
 		if _, err := s.InvokeScheduled(ctx, sch.FunctionLogicalID); err != nil && ctx.Err() == nil {
 			s.log.Warn("scheduled invocation failed", "function", sch.FunctionLogicalID, "error", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
-// InvokeScheduled runs fn once with an EventBridge scheduled event.
+// InvokeScheduled runs fn once with a scheduled event.
 func (s *Stack) InvokeScheduled(ctx context.Context, fn string) (json.RawMessage, error) {
 	return s.Invoke(ctx, fn, ScheduledEvent(fn))
 }
 
-// Invoke runs fn once with event, as a synchronous invocation; a function
-// error is returned with its payload.
+// Invoke runs fn once with event, synchronously; a function error comes
+// with its payload.
 func (s *Stack) Invoke(ctx context.Context, fn string, event []byte) (json.RawMessage, error) {
 	pool, ok := s.pools[fn]
 	if !ok {
@@ -263,9 +244,7 @@ func FunctionDir(logicalID string) string {
 	return strings.ToLower(strings.TrimSuffix(logicalID, "Function"))
 }
 
-// Build compiles the named packages (paths relative to root, e.g.
-// "functions/allocate") for this machine into binDir/<last element>, the
-// way `make build` does for Lambda but runnable here.
+// Build is BuildFor this machine's architecture.
 func Build(ctx context.Context, root, binDir string, pkgs ...string) (map[string]string, error) {
 	return BuildFor(ctx, root, binDir, runtime.GOARCH, pkgs...)
 }

@@ -93,15 +93,23 @@ func (r resolver) comparable(n *yaml.Node, what string) (string, error) {
 // takes its branch, a Ref to a list parameter (CommaDelimitedList) is a
 // list, and ok is false for AWS::NoValue, whose key or item is left out.
 func (r resolver) value(n *yaml.Node, what string, depth int) (v any, ok bool, err error) {
-	n = deref(n)
-	if n == nil {
-		return nil, false, fmt.Errorf("%s: missing value", what)
+	if n, ok, err = r.branch(n, what); err != nil || !ok {
+		return nil, false, err
 	}
 	if depth > maxConditionDepth {
 		return nil, false, fmt.Errorf("%s (%s): nested more than %d deep", what, where(n), maxConditionDepth)
 	}
 	if name, arg, isFn := intrinsic(n); isFn {
-		return r.intrinsicValue(name, deref(arg), n, what, depth)
+		if name == "Ref" && isPlainScalar(arg) && r.isListParameter(arg.Value) {
+			s, err := r.ref(arg.Value, what, n)
+			var list []any
+			for _, item := range strings.Split(s, ",") {
+				list = append(list, item)
+			}
+			return list, err == nil, err
+		}
+		s, err := r.str(n, what)
+		return s, err == nil, err
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -130,31 +138,6 @@ func (r resolver) value(n *yaml.Node, what string, depth int) (v any, ok bool, e
 		return list, true, nil
 	}
 	return scalarValue(n), true, nil
-}
-
-func (r resolver) intrinsicValue(name string, arg, at *yaml.Node, what string, depth int) (any, bool, error) {
-	switch {
-	case name == "Ref" && isPlainScalar(arg) && arg.Value == "AWS::NoValue":
-		return nil, false, nil
-	case name == "Ref" && isPlainScalar(arg) && r.isListParameter(arg.Value):
-		s, err := r.ref(arg.Value, what, at)
-		if err != nil {
-			return nil, false, err
-		}
-		var list []any
-		for _, item := range strings.Split(s, ",") {
-			list = append(list, item)
-		}
-		return list, true, nil
-	case name == "Fn::If":
-		chosen, ok, err := r.branch(at, what)
-		if err != nil || !ok {
-			return nil, false, err
-		}
-		return r.value(chosen, what, depth+1)
-	}
-	s, err := r.str(at, what)
-	return s, err == nil, err
 }
 
 // isListParameter reports whether name is a parameter whose Ref is a list.

@@ -1,6 +1,7 @@
 package template
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"strings"
@@ -81,45 +82,27 @@ func (r resolver) decodeValue(n *yaml.Node, what string, v reflect.Value, tag re
 }
 
 func (r resolver) decodeFields(m *yaml.Node, what string, v reflect.Value) error {
-	for i := range v.NumField() {
-		f := v.Type().Field(i)
-		if f.Anonymous {
-			if err := r.decodeFields(m, what, v.Field(i)); err != nil {
-				return err
-			}
-			continue
-		} else if !f.IsExported() {
+	for _, f := range reflect.VisibleFields(v.Type()) {
+		if f.Anonymous || !f.IsExported() {
 			continue
 		}
 		key, opt, _ := strings.Cut(f.Tag.Get("cfn"), ",")
-		if key == "" {
-			key = f.Name
-		}
 		n, path := m, what
-		for part := range strings.SplitSeq(key, ".") {
+		for part := range strings.SplitSeq(cmp.Or(key, f.Name), ".") {
 			var err error
 			if n, err = r.object(n, path); err != nil {
 				return err
 			}
-			n, path = lookup(n, part), joinPath(path, part)
+			n, path = lookup(n, part), strings.TrimPrefix(path+"."+part, ".")
 		}
-		if n == nil {
-			if opt == "required" {
-				return fmt.Errorf("%s is required", path)
+		if n == nil && opt == "required" {
+			return fmt.Errorf("%s is required", path)
+		}
+		if n != nil {
+			if err := r.decodeValue(n, path, v.FieldByIndex(f.Index), f.Tag); err != nil {
+				return err
 			}
-			continue
-		}
-		if err := r.decodeValue(n, path, v.Field(i), f.Tag); err != nil {
-			return err
 		}
 	}
 	return nil
-}
-
-// joinPath names a key under what in error messages.
-func joinPath(what, key string) string {
-	if what == "" {
-		return key
-	}
-	return what + "." + key
 }

@@ -2,6 +2,7 @@ package template
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -33,23 +34,24 @@ type Route struct {
 // depends on the parameters, fails here. A route declared twice is an
 // error: locally there is no merge to decide which wins.
 func (t *Template) HTTPRoutes(refs map[string]string) ([]Route, error) {
-	defined, err := resolver{t: t, refs: refs}.definitionRoutes()
-	if err != nil {
-		return nil, err
-	}
-	routes := append([]Route(nil), t.routes...)
-	seen := map[string]Route{}
+	r := resolver{t: t, refs: refs}
+	routes, seen := slices.Clone(t.routes), map[string]Route{}
 	for _, rt := range routes {
 		seen[rt.Method+" "+rt.Path] = rt
 	}
-	for _, rt := range defined {
+	err := r.eachOperation(func(_, path, method string, op *yaml.Node) error {
+		rt, ok, err := r.definitionRoute(path, method, op)
 		key := rt.Method + " " + rt.Path
-		if other, twice := seen[key]; twice {
-			return nil, fmt.Errorf("route %s is declared twice: by %s (%s) and by %s (%s)",
+		if other, twice := seen[key]; ok && twice {
+			return fmt.Errorf("route %s is declared twice: by %s (%s) and by %s (%s)",
 				key, other.FunctionLogicalID, other.EventName, rt.FunctionLogicalID, rt.EventName)
+		} else if ok {
+			seen[key], routes = rt, append(routes, rt)
 		}
-		seen[key] = rt
-		routes = append(routes, rt)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return routes, nil
 }

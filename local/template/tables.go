@@ -3,6 +3,7 @@ package template
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -110,29 +111,21 @@ func throughput(t *types.ProvisionedThroughput, what string, provisioned bool) (
 // checkKeysDefined catches the most common template mistake, a key with no
 // AttributeDefinitions entry, with a clearer message than DynamoDB's.
 func checkKeysDefined(in *dynamodb.CreateTableInput) error {
-	defined := map[string]bool{}
-	for _, d := range in.AttributeDefinitions {
-		defined[aws.ToString(d.AttributeName)] = true
-	}
-	check := func(where string, keys []types.KeySchemaElement) error {
-		for _, k := range keys {
-			if !defined[aws.ToString(k.AttributeName)] {
-				return fmt.Errorf("%s key %q has no AttributeDefinitions entry", where, aws.ToString(k.AttributeName))
-			}
-		}
-		return nil
-	}
-	if err := check("KeySchema", in.KeySchema); err != nil {
-		return err
-	}
+	schemas := [][]types.KeySchemaElement{in.KeySchema}
+	names := []string{"KeySchema"}
 	for _, g := range in.GlobalSecondaryIndexes {
-		if err := check("index "+aws.ToString(g.IndexName), g.KeySchema); err != nil {
-			return err
-		}
+		schemas, names = append(schemas, g.KeySchema), append(names, "index "+aws.ToString(g.IndexName))
 	}
 	for _, l := range in.LocalSecondaryIndexes {
-		if err := check("index "+aws.ToString(l.IndexName), l.KeySchema); err != nil {
-			return err
+		schemas, names = append(schemas, l.KeySchema), append(names, "index "+aws.ToString(l.IndexName))
+	}
+	for i, keys := range schemas {
+		for _, k := range keys {
+			name := aws.ToString(k.AttributeName)
+			defined := func(d types.AttributeDefinition) bool { return aws.ToString(d.AttributeName) == name }
+			if !slices.ContainsFunc(in.AttributeDefinitions, defined) {
+				return fmt.Errorf("%s key %q has no AttributeDefinitions entry", names[i], name)
+			}
 		}
 	}
 	return nil
