@@ -27,23 +27,18 @@ type Components struct {
 	Allocators []*Allocator
 	Ping       *PingService
 	// Moto is moto's endpoint: Secrets Manager, SQS and EventBridge.
-	Moto string
-	// Queues are the template's SQS queues in moto, logical ID → URL, and
-	// their ARNs.
-	Queues, QueueARNs map[string]string
-	// EventBuses are the template's buses in moto, logical ID → name.
-	EventBuses map[string]string
-	// Streams are the tables' stream ARNs, logical ID → ARN.
-	Streams map[string]string
+	Moto              string
+	Queues, QueueARNs map[string]string // the template's SQS queues in moto: logical ID → URL, ARN
+	EventBuses        map[string]string // the template's buses in moto: logical ID → name
+	Streams           map[string]string // the tables' streams: logical ID → ARN
 	// GameLift is the stand-in for GameLift's DescribeMatchmaking, served on
 	// GameLiftURL: tests and PutMatch put tickets in it.
 	GameLift    *gamelift.StandIn
 	GameLiftURL string
 	// Rules are the EventBridge rules StartRules created, as evaluated.
 	Rules []template.EventRule
-	// EventsTapURL is an SQS queue receiving every event published on
-	// GameServerEventBus with source EventsSource (ReadTap); "" without
-	// that bus.
+	// EventsTapURL is the queue of every event of EventsSource published on
+	// GameServerEventBus (ReadTap); "" without that bus.
 	EventsTapURL string
 	eventsLogURL string    // the tap's twin the stack prints (WatchEvents)
 	events       eventRing // what WatchEvents printed, for RecentEvents

@@ -56,8 +56,7 @@ func (c *Components) listing(region string) (*Allocator, string, error) {
 
 // DrainSchedule is one entry of dev.yaml's gamefabric.drain (and of make
 // dev's DRAIN): Region's Allocator runs dry for For once the stack is up,
-// and again every Every (0 = once), so a newcomer can watch a placement
-// with a queue timeout wait and be placed when the region refills.
+// and again every Every (0 = once).
 type DrainSchedule struct {
 	Region     string
 	For, Every time.Duration

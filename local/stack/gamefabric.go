@@ -30,11 +30,10 @@ func (a *Allocator) AllocatePath() string { return strings.TrimPrefix(a.prefix()
 // AllocateURL is the Allocation endpoint.
 func (a *Allocator) AllocateURL() string { return a.URL + "/" + a.AllocatePath() }
 
-// RegistryURL is the Registry endpoint, which game servers get as ALLOC_URL.
+// RegistryURL is the Registry endpoint (game servers' ALLOC_URL).
 func (a *Allocator) RegistryURL() string { return a.URL + a.prefix() + "/servers" }
 
-// RegistryToken is the latest registry token, which game servers get as
-// ALLOC_TOKEN.
+// RegistryToken is the latest registry token (game servers' ALLOC_TOKEN).
 func (a *Allocator) RegistryToken() string { return a.RegistryTokens[len(a.RegistryTokens)-1] }
 
 // AllocatorToken is the latest allocator token, the one clients use.
@@ -125,8 +124,8 @@ func (c *Components) AllocatorFor(region string) (*Allocator, string) {
 
 // FleetEnv is what GameFabric injects into every game server container of
 // region once an Allocator is attached to it (GameFabric's docs,
-// src/multiplayer-servers/architecture/allocators.md).
-// ALLOC_PRIORITY is the index of the Region Type; locally there is one.
+// architecture/allocators.md). ALLOC_PRIORITY is the index of the Region
+// Type; locally there is one.
 func (c *Components) FleetEnv(region string) []string {
 	a, s := c.AllocatorFor(region)
 	return []string{"ALLOC_URL=" + a.RegistryURL(), "ALLOC_TOKEN=" + a.RegistryToken(), "ALLOC_REGION=" + s, "ALLOC_PRIORITY=0"}

@@ -9,13 +9,10 @@ import (
 
 // FunctionEnv returns the environment variables a function gets once
 // deployed: Globals.Function.Environment.Variables overlaid with the
-// function's own. Values are evaluated like CloudFormation would, with refs
-// standing in for deploy-time values: refs maps a Ref target (a logical ID
-// such as a table, or a parameter, overriding its Default) or a GetAtt
-// "LogicalID.Attribute" to its local value. A value that cannot be
-// evaluated is an error naming the variable, so a new template variable
-// cannot silently go missing locally. Fn::If takes its branch, and a
-// variable whose value is AWS::NoValue is not set, as CloudFormation does.
+// function's own, evaluated as CloudFormation would with refs standing in
+// for deploy-time values (a Ref target, or a GetAtt "LogicalID.Attribute").
+// A value that cannot be evaluated is an error naming the variable, so a
+// new template variable cannot silently go missing locally.
 func (t *Template) FunctionEnv(logicalID string, refs map[string]string) (map[string]string, error) {
 	res, err := t.function(logicalID)
 	if err != nil {
@@ -111,17 +108,13 @@ func (t *Template) FunctionReservedConcurrency(logicalID string, refs map[string
 // invocations (a SAM function's EventInvokeConfig), with Lambda's defaults
 // where the template leaves a value out.
 type EventInvokeConfig struct {
-	// MaximumRetryAttempts after a function error: 0 to 2, default 2.
-	MaximumRetryAttempts int `range:"0,2"`
-	// MaximumEventAge is MaximumEventAgeInSeconds: 60 s to 6 h, the default.
-	MaximumEventAge time.Duration `cfn:"MaximumEventAgeInSeconds" range:"60,21600"`
-	// OnFailureQueue is the logical ID of the SQS queue of
-	// DestinationConfig.OnFailure, or "".
-	OnFailureQueue string
+	MaximumRetryAttempts int           `range:"0,2"`                                     // default 2
+	MaximumEventAge      time.Duration `cfn:"MaximumEventAgeInSeconds" range:"60,21600"` // default 6 h
+	OnFailureQueue       string        // DestinationConfig.OnFailure's queue, or ""
 }
 
-// EventInvokeConfig returns a function's EventInvokeConfig, evaluated like
-// FunctionEnv.
+// EventInvokeConfig returns a function's EventInvokeConfig, evaluated with
+// refs like FunctionEnv.
 func (t *Template) EventInvokeConfig(logicalID string, refs map[string]string) (EventInvokeConfig, error) {
 	cfg := EventInvokeConfig{MaximumRetryAttempts: 2, MaximumEventAge: 6 * time.Hour}
 	res, err := t.function(logicalID)

@@ -8,15 +8,11 @@ import (
 // Queue is an AWS::SQS::Queue resource with the settings a local queue
 // honours; numbers take SQS's defaults when the template leaves them out.
 type Queue struct {
-	LogicalID string
-	// Name is QueueName, or "" when the template lets CloudFormation name it.
-	Name string `cfn:"QueueName"`
-	// VisibilityTimeout hides a received message this long (default 30 s).
+	LogicalID         string
+	Name              string        `cfn:"QueueName"` // "" when CloudFormation names it
 	VisibilityTimeout time.Duration `range:"0,43200"`
-	// MessageRetention is MessageRetentionPeriod (default 4 days).
-	MessageRetention time.Duration `cfn:"MessageRetentionPeriod" range:"60,1209600"`
-	// Delay is DelaySeconds, every new message's delay (default 0).
-	Delay time.Duration `cfn:"DelaySeconds" range:"0,900"`
+	MessageRetention  time.Duration `cfn:"MessageRetentionPeriod" range:"60,1209600"`
+	Delay             time.Duration `cfn:"DelaySeconds" range:"0,900"`
 	// Redrive is the RedrivePolicy, or nil. CloudFormation also takes the
 	// policy as a JSON string; locally that is refused, not guessed.
 	Redrive *Redrive `cfn:"RedrivePolicy"`
@@ -25,8 +21,6 @@ type Queue struct {
 // Redrive is a queue's RedrivePolicy: a message received MaxReceiveCount
 // times without being deleted moves to DeadLetterQueue.
 type Redrive struct {
-	// DeadLetterQueue is the logical ID of deadLetterTargetArn's queue
-	// (!GetAtt <Queue>.Arn): locally the queue is known by it.
 	DeadLetterQueue string `cfn:"deadLetterTargetArn,required" getatt:"Arn AWS::SQS::Queue"`
 	MaxReceiveCount int    `cfn:"maxReceiveCount,required" range:"1,1000"`
 }

@@ -24,15 +24,12 @@ type Route struct {
 	PayloadFormatVersion string
 }
 
-// HTTPRoutes returns the routes the HTTP API has once deployed with refs
-// (parameter values over their defaults): every HttpApi event of every
-// AWS::Serverless::Function in template order, then the operations the
-// HttpApi's DefinitionBody declares with a Lambda integration, where
-// Fn::If takes its branch and AWS::NoValue declares no route. REST (Type:
-// Api) events are not included. Events are parsed by Load, so an event
-// that cannot be read locally fails there; a DefinitionBody, which
-// depends on the parameters, fails here. A route declared twice is an
-// error: locally there is no merge to decide which wins.
+// HTTPRoutes returns the routes the HTTP API has once deployed with refs:
+// every HttpApi event of every serverless function in template order (read
+// by Load), then the operations of the HttpApi's DefinitionBody with a
+// Lambda integration. REST (Type: Api) events are not included. A route
+// declared twice is an error: locally there is no merge to decide which
+// wins.
 func (t *Template) HTTPRoutes(refs map[string]string) ([]Route, error) {
 	r := resolver{t: t, refs: refs}
 	routes, seen := slices.Clone(t.routes), map[string]Route{}
@@ -46,7 +43,8 @@ func (t *Template) HTTPRoutes(refs map[string]string) ([]Route, error) {
 			return fmt.Errorf("route %s is declared twice: by %s (%s) and by %s (%s)",
 				key, other.FunctionLogicalID, other.EventName, rt.FunctionLogicalID, rt.EventName)
 		} else if ok {
-			seen[key], routes = rt, append(routes, rt)
+			seen[key] = rt
+			routes = append(routes, rt)
 		}
 		return err
 	})
@@ -106,9 +104,8 @@ type Schedule struct {
 	Expression string `cfn:"Schedule,required"`
 }
 
-// Schedules returns every Schedule event of every AWS::Serverless::Function
-// in template order, with the expression evaluated like FunctionEnv does
-// (refs override parameter defaults).
+// Schedules returns every Schedule event of every serverless function in
+// template order, evaluated with refs like FunctionEnv.
 func (t *Template) Schedules(refs map[string]string) ([]Schedule, error) {
 	var out []Schedule
 	r := resolver{t: t, refs: refs}

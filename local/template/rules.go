@@ -11,17 +11,12 @@ import (
 // EventRule is an AWS::Events::Rule with an EventPattern whose targets are
 // functions of the template, as CloudFormation would create it with refs.
 type EventRule struct {
-	LogicalID string
-	// Name is the rule's Name, or "" when CloudFormation names it.
-	Name string
-	// EventBusName is EventBusName evaluated; "" is the account's default
-	// bus (where AWS services such as GameLift put their events).
-	EventBusName string
-	// Pattern is the EventPattern as JSON, evaluated: Fn::If takes its
-	// branch, and a key whose value is AWS::NoValue is left out.
-	Pattern string
-	Enabled bool // State is ENABLED, the default
-	Targets []RuleTarget
+	LogicalID    string
+	Name         string // "" when CloudFormation names it
+	EventBusName string // "" is the account's default bus, where AWS services put their events
+	Pattern      string // the EventPattern as JSON, evaluated
+	Enabled      bool   // State is ENABLED, the default
+	Targets      []RuleTarget
 }
 
 // RuleTarget is a rule's target: a function, which EventBridge invokes

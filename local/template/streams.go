@@ -10,37 +10,29 @@ import (
 )
 
 // DynamoDBEventSource is one `Type: DynamoDB` event of a serverless
-// function: the event source mapping Lambda creates from it, with every
-// setting the local poller honours. Numbers use Lambda's defaults when the
-// template leaves them out.
+// function: the event source mapping Lambda creates from it, with Lambda's
+// defaults where the template leaves a value out.
 type DynamoDBEventSource struct {
-	FunctionLogicalID string
-	EventName         string
-	// TableLogicalID is the table whose stream feeds the function
-	// (Stream: !GetAtt <Table>.StreamArn).
-	TableLogicalID   string `cfn:"Stream,required" getatt:"StreamArn AWS::DynamoDB::Table"`
-	StartingPosition string `cfn:",required"` // TRIM_HORIZON or LATEST
-	BatchSize        int    `range:"1,10000"` // default 100
-	// MaximumBatchingWindow is MaximumBatchingWindowInSeconds (default 0).
+	FunctionLogicalID     string
+	EventName             string
+	TableLogicalID        string        `cfn:"Stream,required" getatt:"StreamArn AWS::DynamoDB::Table"`
+	StartingPosition      string        `cfn:",required"` // TRIM_HORIZON or LATEST
+	BatchSize             int           `range:"1,10000"` // default 100
 	MaximumBatchingWindow time.Duration `cfn:"MaximumBatchingWindowInSeconds" range:"0,300"`
 	// MaximumRetryAttempts is -1 (the default) for "until the record expires".
 	MaximumRetryAttempts       int `range:"-1,10000"`
 	BisectBatchOnFunctionError bool
-	// MaximumRecordAge is MaximumRecordAgeInSeconds; 0 when it is -1 (the
-	// default): no limit.
+	// MaximumRecordAge is 0 for -1 (the default): no limit.
 	MaximumRecordAge        time.Duration `cfn:"MaximumRecordAgeInSeconds" range:"-1,604800"`
 	ReportBatchItemFailures bool          // FunctionResponseTypes has ReportBatchItemFailures
-	// OnFailureQueue is the logical ID of the SQS queue of
-	// DestinationConfig.OnFailure (Destination: !GetAtt <Queue>.Arn), or "".
-	OnFailureQueue string
+	OnFailureQueue          string        // DestinationConfig.OnFailure's queue, or ""
 	// Filters are FilterCriteria.Filters[].Pattern, each a JSON object; a
 	// record is delivered when any matches (none: every record).
 	Filters []string
 }
 
 // DynamoDBEventSources returns every DynamoDB event of every serverless
-// function in template order. Values are evaluated like FunctionEnv does
-// (refs override parameter defaults, e.g. MaximumRetryAttempts: !Ref P).
+// function in template order, evaluated with refs like FunctionEnv.
 func (t *Template) DynamoDBEventSources(refs map[string]string) ([]DynamoDBEventSource, error) {
 	var out []DynamoDBEventSource
 	r := resolver{t: t, refs: refs}
@@ -88,21 +80,16 @@ func (r resolver) dynamoDBEventSource(fn, event string, p *yaml.Node) (DynamoDBE
 }
 
 // SQSEventSource is one `Type: SQS` event of a serverless function: the
-// event source mapping Lambda creates from it, with every setting the
-// local poller honours. Numbers use Lambda's defaults when the template
-// leaves them out.
+// event source mapping Lambda creates from it, with Lambda's defaults.
 type SQSEventSource struct {
-	FunctionLogicalID string
-	EventName         string
-	// QueueLogicalID is the queue polled (Queue: !GetAtt <Queue>.Arn).
-	QueueLogicalID string `cfn:"Queue,required" getatt:"Arn AWS::SQS::Queue"`
-	BatchSize      int    `range:"1,10000"` // default 10
-	// MaximumBatchingWindow is MaximumBatchingWindowInSeconds (default 0).
+	FunctionLogicalID       string
+	EventName               string
+	QueueLogicalID          string        `cfn:"Queue,required" getatt:"Arn AWS::SQS::Queue"`
+	BatchSize               int           `range:"1,10000"` // default 10
 	MaximumBatchingWindow   time.Duration `cfn:"MaximumBatchingWindowInSeconds" range:"0,300"`
 	ReportBatchItemFailures bool          // FunctionResponseTypes has ReportBatchItemFailures
 	Enabled                 bool          // default true
-	// MaximumConcurrency is ScalingConfig.MaximumConcurrency, 0 when unset.
-	MaximumConcurrency int `cfn:"ScalingConfig.MaximumConcurrency" range:"2,1000"`
+	MaximumConcurrency      int           `cfn:"ScalingConfig.MaximumConcurrency" range:"2,1000"`
 }
 
 // SQSEventSources returns every SQS event of every serverless function in

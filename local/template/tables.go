@@ -111,20 +111,23 @@ func throughput(t *types.ProvisionedThroughput, what string, provisioned bool) (
 // checkKeysDefined catches the most common template mistake, a key with no
 // AttributeDefinitions entry, with a clearer message than DynamoDB's.
 func checkKeysDefined(in *dynamodb.CreateTableInput) error {
-	schemas := [][]types.KeySchemaElement{in.KeySchema}
-	names := []string{"KeySchema"}
+	type schema struct {
+		of   string
+		keys []types.KeySchemaElement
+	}
+	schemas := []schema{{"KeySchema", in.KeySchema}}
 	for _, g := range in.GlobalSecondaryIndexes {
-		schemas, names = append(schemas, g.KeySchema), append(names, "index "+aws.ToString(g.IndexName))
+		schemas = append(schemas, schema{"index " + aws.ToString(g.IndexName), g.KeySchema})
 	}
 	for _, l := range in.LocalSecondaryIndexes {
-		schemas, names = append(schemas, l.KeySchema), append(names, "index "+aws.ToString(l.IndexName))
+		schemas = append(schemas, schema{"index " + aws.ToString(l.IndexName), l.KeySchema})
 	}
-	for i, keys := range schemas {
-		for _, k := range keys {
+	for _, sc := range schemas {
+		for _, k := range sc.keys {
 			name := aws.ToString(k.AttributeName)
 			defined := func(d types.AttributeDefinition) bool { return aws.ToString(d.AttributeName) == name }
 			if !slices.ContainsFunc(in.AttributeDefinitions, defined) {
-				return fmt.Errorf("%s key %q has no AttributeDefinitions entry", names[i], name)
+				return fmt.Errorf("%s key %q has no AttributeDefinitions entry", sc.of, name)
 			}
 		}
 	}

@@ -105,25 +105,24 @@ func (t *Template) parseResources(res *yaml.Node) error {
 		return fmt.Errorf("line %d: Resources must be a mapping", res.Line)
 	}
 	for _, kv := range pairs(res) {
-		if kv.value.Kind != yaml.MappingNode {
-			return fmt.Errorf("line %d: resource %s must be a mapping", kv.value.Line, kv.key)
+		var r struct {
+			Type       yaml.Node `yaml:"Type"`
+			Condition  yaml.Node `yaml:"Condition"`
+			Properties yaml.Node `yaml:"Properties"`
 		}
-		typNode := lookup(kv.value, "Type")
-		if typNode == nil || !isPlainScalar(typNode) {
-			return fmt.Errorf("line %d: resource %s needs a literal Type", kv.value.Line, kv.key)
-		}
-		props := lookup(kv.value, "Properties")
-		if props != nil && props.Kind != yaml.MappingNode {
+		err := kv.value.Decode(&r)
+		typ, cond, props := deref(&r.Type), deref(&r.Condition), deref(&r.Properties)
+		switch {
+		case err != nil || !isPlainScalar(typ):
+			return fmt.Errorf("line %d: resource %s must be a mapping with a literal Type", kv.value.Line, kv.key)
+		case cond.Kind != 0 && !isPlainScalar(cond):
+			return fmt.Errorf("line %d: Condition of %s must be a condition's name", cond.Line, kv.key)
+		case props.Kind != 0 && props.Kind != yaml.MappingNode:
 			return fmt.Errorf("line %d: Properties of %s must be a mapping", props.Line, kv.key)
+		case props.Kind == 0:
+			props = nil
 		}
-		res := resource{id: kv.key, typ: typNode.Value, props: props}
-		if c := lookup(kv.value, "Condition"); c != nil {
-			if !isPlainScalar(c) {
-				return fmt.Errorf("line %d: Condition of %s must be a condition's name", c.Line, kv.key)
-			}
-			res.condition = c.Value
-		}
-		t.resources = append(t.resources, res)
+		t.resources = append(t.resources, resource{id: kv.key, typ: typ.Value, props: props, condition: cond.Value})
 	}
 	for i := range t.resources {
 		t.byID[t.resources[i].id] = &t.resources[i]
