@@ -75,6 +75,22 @@ func (s *Stack) invoker(fn string) (streams.InvokerFunc, error) {
 	return func(ctx context.Context, event []byte) ([]byte, error) { return invoke(ctx, pool, event, timeout) }, err
 }
 
+// startMapping starts a mapping of fn's events with begin, given fn's
+// invoker, adds it to into, and stops it with the stack.
+func startMapping[M interface{ Stop() error }](s *Stack, fn string, into *[]M, begin func(streams.InvokerFunc) (M, error)) error {
+	inv, err := s.invoker(fn)
+	if err != nil {
+		return err
+	}
+	m, err := begin(inv)
+	if err != nil {
+		return err
+	}
+	*into = append(*into, m)
+	s.closers = append(s.closers, m.Stop)
+	return nil
+}
+
 // invoke runs the pool's function once; a function error comes with its
 // payload.
 func invoke(ctx context.Context, pool *gateway.Pool, event []byte, timeout time.Duration) (json.RawMessage, error) {
@@ -102,17 +118,13 @@ func (s *Stack) startStreams(tuning StreamTuning, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		inv, err := s.invoker(src.FunctionLogicalID)
-		if err != nil {
-			return err
-		}
 		cfg.Log = log
-		m, err := streams.Start(cfg, s.DynamoDBStreams(), inv)
+		err = startMapping(s, src.FunctionLogicalID, &s.Mappings, func(inv streams.InvokerFunc) (*streams.Mapping, error) {
+			return streams.Start(cfg, s.DynamoDBStreams(), inv)
+		})
 		if err != nil {
 			return err
 		}
-		s.Mappings = append(s.Mappings, m)
-		s.closers = append(s.closers, m.Stop)
 	}
 	return nil
 }
@@ -193,20 +205,16 @@ func (s *Stack) startQueueSources(pollers int, log *slog.Logger) error {
 		if err != nil {
 			return err
 		}
-		inv, err := s.invoker(src.FunctionLogicalID)
-		if err != nil {
-			return err
-		}
 		cfg.Pollers, cfg.Log = pollers, log
 		if src.MaximumConcurrency > 0 {
 			cfg.Pollers = min(pollers, src.MaximumConcurrency)
 		}
-		m, err := sqssource.Start(cfg, s.SQS(), inv)
+		err = startMapping(s, src.FunctionLogicalID, &s.QueueSources, func(inv streams.InvokerFunc) (*sqssource.Mapping, error) {
+			return sqssource.Start(cfg, s.SQS(), inv)
+		})
 		if err != nil {
 			return err
 		}
-		s.QueueSources = append(s.QueueSources, m)
-		s.closers = append(s.closers, m.Stop)
 	}
 	return nil
 }

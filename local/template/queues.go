@@ -28,12 +28,8 @@ type Redrive struct {
 // Queues returns every AWS::SQS::Queue in template order. Values that are
 // !Ref parameters take their defaults.
 func (t *Template) Queues() ([]Queue, error) {
-	var out []Queue
 	r := resolver{t: t}
-	for _, res := range t.resources {
-		if res.typ != TypeSQSQueue {
-			continue
-		}
+	return each(r, TypeSQSQueue, "queue", func(res *resource) (Queue, error) {
 		q := Queue{LogicalID: res.id, VisibilityTimeout: 30 * time.Second, MessageRetention: 345600 * time.Second}
 		err := r.decode(res.props, "", &q)
 		// The local poller knows nothing of message groups and ordering.
@@ -42,36 +38,21 @@ func (t *Template) Queues() ([]Queue, error) {
 				err = fmt.Errorf("FifoQueue: FIFO queues do not run locally (%v)", ferr)
 			}
 		}
-		if err != nil {
-			return nil, fmt.Errorf("queue %s: %w", res.id, err)
-		}
-		out = append(out, q)
-	}
-	return out, nil
+		return q, err
+	})
 }
 
 // EventBus is an AWS::Events::EventBus resource.
 type EventBus struct {
 	LogicalID string
-	Name      string // Name, evaluated (AWS::StackName is "local")
+	Name      string `cfn:",required"` // evaluated (AWS::StackName is "local")
 }
 
 // EventBuses returns every AWS::Events::EventBus in template order.
 func (t *Template) EventBuses() ([]EventBus, error) {
-	var out []EventBus
 	r := resolver{t: t}
-	for _, res := range t.resources {
-		if res.typ != TypeEventsEventBus {
-			continue
-		}
-		name, err := r.str(lookup(res.props, "Name"), "event bus "+res.id+" Name")
-		if err != nil {
-			return nil, err
-		}
-		if name == "" {
-			return nil, fmt.Errorf("event bus %s: Name is required", res.id)
-		}
-		out = append(out, EventBus{LogicalID: res.id, Name: name})
-	}
-	return out, nil
+	return each(r, TypeEventsEventBus, "event bus", func(res *resource) (EventBus, error) {
+		b := EventBus{LogicalID: res.id}
+		return b, r.decode(res.props, "", &b)
+	})
 }

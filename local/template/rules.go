@@ -36,28 +36,10 @@ type RuleTarget struct {
 // target that rewrites the event) is an error.
 func (t *Template) EventRules(refs map[string]string) ([]EventRule, error) {
 	r := resolver{t: t, refs: refs}
-	var out []EventRule
-	for i := range t.resources {
-		res := &t.resources[i]
-		if res.typ != TypeEventsRule {
-			continue
-		}
-		if created, err := r.exists(res); err != nil || !created {
-			if err != nil {
-				return nil, fmt.Errorf("rule %s: %w", res.id, err)
-			}
-			continue
-		}
-		rule, err := r.eventRule(res.id, res.props)
-		if err != nil {
-			return nil, fmt.Errorf("rule %s: %w", res.id, err)
-		}
-		out = append(out, rule)
-	}
-	return out, nil
+	return each(r, TypeEventsRule, "rule", r.eventRule)
 }
 
-func (r resolver) eventRule(id string, p *yaml.Node) (EventRule, error) {
+func (r resolver) eventRule(res *resource) (EventRule, error) {
 	props := struct {
 		Name, EventBusName, State string
 		ScheduleExpression        *yaml.Node
@@ -67,13 +49,13 @@ func (r resolver) eventRule(id string, p *yaml.Node) (EventRule, error) {
 			Input, InputPath, InputTransformer *yaml.Node
 		}
 	}{State: "ENABLED"}
-	if err := r.decode(p, "", &props); err != nil {
+	if err := r.decode(res.props, "", &props); err != nil {
 		return EventRule{}, err
 	}
 	if props.ScheduleExpression != nil {
 		return EventRule{}, fmt.Errorf("ScheduleExpression: schedules run locally as a function's Schedule event only")
 	}
-	rule := EventRule{LogicalID: id, Name: props.Name, EventBusName: props.EventBusName, Enabled: props.State == "ENABLED"}
+	rule := EventRule{LogicalID: res.id, Name: props.Name, EventBusName: props.EventBusName, Enabled: props.State == "ENABLED"}
 	for i, tg := range props.Targets {
 		if tg.Input != nil || tg.InputPath != nil || tg.InputTransformer != nil {
 			return rule, fmt.Errorf("Targets[%d]: only targets that get the event as it is run locally", i)
@@ -83,7 +65,7 @@ func (r resolver) eventRule(id string, p *yaml.Node) (EventRule, error) {
 	if rule.EventBusName == "default" {
 		rule.EventBusName = ""
 	}
-	pattern, _, err := r.value(lookup(p, "EventPattern"), "EventPattern", 0)
+	pattern, _, err := r.value(lookup(res.props, "EventPattern"), "EventPattern", 0)
 	if err != nil {
 		return rule, err
 	}

@@ -29,19 +29,8 @@ type Table struct {
 // protection, table class, ...) are ignored; key schema, attributes,
 // indexes, billing, streams and TTL are translated.
 func (t *Template) Tables() ([]Table, error) {
-	var tables []Table
 	r := resolver{t: t}
-	for _, res := range t.resources {
-		if res.typ != TypeDynamoDBTable {
-			continue
-		}
-		tbl, err := r.table(res)
-		if err != nil {
-			return nil, fmt.Errorf("table %s: %w", res.id, err)
-		}
-		tables = append(tables, tbl)
-	}
-	return tables, nil
+	return each(r, TypeDynamoDBTable, "table", r.table)
 }
 
 // tableProperties are the properties of a table that are translated.
@@ -59,7 +48,7 @@ type tableProperties struct {
 	}
 }
 
-func (r resolver) table(res resource) (Table, error) {
+func (r resolver) table(res *resource) (Table, error) {
 	if res.props == nil {
 		return Table{}, fmt.Errorf("has no Properties")
 	}

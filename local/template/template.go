@@ -150,3 +150,26 @@ func (t *Template) LogicalIDs(typ string) []string {
 	}
 	return ids
 }
+
+// each reads every resource of type typ that CloudFormation creates with
+// r's refs (its Condition holds), in template order; an error names the
+// resource as kind and logical ID.
+func each[T any](r resolver, typ, kind string, read func(*resource) (T, error)) ([]T, error) {
+	var out []T
+	for i := range r.t.resources {
+		res := &r.t.resources[i]
+		if res.typ != typ {
+			continue
+		}
+		created, err := r.exists(res)
+		if err == nil && created {
+			var v T
+			v, err = read(res)
+			out = append(out, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", kind, res.id, err)
+		}
+	}
+	return out, nil
+}
