@@ -169,9 +169,16 @@ func (s *Stack) runSchedule(ctx context.Context, sch template.Schedule, first, p
 	})
 }
 
-// InvokeScheduled runs fn once with a scheduled event.
+// InvokeScheduled runs fn once with the event EventBridge sends a
+// scheduled function.
 func (s *Stack) InvokeScheduled(ctx context.Context, fn string) (json.RawMessage, error) {
-	return s.Invoke(ctx, fn, ScheduledEvent(fn))
+	now := time.Now().UTC()
+	event, _ := json.Marshal(map[string]any{
+		"version": "0", "id": strconv.FormatInt(now.UnixNano(), 16), "detail-type": "Scheduled Event",
+		"source": "aws.events", "account": "000000000000", "time": now.Format(time.RFC3339), "region": "us-east-1",
+		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + fn}, "detail": map[string]any{},
+	})
+	return s.Invoke(ctx, fn, event)
 }
 
 // Invoke runs fn once with event, synchronously; a function error comes
@@ -182,17 +189,6 @@ func (s *Stack) Invoke(ctx context.Context, fn string, event []byte) (json.RawMe
 		return nil, fmt.Errorf("no function %s", fn)
 	}
 	return invoke(ctx, pool, event, time.Minute)
-}
-
-// ScheduledEvent is what EventBridge sends a scheduled function.
-func ScheduledEvent(fn string) []byte {
-	now := time.Now().UTC()
-	ev, _ := json.Marshal(map[string]any{
-		"version": "0", "id": strconv.FormatInt(now.UnixNano(), 16), "detail-type": "Scheduled Event",
-		"source": "aws.events", "account": "000000000000", "time": now.Format(time.RFC3339), "region": "us-east-1",
-		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + fn}, "detail": map[string]any{},
-	})
-	return ev
 }
 
 // Close stops everything: the fleet first (its servers end their games

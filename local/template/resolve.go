@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
@@ -123,35 +124,24 @@ func (r resolver) sub(arg *yaml.Node, what string, at *yaml.Node) (string, error
 	if !isPlainScalar(format) {
 		return "", fmt.Errorf("%s (%s): !Sub needs a literal string", what, where(at))
 	}
-	s := format.Value
-	var out strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			out.WriteString(s)
-			return out.String(), nil
-		}
-		out.WriteString(s[:i])
-		s = s[i+2:]
-		// "${!Name}" is CloudFormation's escape for a literal "${Name}".
-		if strings.HasPrefix(s, "!") {
-			out.WriteString("${")
-			s = s[1:]
-			continue
-		}
-		end := strings.IndexByte(s, '}')
-		if end < 0 {
-			return "", fmt.Errorf("%s (%s): unterminated ${ in !Sub", what, where(at))
-		}
-		name := strings.TrimSpace(s[:end])
-		s = s[end+1:]
-		v, err := r.subVar(name, vars, what, at)
-		if err != nil {
-			return "", err
-		}
-		out.WriteString(v)
+	if strings.Contains(subVariable.ReplaceAllString(format.Value, ""), "${") {
+		return "", fmt.Errorf("%s (%s): unterminated ${ in !Sub", what, where(at))
 	}
+	var err error
+	out := subVariable.ReplaceAllStringFunc(format.Value, func(v string) string {
+		name := strings.TrimSpace(v[2 : len(v)-1])
+		// "${!Name}" is CloudFormation's escape for a literal "${Name}".
+		if escaped, ok := strings.CutPrefix(name, "!"); ok {
+			return "${" + escaped + "}"
+		}
+		v, verr := r.subVar(name, vars, what, at)
+		err = cmp.Or(err, verr)
+		return v
+	})
+	return out, err
 }
+
+var subVariable = regexp.MustCompile(`\$\{[^}]*\}`)
 
 func (r resolver) subVar(name string, vars *yaml.Node, what string, at *yaml.Node) (string, error) {
 	if v := lookup(vars, name); v != nil {
