@@ -12,14 +12,9 @@ import (
 // so a cycle in a template is an error, not a hang.
 const maxConditionDepth = 32
 
-// Condition evaluates the template's condition name as CloudFormation
-// would with refs (parameters' values, over their defaults): Fn::Equals,
-// Fn::Not, Fn::And, Fn::Or and Condition, over Ref, Join and the rest of
-// what FunctionEnv evaluates.
-func (t *Template) Condition(name string, refs map[string]string) (bool, error) {
-	return resolver{t: t, refs: refs}.condition(name, 0)
-}
-
+// condition evaluates the template's condition name as CloudFormation
+// would with r's refs: Fn::Equals, Fn::Not, Fn::And, Fn::Or and Condition,
+// over the values str and value evaluate.
 func (r resolver) condition(name string, depth int) (bool, error) {
 	n, ok := r.t.conditions[name]
 	if !ok {

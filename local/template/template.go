@@ -130,15 +130,6 @@ func (t *Template) parseResources(res *yaml.Node) error {
 	return nil
 }
 
-// ResourceType returns the Type of the resource with logicalID.
-func (t *Template) ResourceType(logicalID string) (string, bool) {
-	r, ok := t.byID[logicalID]
-	if !ok {
-		return "", false
-	}
-	return r.typ, true
-}
-
 // LogicalIDs returns the logical IDs of all resources of type typ, in
 // template order.
 func (t *Template) LogicalIDs(typ string) []string {

@@ -72,7 +72,8 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 	for region, procs := range cfg.Fleet.Regions {
 		n, most := 0, 0
 		for _, p := range procs {
-			n, most = n+p.ConcurrentExecutions, max(most, p.Rooms)
+			n += p.ConcurrentExecutions
+			most = max(most, p.Rooms)
 		}
 		a, _ := s.AllocatorFor(region)
 		line := fmt.Sprintf("%s: %d (Allocator %s", region, n, a.Name)

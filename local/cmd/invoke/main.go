@@ -58,7 +58,8 @@ func run(fn, eventPath, configPath, workDir string) error {
 	var refs map[string]string
 	if st, err := stack.ReadLiveState(stack.StateFile(workDir)); err == nil {
 		fmt.Fprintf(os.Stderr, "invoke: using the running `make dev` stack (%s)\n", st.APIURL)
-		c, refs = st.Components(), st.Refs
+		c = st.Components()
+		refs = st.Refs
 		if c.Template, err = stack.LoadTemplate(root); err != nil {
 			return err
 		}
@@ -68,7 +69,8 @@ func run(fn, eventPath, configPath, workDir string) error {
 			return err
 		}
 		defer c.Close()
-		refs, own = c.Refs(cfg, "http://127.0.0.1:3000"), c
+		refs = c.Refs(cfg, "http://127.0.0.1:3000")
+		own = c
 	}
 	env, err := c.FunctionEnv(fn, refs)
 	if err != nil {
