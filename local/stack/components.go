@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"net"
 	"net/http"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/local/gamelift"
@@ -23,28 +26,19 @@ type Components struct {
 	// no Allocator lists.
 	Allocators []*Allocator
 	Ping       *PingService
-
 	// Moto is moto's endpoint: Secrets Manager, SQS and EventBridge.
-	Moto string
-	// Queues are the template's SQS queues in moto, logical ID → queue URL
-	// (EventsDLQ, ScheduledFunctionsDLQ), with their ARNs in QueueARNs.
-	Queues, QueueARNs map[string]string
-	// EventBuses are the template's EventBridge buses in moto, logical ID
-	// → name (GameServerEventBus → local-game-server-events).
-	EventBuses map[string]string
-	// Streams are the tables' stream ARNs, logical ID → ARN.
-	Streams map[string]string
-	// GameLift is the stand-in for GameLift's DescribeMatchmaking
-	// (local/gamelift): tests and PutMatch put tickets in it. It serves on
-	// its own loopback port, GameLiftURL, which every function gets as
-	// AWS_ENDPOINT_URL_GAMELIFT.
+	Moto              string
+	Queues, QueueARNs map[string]string // the template's SQS queues in moto: logical ID → URL, ARN
+	EventBuses        map[string]string // the template's buses in moto: logical ID → name
+	Streams           map[string]string // the tables' streams: logical ID → ARN
+	// GameLift is the stand-in for GameLift's DescribeMatchmaking, served on
+	// GameLiftURL: tests and PutMatch put tickets in it.
 	GameLift    *gamelift.StandIn
 	GameLiftURL string
 	// Rules are the EventBridge rules StartRules created, as evaluated.
 	Rules []template.EventRule
-	// EventsTapURL is an SQS queue receiving every event published on
-	// GameServerEventBus with source gamefabric.allocation (read it with
-	// ReadTap); "" without that bus.
+	// EventsTapURL is the queue of every event of EventsSource published on
+	// GameServerEventBus (ReadTap); "" without that bus.
 	EventsTapURL string
 	eventsLogURL string    // the tap's twin the stack prints (WatchEvents)
 	events       eventRing // what WatchEvents printed, for RecentEvents
@@ -53,9 +47,9 @@ type Components struct {
 }
 
 // StartComponents starts DynamoDB Local and moto, creates the template's
-// tables (with their streams), SQS queues and EventBridge buses (and the
-// events tap on GameServerEventBus), and serves the emulated Allocators and Ping Service with their
-// token secrets, and the GameLift stand-in.
+// tables, SQS queues and EventBridge buses, and serves the emulated
+// Allocators and Ping Service with their token secrets, and the GameLift
+// stand-in.
 func StartComponents(ctx context.Context, cfg Config, root string) (c *Components, err error) {
 	c = &Components{}
 	defer func() {
@@ -63,7 +57,7 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 			_ = c.Close()
 		}
 	}()
-	if c.Template, err = template.Load(filepath.Join(root, "template.yaml")); err != nil {
+	if c.Template, err = LoadTemplate(root); err != nil {
 		return c, err
 	}
 	ddb, err := harness.StartDynamoDBLocal(ctx)
@@ -77,14 +71,9 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	}
 	c.closers = append(c.closers, moto.Stop)
 	c.DynamoDB, c.SecretsManager, c.Moto = ddb.Endpoint, moto.Endpoint, moto.Endpoint
-
-	tables, err := c.Template.Tables()
-	if err != nil {
-		return c, err
-	}
 	c.Tables = map[string]string{}
-	for _, t := range tables {
-		c.Tables[t.LogicalID] = t.LogicalID
+	for _, id := range c.Template.LogicalIDs(template.TypeDynamoDBTable) {
+		c.Tables[id] = id
 	}
 	awsCfg := harness.AWSConfig()
 	if err := template.CreateTables(ctx, harness.NewDynamoDB(awsCfg, c.DynamoDB), c.Template, c.Tables); err != nil {
@@ -96,41 +85,27 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	if err := c.startGameFabric(ctx, cfg.GameFabric, harness.NewSecretsManager(awsCfg, c.SecretsManager)); err != nil {
 		return c, err
 	}
-	return c, c.startGameLift()
-}
-
-// startGameLift serves an empty GameLift stand-in on a free loopback port.
-func (c *Components) startGameLift() error {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return fmt.Errorf("GameLift stand-in: %w", err)
+	c.GameLift = gamelift.New()
+	if c.GameLiftURL, err = c.serve(0, c.GameLift); err != nil {
+		return c, fmt.Errorf("GameLift stand-in: %w", err)
 	}
-	c.GameLift, c.GameLiftURL = gamelift.New(), "http://"+ln.Addr().String()
-	srv := &http.Server{Handler: c.GameLift, ReadHeaderTimeout: 5 * time.Second}
-	go func() { _ = srv.Serve(ln) }()
-	c.closers = append(c.closers, srv.Close)
-	return nil
+	return c, nil
 }
 
-// Refs are the deploy-time values of template.yaml's references, locally.
-// Values for parameters template.yaml does not declare are ignored by it.
-// With GameServerEndpoint HttpApi, BackendAddress is apiURL, as an operator
+// Refs are the deploy-time values of template.yaml's references, locally
+// (the template ignores those of parameters it does not declare). With
+// GameServerEndpoint HttpApi, BackendAddress is apiURL, as an operator
 // passes the API's URL (a Rule of the template requires it: the functions
-// cannot refer to the API that invokes them); otherwise it is left to the
-// template, whose default is the function URL. A function URL's
-// FunctionUrl is the address make dev serves it on (functionUrls.port);
-// Start puts the address it really listens on in its place.
+// cannot refer to the API that invokes them). A function URL's FunctionUrl
+// is the address make dev serves it on; Start puts the address it really
+// listens on in its place.
 func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
 	refs := c.gameFabricRefs()
 	if cfg.Parameters[GameServerEndpoint] == GameServerHTTPAPI {
 		refs["BackendAddress"] = apiURL
 	}
-	for k, v := range cfg.Parameters {
-		refs[k] = v
-	}
-	for logical, name := range c.Tables {
-		refs[logical] = name
-	}
+	maps.Copy(refs, cfg.Parameters)
+	maps.Copy(refs, c.Tables)
 	c.eventRefs(refs)
 	c.functionURLRefs(cfg.FunctionURLs.Port, refs)
 	return refs
@@ -146,8 +121,8 @@ func (c *Components) FunctionEnv(logicalID string, refs map[string]string) ([]st
 	env := []string{
 		"AWS_ENDPOINT_URL_DYNAMODB=" + c.DynamoDB,
 		"AWS_ENDPOINT_URL_SECRETS_MANAGER=" + c.SecretsManager,
-		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + c.motoEndpoint(),
-		"AWS_ENDPOINT_URL_SQS=" + c.motoEndpoint(),
+		"AWS_ENDPOINT_URL_EVENTBRIDGE=" + c.Moto,
+		"AWS_ENDPOINT_URL_SQS=" + c.Moto,
 		"AWS_ACCESS_KEY_ID=local", "AWS_SECRET_ACCESS_KEY=local", "AWS_EC2_METADATA_DISABLED=true",
 	}
 	if c.GameLiftURL != "" {
@@ -160,16 +135,40 @@ func (c *Components) FunctionEnv(logicalID string, refs map[string]string) ([]st
 }
 
 // Close stops everything started, last first.
-func (c *Components) Close() error {
+func (c *Components) Close() error { return closeAll(&c.closers) }
+
+func closeAll(closers *[]func() error) error {
 	var errs []error
-	for i := len(c.closers) - 1; i >= 0; i-- {
-		errs = append(errs, c.closers[i]())
+	for _, close := range slices.Backward(*closers) {
+		errs = append(errs, close())
 	}
-	c.closers = nil
+	*closers = nil
 	return errors.Join(errs...)
 }
 
 // LoadTemplate reads root/template.yaml.
 func LoadTemplate(root string) (*template.Template, error) {
 	return template.Load(filepath.Join(root, "template.yaml"))
+}
+
+// listen opens 127.0.0.1:port (0: any free port).
+func listen(port int) (net.Listener, error) {
+	return net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
+}
+
+// serve serves h on 127.0.0.1:port until Close, and returns its URL.
+func (c *Components) serve(port int, h http.Handler) (string, error) {
+	ln, err := listen(port)
+	if err != nil {
+		return "", err
+	}
+	c.closers = append(c.closers, serveOn(ln, h))
+	return "http://" + ln.Addr().String(), nil
+}
+
+// serveOn serves h on ln; the function returned stops it.
+func serveOn(ln net.Listener, h http.Handler) func() error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 5 * time.Second}
+	go func() { _ = srv.Serve(ln) }()
+	return srv.Close
 }

@@ -6,29 +6,37 @@
 package stack
 
 import (
+	"errors"
 	"fmt"
+	"maps"
 	"os"
+	"regexp"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameserver"
+	regionname "github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
-// Config is local/dev.yaml.
+// Config is local/dev.yaml, which documents every key.
 type Config struct {
 	API struct {
 		Port        int           `yaml:"port"`
 		Concurrency int           `yaml:"concurrency"`
 		Timeout     time.Duration `yaml:"timeout"`
 	} `yaml:"api"`
-	// FunctionURLs are the template's Lambda function URLs (LinkBackFunction's
-	// with GameServerEndpoint FunctionUrl), each on its own loopback port.
+	// FunctionURLs.Port is the first function URL's, the next one's the
+	// next port; 0 any free port (as for every port).
 	FunctionURLs struct {
-		Port int `yaml:"port"` // the first URL's; the next one the next port; 0 = any free port
+		Port int `yaml:"port"`
 	} `yaml:"functionUrls"`
-	// Dashboard is make dev's web page (local/dashboard), on 127.0.0.1.
 	Dashboard struct {
-		Port int `yaml:"port"` // 0 = any free port
+		Port int `yaml:"port"`
 	} `yaml:"dashboard"`
 	GameFabric GameFabricConfig  `yaml:"gamefabric"`
 	Parameters map[string]string `yaml:"parameters"`
@@ -38,44 +46,40 @@ type Config struct {
 	} `yaml:"fleet"`
 }
 
-// GameFabricConfig is the emulated GameFabric installation: its Allocators
-// and its Ping Service.
+// GameFabricConfig is the emulated GameFabric installation.
 type GameFabricConfig struct {
 	CallbackTimeout time.Duration `yaml:"callbackTimeout"`
 	// Allocators in order. The first also serves every Region no Allocator
-	// lists (GameFabricUrl, AllocatorTokenSecretArn), under the Region's
-	// own name, as the product does for regions GAMEFABRIC_ALLOCATORS omits.
+	// lists, under the Region's own name, as the product does for regions
+	// GAMEFABRIC_ALLOCATORS omits.
 	Allocators []AllocatorConfig `yaml:"allocators"`
 	Ping       PingConfig        `yaml:"ping"`
-	// Drain runs Regions' Allocators dry for a while (ParseDrain:
-	// "us-west:20s", "us-west:20s/1m"), to watch queued placements.
+	// Drain runs Regions' Allocators dry for a while (ParseDrain).
 	Drain []string `yaml:"drain"`
 }
 
-// AllocatorConfig is one emulated GameFabric Allocator.
+// AllocatorConfig is one emulated GameFabric Allocator. Token lists are in
+// rotation order: clients use the last.
 type AllocatorConfig struct {
-	Name string `yaml:"name"` // its URLs are /allocator/<name>/allocate and …/servers
-	Port int    `yaml:"port"` // 0 = any free port
-	// Token lists in rotation order; clients use the last. The allocator
-	// tokens are its secret in Secrets Manager, {"tokens": [...]}.
+	Name            string   `yaml:"name"` // in its URLs: /allocator/<name>/allocate and …/servers
+	Port            int      `yaml:"port"`
 	AllocatorTokens []string `yaml:"allocatorTokens"`
-	RegistryTokens  []string `yaml:"registryTokens"` // game servers get the last as ALLOC_TOKEN
-	QPS             float64  `yaml:"qps"`            // allocate rate limit; 0 = none
-	Burst           int      `yaml:"burst"`          // 0 = max(1, ceil(qps))
-	// CallbackAuth is how the callback token travels in the Authorization
-	// header: "token" (verbatim, the default) or "bearer" ("Bearer <token>").
+	RegistryTokens  []string `yaml:"registryTokens"`
+	QPS             float64  `yaml:"qps"`   // allocate rate limit; 0 = none
+	Burst           int      `yaml:"burst"` // 0 = max(1, ceil(qps))
+	// CallbackAuth is CallbackAuthToken (the default) or CallbackAuthBearer.
 	CallbackAuth string `yaml:"callbackAuth"`
-	// Regions maps each GameFabric Region attached to this Allocator (our
-	// region name) to the Allocator's region string (spec.region), which
-	// its game servers register as ALLOC_REGION and allocate calls send.
+	// Regions maps each Region attached to this Allocator (our name) to its
+	// region string, which its game servers register with and allocate
+	// calls send.
 	Regions map[string]string `yaml:"regions"`
 }
 
 // PingConfig is the emulated Ping Service, which discovers game servers
 // through every Allocator.
 type PingConfig struct {
-	Port   int      `yaml:"port"`   // 0 = any free port
-	Tokens []string `yaml:"tokens"` // rotation order; its secret in Secrets Manager
+	Port   int      `yaml:"port"`
+	Tokens []string `yaml:"tokens"`
 }
 
 // FleetProcess is one runtime-configuration entry.
@@ -84,8 +88,8 @@ type FleetProcess struct {
 	Args                 []string `yaml:"args"`
 	Env                  []string `yaml:"env"`
 	ConcurrentExecutions int      `yaml:"concurrentExecutions"`
-	// Rooms, 2 to gameserver.MaxRooms, makes each process host that many sessions at once
-	// (the sample server's ROOMS); 0 is a dedicated server.
+	// Rooms, 2 to gameserver.MaxRooms, makes each process host that many
+	// sessions at once (the sample server's ROOMS); 0 is a dedicated server.
 	Rooms int `yaml:"rooms"`
 }
 
@@ -183,4 +187,135 @@ func (c Config) servers() int {
 		}
 	}
 	return n
+}
+
+// allocatorName is what can stand in a URL path segment and a secret name.
+var allocatorName = regexp.MustCompile(`^[a-z0-9][a-z0-9-]{0,30}$`)
+
+// validate names every problem at once, so one edit fixes dev.yaml.
+func (c Config) validate() error {
+	var errs []error
+	bad := func(format string, args ...any) { errs = append(errs, fmt.Errorf(format, args...)) }
+
+	if c.API.Concurrency < 1 {
+		bad("api.concurrency must be at least 1")
+	}
+	ports := map[int]string{}
+	port := func(p int, what string) {
+		switch {
+		case p < 0 || p > 65535:
+			bad("%s must be 0 (any free port) to 65535, got %d", what, p)
+		case p == 0:
+		case ports[p] != "":
+			bad("%s and %s both use port %d", ports[p], what, p)
+		default:
+			ports[p] = what
+		}
+	}
+	port(c.API.Port, "api.port")
+	port(c.FunctionURLs.Port, "functionUrls.port")
+	port(c.Dashboard.Port, "dashboard.port")
+	// The template allows two values only; another would leave the game
+	// servers neither routes nor a function URL.
+	if e := c.Parameters[GameServerEndpoint]; e != "" && e != GameServerFunctionURL && e != GameServerHTTPAPI {
+		bad("parameters.%s must be %s or %s, got %q", GameServerEndpoint, GameServerFunctionURL, GameServerHTTPAPI, e)
+	}
+	servedBy := c.validateAllocators(port, bad)
+	port(c.GameFabric.Ping.Port, "gamefabric.ping.port")
+	tokens(c.GameFabric.Ping.Tokens, "gamefabric.ping.tokens", bad)
+	// Only a Region an Allocator lists can be drained (Components.Drain).
+	for i, spec := range c.GameFabric.Drain {
+		if d, err := ParseDrain(spec); err != nil {
+			bad("gamefabric.drain[%d]: %v", i, err)
+		} else if servedBy[d.Region] == "" {
+			bad("gamefabric.drain[%d]: no Allocator lists Region %s", i, d.Region)
+		}
+	}
+	c.validateFleet(servedBy, bad)
+	return errors.Join(errs...)
+}
+
+func tokens(list []string, what string, bad func(string, ...any)) {
+	if len(list) == 0 {
+		bad("%s needs at least one token", what)
+	}
+	if slices.Contains(list, "") {
+		bad("%s must not hold an empty token", what)
+	}
+}
+
+// validateAllocators checks gamefabric.allocators (port registers each
+// port, so that no two listeners share one) and answers which Allocator
+// serves each Region.
+func (c Config) validateAllocators(port func(int, string), bad func(string, ...any)) (servedBy map[string]string) {
+	if len(c.GameFabric.Allocators) == 0 {
+		bad("gamefabric.allocators needs at least one Allocator")
+	}
+	names, servedBy := map[string]bool{}, map[string]string{}
+	for i, a := range c.GameFabric.Allocators {
+		at := fmt.Sprintf("gamefabric.allocators[%d]", i)
+		if !allocatorName.MatchString(a.Name) {
+			bad("%s.name %q must be 1-31 lowercase letters, digits or dashes (it is part of URLs)", at, a.Name)
+		} else if names[a.Name] {
+			bad("%s.name %q is used twice", at, a.Name)
+		}
+		names[a.Name] = true
+		port(a.Port, at+".port")
+		tokens(a.AllocatorTokens, at+".allocatorTokens", bad)
+		tokens(a.RegistryTokens, at+".registryTokens", bad)
+		if a.QPS < 0 || a.Burst < 0 {
+			bad("%s: qps and burst must be 0 or more", at)
+		}
+		if a.CallbackAuth != "" && a.CallbackAuth != CallbackAuthToken && a.CallbackAuth != CallbackAuthBearer {
+			bad("%s.callbackAuth must be %q or %q, got %q", at, CallbackAuthToken, CallbackAuthBearer, a.CallbackAuth)
+		}
+		strs := map[string]string{}
+		for _, region := range slices.Sorted(maps.Keys(a.Regions)) {
+			s := a.Regions[region]
+			// The shape GAMEFABRIC_ALLOCATORS accepts for region names
+			// (callers' names are lowercased).
+			if !regionname.Valid(region) {
+				bad("%s.regions: Region name %q must be %s", at, region, regionname.Rule)
+			}
+			if other, ok := servedBy[region]; ok {
+				bad("%s.regions: Region %s is already attached to Allocator %s (a Region references one Allocator)", at, region, other)
+			}
+			servedBy[region] = a.Name
+			if s == "" || len(s) > 255 || strings.TrimSpace(s) != s || strings.IndexFunc(s, unicode.IsControl) >= 0 {
+				bad("%s.regions.%s: the region string %q must be 1-255 bytes without surrounding spaces or control characters", at, region, s)
+			}
+			// Servers register by string alone: the Allocator and the Ping
+			// Service could not tell the two Regions apart.
+			if other, ok := strs[s]; ok {
+				bad("%s.regions: %s and %s both map to region string %q", at, other, region, s)
+			}
+			strs[s] = region
+		}
+	}
+	return servedBy
+}
+
+// validateFleet checks fleet.regions against the Allocators serving them.
+func (c Config) validateFleet(servedBy map[string]string, bad func(string, ...any)) {
+	for _, region := range slices.Sorted(maps.Keys(c.Fleet.Regions)) {
+		for i, p := range c.Fleet.Regions[region] {
+			if p.Command == "" || p.ConcurrentExecutions < 0 {
+				bad("fleet.regions.%s[%d]: command is required and concurrentExecutions must be 0 or more", region, i)
+			}
+			if p.Rooms != 0 && (p.Rooms < 2 || p.Rooms > gameserver.MaxRooms) {
+				bad("fleet.regions.%s[%d].rooms must be 0 (dedicated) or 2 to %d, got %d", region, i, gameserver.MaxRooms, p.Rooms)
+			}
+		}
+		if len(c.GameFabric.Allocators) == 0 || servedBy[region] != "" {
+			continue
+		}
+		// Served by the first Allocator under its own name, which must not
+		// be a string that Allocator already uses for another Region.
+		first := c.GameFabric.Allocators[0]
+		for other, s := range first.Regions {
+			if s == region {
+				bad("fleet.regions.%s: no Allocator lists it, so it registers with %s as %q, which is already Region %s's string there", region, first.Name, region, other)
+			}
+		}
+	}
 }

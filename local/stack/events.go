@@ -8,156 +8,12 @@ import (
 	"io"
 	"net"
 	"strconv"
-	"strings"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodbstreams"
-	"github.com/aws/aws-sdk-go-v2/service/eventbridge"
-	ebtypes "github.com/aws/aws-sdk-go-v2/service/eventbridge/types"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
-
-	"github.com/gamefabric-alloc/allocsvc/local/harness"
 )
-
-// moto puts every resource in this account; ARNs in refs use it.
-const motoAccount = "123456789012"
-
-// EventsSource is the source of every event the EventsFunction publishes.
-const EventsSource = "gamefabric.allocation"
-
-// The local tap on the event bus: a rule matching EventsSource with two
-// SQS targets, one the stack prints and empties (events log) and one left
-// for tests and people to read (events tap).
-const (
-	tapRule     = "local-events-tap"
-	tapQueue    = "local-events-tap"
-	logQueue    = "local-events-log"
-	tapBusLogID = "GameServerEventBus"
-)
-
-// startEventing creates the template's SQS queues and EventBridge buses in
-// moto and the tap on GameServerEventBus, and records each table's stream.
-func (c *Components) startEventing(ctx context.Context) error {
-	awsCfg := harness.AWSConfig()
-	q := c.SQS()
-	if err := c.createQueues(ctx, q); err != nil {
-		return err
-	}
-	buses, err := c.Template.EventBuses()
-	if err != nil {
-		return err
-	}
-	eb := c.EventBridge()
-	c.EventBuses = map[string]string{}
-	for _, b := range buses {
-		if _, err := eb.CreateEventBus(ctx, &eventbridge.CreateEventBusInput{Name: aws.String(b.Name)}); err != nil {
-			return fmt.Errorf("event bus %s (%s): %w", b.Name, b.LogicalID, err)
-		}
-		c.EventBuses[b.LogicalID] = b.Name
-	}
-	if bus, ok := c.EventBuses[tapBusLogID]; ok {
-		if err := c.startTap(ctx, q, eb, bus); err != nil {
-			return err
-		}
-	}
-	ddb := harness.NewDynamoDB(awsCfg, c.DynamoDB)
-	c.Streams = map[string]string{}
-	for logical, name := range c.Tables {
-		out, err := ddb.DescribeTable(ctx, &dynamodb.DescribeTableInput{TableName: aws.String(name)})
-		if err != nil {
-			return fmt.Errorf("describe table %s: %w", name, err)
-		}
-		if arn := aws.ToString(out.Table.LatestStreamArn); arn != "" {
-			c.Streams[logical] = arn
-		}
-	}
-	return nil
-}
-
-func (c *Components) startTap(ctx context.Context, q *sqs.Client, eb *eventbridge.Client, bus string) error {
-	urls, err := RouteToQueues(ctx, eb, q, bus, tapRule, tapQueue, logQueue)
-	if err != nil {
-		return fmt.Errorf("events tap: %w", err)
-	}
-	c.EventsTapURL, c.eventsLogURL = urls[0], urls[1]
-	return nil
-}
-
-// RouteToQueues creates the SQS queues (in moto) and a rule on bus that
-// delivers every event of EventsSource to each; it returns their URLs, in
-// order.
-func RouteToQueues(ctx context.Context, eb *eventbridge.Client, q *sqs.Client, bus, rule string, queues ...string) ([]string, error) {
-	var urls []string
-	in := &eventbridge.PutTargetsInput{Rule: aws.String(rule), EventBusName: aws.String(bus)}
-	for i, name := range queues {
-		url, arn, err := createQueue(ctx, q, name, nil)
-		if err != nil {
-			return nil, err
-		}
-		urls = append(urls, url)
-		in.Targets = append(in.Targets, ebTarget(fmt.Sprintf("%s-%d", rule, i), arn))
-	}
-	pattern, _ := json.Marshal(map[string][]string{"source": {EventsSource}})
-	if _, err := eb.PutRule(ctx, &eventbridge.PutRuleInput{Name: aws.String(rule), EventBusName: aws.String(bus), EventPattern: aws.String(string(pattern))}); err != nil {
-		return nil, fmt.Errorf("rule %s: %w", rule, err)
-	}
-	out, err := eb.PutTargets(ctx, in)
-	if err == nil && out.FailedEntryCount > 0 {
-		err = fmt.Errorf("%d targets failed", out.FailedEntryCount)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("rule %s targets: %w", rule, err)
-	}
-	return urls, nil
-}
-
-func ebTarget(id, arn string) ebtypes.Target {
-	return ebtypes.Target{Id: aws.String(id), Arn: aws.String(arn)}
-}
-
-// eventRefs are the deploy-time values of the queues', buses' and
-// streams' references.
-func (c *Components) eventRefs(refs map[string]string) {
-	for logical, url := range c.Queues {
-		refs[logical] = url
-		refs[logical+".Arn"] = c.QueueARNs[logical]
-		refs[logical+".QueueName"] = url[strings.LastIndexByte(url, '/')+1:]
-		refs[logical+".QueueUrl"] = url
-	}
-	for logical, name := range c.EventBuses {
-		refs[logical] = name
-		refs[logical+".Name"] = name
-		refs[logical+".Arn"] = "arn:aws:events:" + harness.Region + ":" + motoAccount + ":event-bus/" + name
-	}
-	for logical, arn := range c.Streams {
-		refs[logical+".StreamArn"] = arn
-	}
-}
-
-// SQS is a client for moto's SQS.
-func (c *Components) SQS() *sqs.Client {
-	return sqs.NewFromConfig(harness.AWSConfig(), func(o *sqs.Options) { o.BaseEndpoint = aws.String(c.motoEndpoint()) })
-}
-
-// EventBridge is a client for moto's EventBridge.
-func (c *Components) EventBridge() *eventbridge.Client {
-	return eventbridge.NewFromConfig(harness.AWSConfig(), func(o *eventbridge.Options) { o.BaseEndpoint = aws.String(c.motoEndpoint()) })
-}
-
-// DynamoDBStreams is a client for DynamoDB Local's streams.
-func (c *Components) DynamoDBStreams() *dynamodbstreams.Client {
-	return dynamodbstreams.NewFromConfig(harness.AWSConfig(), func(o *dynamodbstreams.Options) { o.BaseEndpoint = aws.String(c.DynamoDB) })
-}
-
-func (c *Components) motoEndpoint() string {
-	if c.Moto != "" {
-		return c.Moto
-	}
-	return c.SecretsManager
-}
 
 // Published is one event as EventBridge delivered it to the tap.
 type Published struct {
@@ -171,9 +27,8 @@ type Published struct {
 	Raw string `json:"-"`
 }
 
-// ReadTap receives (and deletes) the events delivered to the tap queue
-// (EventsTapURL) so far, waiting up to wait for the first one. Nothing else
-// reads that queue.
+// ReadTap receives (and deletes) the events on the tap queue (EventsTapURL)
+// so far, waiting up to wait for the first one.
 func (c *Components) ReadTap(ctx context.Context, wait time.Duration) ([]Published, error) {
 	if c.EventsTapURL == "" {
 		return nil, errors.New("no events tap: the template has no GameServerEventBus")
@@ -274,8 +129,7 @@ func EventLine(p Published) string {
 	return fmt.Sprintf("event %s %s %s → %s (%s)", p.DetailType, subject, prev, d.State, d.IdempotencyKey)
 }
 
-// EventFields are what the local tools show of an event's detail: every
-// field is empty when the detail does not have it.
+// EventFields are what the local tools show of an event's detail.
 type EventFields struct {
 	IdempotencyKey  string `json:"idempotencyKey"`
 	GameInstanceID  string `json:"gameInstanceId"`
@@ -289,8 +143,7 @@ type EventFields struct {
 	} `json:"gameSessionInfo"`
 }
 
-// Fields reads an event's detail; a detail without them (or no JSON
-// object) leaves them empty, and still shows its line.
+// Fields reads an event's detail; what it lacks is left empty.
 func Fields(detail json.RawMessage) EventFields {
 	var d EventFields
 	_ = json.Unmarshal(detail, &d)
@@ -318,10 +171,9 @@ type SeenEvent struct {
 // latest, and a long-running make dev must not grow without limit.
 const keptEvents = 256
 
-// eventRing keeps the latest keptEvents events WatchEvents printed; its
-// zero value is ready. Watching the log queue is the only way to see every
-// event (a queue delivers each message once), so the watcher shares what it
-// reads instead of a second reader competing for it.
+// eventRing keeps the latest keptEvents events WatchEvents printed. A queue
+// delivers each message once, so the watcher shares what it reads instead
+// of a second reader competing for it.
 type eventRing struct {
 	mu   sync.Mutex
 	seq  uint64

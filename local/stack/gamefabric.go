@@ -4,9 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"net"
-	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -33,11 +30,10 @@ func (a *Allocator) AllocatePath() string { return strings.TrimPrefix(a.prefix()
 // AllocateURL is the Allocation endpoint.
 func (a *Allocator) AllocateURL() string { return a.URL + "/" + a.AllocatePath() }
 
-// RegistryURL is the Registry endpoint, which game servers get as ALLOC_URL.
+// RegistryURL is the Registry endpoint (game servers' ALLOC_URL).
 func (a *Allocator) RegistryURL() string { return a.URL + a.prefix() + "/servers" }
 
-// RegistryToken is the latest registry token, which game servers get as
-// ALLOC_TOKEN.
+// RegistryToken is the latest registry token (game servers' ALLOC_TOKEN).
 func (a *Allocator) RegistryToken() string { return a.RegistryTokens[len(a.RegistryTokens)-1] }
 
 // AllocatorToken is the latest allocator token, the one clients use.
@@ -73,12 +69,9 @@ func (c *Components) startGameFabric(ctx context.Context, gf GameFabricConfig, s
 			CallbackTimeout: gf.CallbackTimeout,
 			CallbackBearer:  ac.CallbackAuth == CallbackAuthBearer,
 		})
-		url, stop, err := serve(ac.Port, a.Emulator.Handler())
-		if err != nil {
+		if a.URL, err = c.serve(ac.Port, a.Emulator.Handler()); err != nil {
 			return fmt.Errorf("GameFabric Allocator %s: %w", ac.Name, err)
 		}
-		a.URL = url
-		c.closers = append(c.closers, stop)
 		c.Allocators = append(c.Allocators, a)
 		sources = append(sources, gfemu.PingSource{Allocator: a.Emulator, Regions: regionNames(ac.Regions)})
 	}
@@ -87,11 +80,10 @@ func (c *Components) startGameFabric(ctx context.Context, gf GameFabricConfig, s
 		return fmt.Errorf("the Ping Service: %w", err)
 	}
 	svc := gfemu.NewPingService(gfemu.PingConfig{Tokens: gf.Ping.Tokens, Sources: sources})
-	url, stop, err := serve(gf.Ping.Port, svc.Handler())
+	url, err := c.serve(gf.Ping.Port, svc.Handler())
 	if err != nil {
 		return fmt.Errorf("GameFabric Ping Service: %w", err)
 	}
-	c.closers = append(c.closers, stop)
 	c.Ping = &PingService{URL: url + svc.Path(), SecretARN: arn, Tokens: gf.Ping.Tokens, Service: svc}
 	return nil
 }
@@ -132,8 +124,8 @@ func (c *Components) AllocatorFor(region string) (*Allocator, string) {
 
 // FleetEnv is what GameFabric injects into every game server container of
 // region once an Allocator is attached to it (GameFabric's docs,
-// src/multiplayer-servers/architecture/allocators.md).
-// ALLOC_PRIORITY is the index of the Region Type; locally there is one.
+// architecture/allocators.md). ALLOC_PRIORITY is the index of the Region
+// Type; locally there is one.
 func (c *Components) FleetEnv(region string) []string {
 	a, s := c.AllocatorFor(region)
 	return []string{"ALLOC_URL=" + a.RegistryURL(), "ALLOC_TOKEN=" + a.RegistryToken(), "ALLOC_REGION=" + s, "ALLOC_PRIORITY=0"}
@@ -181,15 +173,4 @@ func (c *Components) gameFabricRefs() map[string]string {
 		"GameFabricPingUrl":        c.Ping.URL,
 		"PingTokenSecretArn":       c.Ping.SecretARN,
 	}
-}
-
-// serve runs h on 127.0.0.1:port (0 = any free port).
-func serve(port int, h http.Handler) (string, func() error, error) {
-	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-	if err != nil {
-		return "", nil, err
-	}
-	srv := &http.Server{Handler: h}
-	go func() { _ = srv.Serve(ln) }()
-	return "http://" + ln.Addr().String(), srv.Close, nil
 }

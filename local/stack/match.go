@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -35,10 +36,8 @@ type MatchOptions struct {
 	// Players is how many players were matched, each on a ticket of their
 	// own: 1 to gameinstance.MaxMatchPlayers; 0 is DefaultPlayers.
 	Players int `json:"players"`
-	// Near is the region the players are close to: each reports a low
-	// latency to it and higher ones to the other regions, as a game client
-	// reports its pings to FlexMatch (custom-<region>). "" is the first
-	// region.
+	// Near is the region the players report the lowest latency to (as a
+	// game client reports its pings to FlexMatch); "" is the first region.
 	Near string `json:"near"`
 	// NoLatencies leaves the players' LatencyInMs out: the match's region
 	// then comes from customEventData.
@@ -46,11 +45,8 @@ type MatchOptions struct {
 	// CustomEventData is the matchmaking configuration's CustomEventData;
 	// nil is {"region":"<Near>"}, "" is none.
 	CustomEventData *string `json:"customEventData"`
-	// Configuration is the matchmaking configuration's name; "" is
-	// DefaultConfiguration.
-	Configuration string `json:"configuration"`
-	// MatchID is the match's id; "" is a new UUID, as FlexMatch's are.
-	MatchID string `json:"matchId"`
+	Configuration   string  `json:"configuration"` // "" is DefaultConfiguration
+	MatchID         string  `json:"matchId"`       // "" is a new UUID, as FlexMatch's are
 }
 
 // Match is a built MatchmakingSucceeded event: the entry to put on the
@@ -89,9 +85,9 @@ type matchPlayer struct {
 // among players who report their latencies to regions (the first is the
 // default Near).
 func BuildMatch(o MatchOptions, regions []string, now time.Time) (Match, error) {
-	if o.Players == 0 {
-		o.Players = DefaultPlayers
-	}
+	o.Players = cmp.Or(o.Players, DefaultPlayers)
+	o.Configuration = cmp.Or(o.Configuration, DefaultConfiguration)
+	o.MatchID = cmp.Or(o.MatchID, uuid.New())
 	if o.Players < 1 || o.Players > gameinstance.MaxMatchPlayers {
 		return Match{}, fmt.Errorf("a match has 1 to %d players, not %d", gameinstance.MaxMatchPlayers, o.Players)
 	}
@@ -104,12 +100,6 @@ func BuildMatch(o MatchOptions, regions []string, now time.Time) (Match, error) 
 	if o.CustomEventData == nil {
 		custom, _ := json.Marshal(map[string]string{"region": o.Near})
 		o.CustomEventData = aws.String(string(custom))
-	}
-	if o.Configuration == "" {
-		o.Configuration = DefaultConfiguration
-	}
-	if o.MatchID == "" {
-		o.MatchID = uuid.New()
 	}
 	arn := "arn:aws:gamelift:" + harness.Region + ":" + motoAccount + ":matchmakingconfiguration/" + o.Configuration
 	m := Match{MatchID: o.MatchID}
@@ -163,9 +153,8 @@ func (c *Components) MatchRegions() []string {
 
 // PutMatch plays FlexMatch finding a match: it puts the match's tickets in
 // the GameLift stand-in (DescribeMatchmaking answers with them) and its
-// MatchmakingSucceeded event on moto's default bus, where MatchmakingRule
-// delivers it to MatchmakingFunction. It returns the match's id, its game
-// instance's id.
+// MatchmakingSucceeded event on moto's default bus (MatchmakingRule's). It
+// returns the match's id, its game instance's id.
 func (c *Components) PutMatch(ctx context.Context, o MatchOptions) (matchID string, err error) {
 	if c.GameLift == nil {
 		return "", errors.New("no GameLift stand-in")

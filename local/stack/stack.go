@@ -9,9 +9,13 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -28,18 +32,13 @@ type Options struct {
 	Root    string    // the repository (template.yaml, functions/, local/)
 	WorkDir string    // binaries and game server working dirs
 	Log     io.Writer // the stack's own log lines and every child's output
-	// Streams tunes the event source mappings (tests shorten them).
 	Streams StreamTuning
-	// Queues tunes the SQS event sources.
-	Queues QueueTuning
-	// Rules tunes the EventBridge rules' function targets.
-	Rules RuleTuning
-	// SandboxStarted, when set, hears of every function sandbox's process
-	// as it starts (make bench confines AllocateFunction's to a CPU share).
+	Rules   RuleTuning
+	// SandboxStarted hears of every function sandbox's process as it
+	// starts (make bench confines AllocateFunction's to a CPU share).
 	SandboxStarted func(function string, pid int) error
-	// WrapAPI, when set, wraps the local HTTP API's handler and each
-	// function URL's: the tests validate every exchange against
-	// docs/openapi.yaml, which describes both, with it.
+	// WrapAPI wraps the HTTP API's handler and each function URL's (the
+	// tests check every exchange against docs/openapi.yaml).
 	WrapAPI func(http.Handler) http.Handler
 }
 
@@ -51,19 +50,13 @@ type Stack struct {
 	// (pragmaBackendAddress): the function URL with GameServerEndpoint
 	// FunctionUrl, APIURL with HttpApi. Like APIURL it has no trailing slash.
 	GameServerURL string
-	// FunctionURLs are the function URLs served, each on its own port.
-	FunctionURLs []FunctionURL
-	Refs         map[string]string
-	// Routes are the HTTP API's, with the stack's parameters.
-	Routes    []template.Route
-	Fleet     *fleet.Fleet
-	Schedules []template.Schedule
-	// Mappings are the running DynamoDB stream event source mappings, one
-	// per DynamoDB event of every function.
-	Mappings []*streams.Mapping
-	// QueueSources are the running SQS event source mappings, one per
-	// enabled SQS event of every function (PlacementFunction's).
-	QueueSources []*sqssource.Mapping
+	FunctionURLs  []FunctionURL // each on its own port
+	Refs          map[string]string
+	Routes        []template.Route // the HTTP API's, with the stack's parameters
+	Fleet         *fleet.Fleet
+	Schedules     []template.Schedule
+	Mappings      []*streams.Mapping   // the DynamoDB stream event source mappings
+	QueueSources  []*sqssource.Mapping // the SQS event source mappings
 
 	pools   map[string]*gateway.Pool
 	log     *slog.Logger
@@ -75,15 +68,19 @@ type Stack struct {
 // Start brings everything up; ctx bounds start-up only.
 func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	s = &Stack{pools: map[string]*gateway.Pool{}, log: slog.New(slog.NewTextHandler(o.Log, nil))}
+	if o.WrapAPI == nil {
+		o.WrapAPI = func(h http.Handler) http.Handler { return h }
+	}
 	defer func() {
 		if err != nil {
 			_ = s.Close()
 		}
 	}()
-	fns, err := templateFunctions(o.Root)
+	t, err := LoadTemplate(o.Root)
 	if err != nil {
 		return s, err
 	}
+	fns := t.LogicalIDs(template.TypeServerlessFunction)
 	pkgs := []string{"local/sampleserver"}
 	for _, fn := range fns {
 		pkgs = append(pkgs, "functions/"+FunctionDir(fn))
@@ -136,32 +133,6 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 	return s, nil
 }
 
-// startEventSources feeds the functions what the template's event
-// sources and rules deliver: the tables' streams, the queues, and the
-// EventBridge rules' events.
-func (s *Stack) startEventSources(ctx context.Context, cfg Config, o Options) error {
-	if err := s.startStreams(s.Refs, o.Streams, o.Log); err != nil {
-		return fmt.Errorf("DynamoDB stream event sources: %w", err)
-	}
-	// As many batches (or events) in flight as the function has sandboxes.
-	if err := s.startQueueSources(s.Refs, o.Queues, cfg.API.Concurrency, o.Log); err != nil {
-		return fmt.Errorf("SQS event sources: %w", err)
-	}
-	if err := s.startRules(ctx, s.Refs, o.Rules, cfg.API.Concurrency, o.Log); err != nil {
-		return fmt.Errorf("EventBridge rules: %w", err)
-	}
-	return nil
-}
-
-// templateFunctions lists the serverless functions in template order.
-func templateFunctions(root string) ([]string, error) {
-	t, err := template.Load(filepath.Join(root, "template.yaml"))
-	if err != nil {
-		return nil, err
-	}
-	return t.LogicalIDs(template.TypeServerlessFunction), nil
-}
-
 func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Config {
 	regions := map[string][]fleet.Process{}
 	for region, procs := range cfg.Fleet.Regions {
@@ -191,56 +162,33 @@ func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Co
 // and then every period, as EventBridge would.
 func (s *Stack) runSchedule(ctx context.Context, sch template.Schedule, first, period time.Duration) {
 	defer s.wg.Done()
-	select {
-	case <-ctx.Done():
-		return
-	case <-time.After(first):
-	}
-	t := time.NewTicker(period)
-	defer t.Stop()
-	for {
+	every(ctx, first, period, func() {
 		if _, err := s.InvokeScheduled(ctx, sch.FunctionLogicalID); err != nil && ctx.Err() == nil {
 			s.log.Warn("scheduled invocation failed", "function", sch.FunctionLogicalID, "error", err)
 		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		}
-	}
+	})
 }
 
-// InvokeScheduled runs fn once with an EventBridge scheduled event.
+// InvokeScheduled runs fn once with the event EventBridge sends a
+// scheduled function.
 func (s *Stack) InvokeScheduled(ctx context.Context, fn string) (json.RawMessage, error) {
-	return s.Invoke(ctx, fn, ScheduledEvent(fn))
+	now := time.Now().UTC()
+	event, _ := json.Marshal(map[string]any{
+		"version": "0", "id": strconv.FormatInt(now.UnixNano(), 16), "detail-type": "Scheduled Event",
+		"source": "aws.events", "account": "000000000000", "time": now.Format(time.RFC3339), "region": "us-east-1",
+		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + fn}, "detail": map[string]any{},
+	})
+	return s.Invoke(ctx, fn, event)
 }
 
-// Invoke runs fn once with event, as a synchronous invocation; a function
-// error is returned with its payload.
+// Invoke runs fn once with event, synchronously; a function error comes
+// with its payload.
 func (s *Stack) Invoke(ctx context.Context, fn string, event []byte) (json.RawMessage, error) {
 	pool, ok := s.pools[fn]
 	if !ok {
 		return nil, fmt.Errorf("no function %s", fn)
 	}
-	res, err := pool.Invoke(ctx, event, time.Minute)
-	if err != nil {
-		return nil, err
-	}
-	if res.FunctionError != nil {
-		return res.Payload, res.FunctionError
-	}
-	return res.Payload, nil
-}
-
-// ScheduledEvent is what EventBridge sends a scheduled function.
-func ScheduledEvent(fn string) []byte {
-	now := time.Now().UTC()
-	ev, _ := json.Marshal(map[string]any{
-		"version": "0", "id": strconv.FormatInt(now.UnixNano(), 16), "detail-type": "Scheduled Event",
-		"source": "aws.events", "account": "000000000000", "time": now.Format(time.RFC3339), "region": "us-east-1",
-		"resources": []string{"arn:aws:events:us-east-1:000000000000:rule/local-" + fn}, "detail": map[string]any{},
-	})
-	return ev
+	return invoke(ctx, pool, event, time.Minute)
 }
 
 // Close stops everything: the fleet first (its servers end their games
@@ -254,11 +202,7 @@ func (s *Stack) Close() error {
 		s.cancel()
 	}
 	s.wg.Wait()
-	for i := len(s.closers) - 1; i >= 0; i-- {
-		errs = append(errs, s.closers[i]())
-	}
-	s.closers = nil
-	return errors.Join(errs...)
+	return errors.Join(append(errs, closeAll(&s.closers))...)
 }
 
 // prefixed writes each line of a child's output prefixed with its name.
@@ -288,4 +232,38 @@ func (p *linePrefixer) Write(b []byte) (int, error) {
 			return len(b), err
 		}
 	}
+}
+
+// FunctionDir maps a function's logical ID to its folder under functions/
+// by the project's convention: AllocateFunction → functions/allocate.
+func FunctionDir(logicalID string) string {
+	return strings.ToLower(strings.TrimSuffix(logicalID, "Function"))
+}
+
+// Build is BuildFor this machine's architecture.
+func Build(ctx context.Context, root, binDir string, pkgs ...string) (map[string]string, error) {
+	return BuildFor(ctx, root, binDir, runtime.GOARCH, pkgs...)
+}
+
+// BuildFor compiles the named packages for linux/goarch with the
+// Makefile's flags into binDir/<last element>/bootstrap, and returns the
+// binaries by last element. One `go build` per package keeps the output
+// name "bootstrap", as in Lambda; the build cache makes repeats cheap.
+func BuildFor(ctx context.Context, root, binDir, goarch string, pkgs ...string) (map[string]string, error) {
+	out := map[string]string{}
+	for _, pkg := range pkgs {
+		if _, err := os.Stat(filepath.Join(root, pkg)); err != nil {
+			return nil, fmt.Errorf("build %s: %w", pkg, err)
+		}
+		name := filepath.Base(pkg)
+		bin := filepath.Join(binDir, name, "bootstrap")
+		cmd := exec.CommandContext(ctx, "go", "build", "-trimpath", "-tags", "lambda.norpc", "-ldflags=-s -w", "-o", bin, "./"+pkg)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOOS=linux", "GOARCH="+goarch)
+		if b, err := cmd.CombinedOutput(); err != nil {
+			return nil, fmt.Errorf("build %s for linux/%s: %v\n%s", pkg, goarch, err, b)
+		}
+		out[name] = bin
+	}
+	return out, nil
 }

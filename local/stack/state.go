@@ -63,8 +63,8 @@ func (s *Stack) State() State {
 		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL, GameLift: s.GameLiftURL}
 }
 
-// Components are the state's components, enough to run a function against
-// them (no emulated GameFabric handles, no Template).
+// Components are enough of the state's components to run a function
+// against them (no GameFabric handles, no Template).
 func (st State) Components() *Components {
 	return &Components{DynamoDB: st.DynamoDB, SecretsManager: st.SecretsManager, Moto: st.Moto,
 		Queues: st.Queues, EventBuses: st.EventBuses, Streams: st.Streams, EventsTapURL: st.EventsTap, GameLiftURL: st.GameLift}

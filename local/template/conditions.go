@@ -12,14 +12,9 @@ import (
 // so a cycle in a template is an error, not a hang.
 const maxConditionDepth = 32
 
-// Condition evaluates the template's condition name as CloudFormation
-// would with refs (parameters' values, over their defaults): Fn::Equals,
-// Fn::Not, Fn::And, Fn::Or and Condition, over Ref, Join and the rest of
-// what FunctionEnv evaluates.
-func (t *Template) Condition(name string, refs map[string]string) (bool, error) {
-	return resolver{t: t, refs: refs}.condition(name, 0)
-}
-
+// condition evaluates the template's condition name as CloudFormation
+// would with r's refs: Fn::Equals, Fn::Not, Fn::And, Fn::Or and Condition,
+// over the values str and value evaluate.
 func (r resolver) condition(name string, depth int) (bool, error) {
 	n, ok := r.t.conditions[name]
 	if !ok {
@@ -28,7 +23,7 @@ func (r resolver) condition(name string, depth int) (bool, error) {
 	if depth > maxConditionDepth {
 		return false, fmt.Errorf("condition %s: nested more than %d deep (a cycle?)", name, maxConditionDepth)
 	}
-	return r.cond(n, "condition "+name, depth+1)
+	return r.cond(&n, "condition "+name, depth+1)
 }
 
 // cond evaluates one condition function.
@@ -93,15 +88,23 @@ func (r resolver) comparable(n *yaml.Node, what string) (string, error) {
 // takes its branch, a Ref to a list parameter (CommaDelimitedList) is a
 // list, and ok is false for AWS::NoValue, whose key or item is left out.
 func (r resolver) value(n *yaml.Node, what string, depth int) (v any, ok bool, err error) {
-	n = deref(n)
-	if n == nil {
-		return nil, false, fmt.Errorf("%s: missing value", what)
+	if n, ok, err = r.branch(n, what); err != nil || !ok {
+		return nil, false, err
 	}
 	if depth > maxConditionDepth {
 		return nil, false, fmt.Errorf("%s (%s): nested more than %d deep", what, where(n), maxConditionDepth)
 	}
 	if name, arg, isFn := intrinsic(n); isFn {
-		return r.intrinsicValue(name, deref(arg), n, what, depth)
+		if name == "Ref" && isPlainScalar(arg) && r.isListParameter(arg.Value) {
+			s, err := r.ref(arg.Value, what, n)
+			var list []any
+			for _, item := range strings.Split(s, ",") {
+				list = append(list, item)
+			}
+			return list, err == nil, err
+		}
+		s, err := r.str(n, what)
+		return s, err == nil, err
 	}
 	switch n.Kind {
 	case yaml.MappingNode:
@@ -132,34 +135,9 @@ func (r resolver) value(n *yaml.Node, what string, depth int) (v any, ok bool, e
 	return scalarValue(n), true, nil
 }
 
-func (r resolver) intrinsicValue(name string, arg, at *yaml.Node, what string, depth int) (any, bool, error) {
-	switch {
-	case name == "Ref" && isPlainScalar(arg) && arg.Value == "AWS::NoValue":
-		return nil, false, nil
-	case name == "Ref" && isPlainScalar(arg) && r.isListParameter(arg.Value):
-		s, err := r.ref(arg.Value, what, at)
-		if err != nil {
-			return nil, false, err
-		}
-		var list []any
-		for _, item := range strings.Split(s, ",") {
-			list = append(list, item)
-		}
-		return list, true, nil
-	case name == "Fn::If":
-		chosen, ok, err := r.branch(at, what)
-		if err != nil || !ok {
-			return nil, false, err
-		}
-		return r.value(chosen, what, depth+1)
-	}
-	s, err := r.str(at, what)
-	return s, err == nil, err
-}
-
 // isListParameter reports whether name is a parameter whose Ref is a list.
 func (r resolver) isListParameter(name string) bool {
-	typ := r.t.paramTypes[name]
+	typ := r.t.params[name].Type
 	return typ == "CommaDelimitedList" || strings.HasPrefix(typ, "List<")
 }
 

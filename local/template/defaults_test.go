@@ -41,8 +41,8 @@ func TestTemplateDefaultsAreShared(t *testing.T) {
 		"MatchmakingEventName": defaults.MatchmakingEventName,
 	}
 	param := func(name string) string {
-		def, ok := tpl.paramDefaults[name]
-		if !ok || def == nil {
+		def := tpl.params[name].Default
+		if def.Kind == 0 {
 			t.Fatalf("template.yaml has no default for parameter %s", name)
 		}
 		return def.Value

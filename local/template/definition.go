@@ -20,22 +20,6 @@ var operationMethods = map[string]string{
 // a !Sub: ${<Function>.Arn}.
 var functionArnInSub = regexp.MustCompile(`\$\{\s*([A-Za-z0-9]+)\.Arn\s*\}`)
 
-// definitionRoutes are the routes declared by the operations of every
-// HttpApi's DefinitionBody that have a Lambda proxy integration. An
-// operation without an integration declares no route of its own: SAM
-// completes such an operation from a function's HttpApi event.
-func (r resolver) definitionRoutes() ([]Route, error) {
-	var routes []Route
-	err := r.eachOperation(func(_, path, method string, op *yaml.Node) error {
-		rt, ok, err := r.definitionRoute(path, method, op)
-		if ok {
-			routes = append(routes, rt)
-		}
-		return err
-	})
-	return routes, err
-}
-
 // eachOperation calls visit with every operation of the DefinitionBody of
 // every AWS::Serverless::HttpApi created with r's refs, in template order.
 // An operation whose Fn::If picks AWS::NoValue does not exist.
@@ -97,9 +81,10 @@ func (r resolver) eachPathOperation(api string, p pair, visit func(api, path, me
 	return nil
 }
 
-// definitionRoute reads one operation: ok is false when it has no
-// integration. What the local HTTP API cannot serve the way API Gateway
-// would (another integration type, no payload format) is an error.
+// definitionRoute reads one operation of an HttpApi's DefinitionBody: ok
+// is false when it has no integration, which declares no route of its own
+// (SAM completes such an operation from a function's HttpApi event). What
+// the local HTTP API cannot serve as API Gateway would is an error.
 func (r resolver) definitionRoute(path, method string, op *yaml.Node) (rt Route, ok bool, err error) {
 	if op, err = r.object(op, "operation"); err != nil {
 		return rt, false, err
@@ -142,11 +127,7 @@ func (r resolver) integrationFunction(n *yaml.Node) (string, error) {
 	case n == nil:
 		return "", fmt.Errorf("integration uri: missing (%s)", want)
 	case ok && name == "Fn::GetAtt":
-		id, err := r.getAttOf(n, "integration uri", "Arn", TypeServerlessFunction)
-		if err != nil {
-			id, err = r.getAttOf(n, "integration uri", "Arn", TypeLambdaFunction)
-		}
-		return id, err
+		return r.getAttOf(n, "integration uri", "Arn", "function")
 	case !ok || name != "Fn::Sub":
 		return "", fmt.Errorf("integration uri (%s): %s", where(n), want)
 	}
@@ -158,7 +139,7 @@ func (r resolver) integrationFunction(n *yaml.Node) (string, error) {
 	if !isPlainScalar(format) || len(found) != 1 {
 		return "", fmt.Errorf("integration uri (%s): %s", where(n), want)
 	}
-	if res, ok := r.t.byID[found[0][1]]; !ok || (res.typ != TypeServerlessFunction && res.typ != TypeLambdaFunction) {
+	if res, ok := r.t.byID[found[0][1]]; !ok || !isFunction(res.typ) {
 		return "", fmt.Errorf("integration uri (%s): %s is not a function of this template", where(n), found[0][1])
 	}
 	return found[0][1], nil

@@ -1,8 +1,8 @@
 package template
 
 import (
+	"cmp"
 	"fmt"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
@@ -32,60 +32,46 @@ func (t *Template) FunctionURLs(refs map[string]string) ([]FunctionURL, error) {
 	var out []FunctionURL
 	for i := range t.resources {
 		res := &t.resources[i]
-		props, fn, id := res.props, "", res.id
-		switch res.typ {
-		case TypeLambdaURL:
-		case TypeServerlessFunction:
-			if props = lookup(res.props, "FunctionUrlConfig"); props == nil {
-				continue
-			}
-			fn, id = res.id, res.id+"Url"
-		default:
+		u, props := FunctionURL{LogicalID: res.id, InvokeMode: "BUFFERED"}, res.props
+		switch config := lookup(res.props, "FunctionUrlConfig"); {
+		case res.typ == TypeServerlessFunction && config != nil:
+			u.LogicalID, u.FunctionLogicalID, props = res.id+"Url", res.id, config
+		case res.typ != TypeLambdaURL:
 			continue
 		}
 		created, err := r.exists(res)
+		if err == nil && created {
+			err = r.functionURL(&u, props)
+			out = append(out, u)
+		}
 		if err != nil {
-			return nil, fmt.Errorf("function URL %s: %w", id, err)
+			return nil, fmt.Errorf("function URL %s: %w", u.LogicalID, err)
 		}
-		if !created {
-			continue
-		}
-		u, err := r.functionURL(id, fn, props)
-		if err != nil {
-			return nil, fmt.Errorf("function URL %s: %w", id, err)
-		}
-		out = append(out, u)
 	}
 	return out, nil
 }
 
-// functionURL reads a URL's properties; fn is its function when known
-// (FunctionUrlConfig), else TargetFunctionArn names it.
-func (r resolver) functionURL(id, fn string, p *yaml.Node) (FunctionURL, error) {
-	u := FunctionURL{LogicalID: id, FunctionLogicalID: fn, InvokeMode: "BUFFERED"}
-	p, err := r.object(p, "Properties")
-	if err != nil {
-		return u, err
+// functionURL reads a URL's properties; TargetFunctionArn names its
+// function unless it is known (FunctionUrlConfig).
+func (r resolver) functionURL(u *FunctionURL, p *yaml.Node) (err error) {
+	if p, err = r.object(p, "Properties"); err != nil {
+		return err
 	}
 	for _, key := range []string{"Cors", "Qualifier"} {
-		_, set, err := r.branch(lookup(p, key), key)
-		if err != nil {
-			return u, err
-		}
-		if set {
-			return u, fmt.Errorf("%s cannot be served locally", key)
+		if _, set, err := r.branch(lookup(p, key), key); err != nil || set {
+			return cmp.Or(err, fmt.Errorf("%s cannot be served locally", key))
 		}
 	}
-	if fn == "" {
+	if u.FunctionLogicalID == "" {
 		if u.FunctionLogicalID, err = r.targetFunction(lookup(p, "TargetFunctionArn")); err != nil {
-			return u, err
+			return err
 		}
 	}
 	if u.AuthType, err = r.str(lookup(p, "AuthType"), "AuthType"); err != nil {
-		return u, err
+		return err
 	}
 	if u.AuthType != "NONE" {
-		return u, fmt.Errorf("AuthType %s: only NONE is served locally, where nothing checks a SigV4 signature", u.AuthType)
+		return fmt.Errorf("AuthType %s: only NONE is served locally, where nothing checks a SigV4 signature", u.AuthType)
 	}
 	if mode, set, err := r.branch(lookup(p, "InvokeMode"), "InvokeMode"); err != nil || set {
 		if err == nil {
@@ -94,43 +80,19 @@ func (r resolver) functionURL(id, fn string, p *yaml.Node) (FunctionURL, error) 
 		if err == nil && u.InvokeMode != "BUFFERED" {
 			err = fmt.Errorf("InvokeMode %s: only BUFFERED is served locally", u.InvokeMode)
 		}
-		return u, err
+		return err
 	}
-	return u, nil
+	return nil
 }
 
 // targetFunction is the function a TargetFunctionArn names: !GetAtt
 // <Function>.Arn, or !Ref <Function> (its name, which Lambda accepts too).
 func (r resolver) targetFunction(n *yaml.Node) (string, error) {
 	if name, arg, ok := intrinsic(n); ok && name == "Ref" && isPlainScalar(arg) {
-		if res, ok := r.t.byID[arg.Value]; ok && (res.typ == TypeServerlessFunction || res.typ == TypeLambdaFunction) {
+		if res, ok := r.t.byID[arg.Value]; ok && isFunction(res.typ) {
 			return arg.Value, nil
 		}
 		return "", fmt.Errorf("TargetFunctionArn (%s): %s is not a function of this template", where(n), arg.Value)
 	}
-	id, err := r.getAttOf(n, "TargetFunctionArn", "Arn", TypeServerlessFunction)
-	if err != nil {
-		id, err = r.getAttOf(n, "TargetFunctionArn", "Arn", TypeLambdaFunction)
-	}
-	return id, err
-}
-
-// FunctionReservedConcurrency is a function's ReservedConcurrentExecutions
-// evaluated with refs (Fn::If takes its branch), 0 when it reserves none.
-func (t *Template) FunctionReservedConcurrency(logicalID string, refs map[string]string) (int, error) {
-	res, ok := t.byID[logicalID]
-	if !ok || !strings.HasSuffix(res.typ, "::Function") {
-		return 0, fmt.Errorf("no function %s in template", logicalID)
-	}
-	r := resolver{t: t, refs: refs}
-	what := logicalID + " ReservedConcurrentExecutions"
-	n, set, err := r.branch(lookup(res.props, "ReservedConcurrentExecutions"), what)
-	if err != nil || !set {
-		return 0, err
-	}
-	v, err := r.integer(n, what)
-	if err == nil && v < 0 {
-		err = fmt.Errorf("%s %d: want 0 or more", what, v)
-	}
-	return int(v), err
+	return r.getAttOf(n, "TargetFunctionArn", "Arn", "function")
 }

@@ -235,7 +235,7 @@ func TestRepoTemplateAlarmsNotifyTheAlarmTopic(t *testing.T) {
 		"ApiThrottlesAlarm", "Api5xxAlarm",
 		"PlacementDeadLetterAlarm", "PlacementQueueAgeAlarm",
 	} {
-		if typ, ok := tpl.ResourceType(want); !ok || typ != typeAlarm {
+		if res, ok := tpl.byID[want]; !ok || res.typ != typeAlarm {
 			t.Errorf("no alarm %s", want)
 		}
 	}

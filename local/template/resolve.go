@@ -1,17 +1,19 @@
 package template
 
 import (
+	"cmp"
+	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
 )
 
-// resolver turns template values into strings, evaluating the intrinsics
-// that have a meaning locally: Ref, GetAtt, Sub and Join. Anything else
-// (If, FindInMap, ImportValue, ...) depends on deploy-time state and is
-// reported as an error naming the value and its line.
+// resolver evaluates template values with the intrinsics that have a
+// meaning locally. Anything else (FindInMap, ImportValue, ...) depends on
+// deploy-time state and is an error naming the value and its line.
 type resolver struct {
 	t *Template
 	// refs maps a Ref target (logical ID or parameter) or a GetAtt
@@ -20,6 +22,7 @@ type resolver struct {
 	refs map[string]string
 }
 
+// str evaluates n to a string: a scalar, or a Ref, GetAtt, Sub or Join.
 func (r resolver) str(n *yaml.Node, what string) (string, error) {
 	n = deref(n)
 	if n == nil {
@@ -28,7 +31,7 @@ func (r resolver) str(n *yaml.Node, what string) (string, error) {
 	name, arg, ok := intrinsic(n)
 	if !ok {
 		if n.Kind != yaml.ScalarNode {
-			return "", fmt.Errorf("%s (%s): want a scalar, got a %s", what, where(n), kindName(n))
+			return "", fmt.Errorf("%s (%s): want a scalar, got a %s", what, where(n), kindNames[n.Kind])
 		}
 		if n.Tag == "!!null" {
 			return "", nil
@@ -76,13 +79,13 @@ func (r resolver) ref(name, what string, at *yaml.Node) (string, error) {
 	if v, ok := r.refs[name]; ok {
 		return v, nil
 	}
-	if def, isParam := r.t.paramDefaults[name]; isParam {
-		if def == nil {
+	if param, isParam := r.t.params[name]; isParam {
+		if param.Default.Kind == 0 {
 			return "", fmt.Errorf("%s (%s): parameter %s has no Default; pass a value in refs", what, where(at), name)
 		}
-		return r.str(def, "default of parameter "+name)
+		return r.str(&param.Default, "default of parameter "+name)
 	}
-	if v, ok := pseudoParameter(name); ok {
+	if v, ok := pseudoParameters[name]; ok {
 		return v, nil
 	}
 	if _, isResource := r.t.byID[name]; isResource {
@@ -91,23 +94,10 @@ func (r resolver) ref(name, what string, at *yaml.Node) (string, error) {
 	return "", fmt.Errorf("%s (%s): !Ref %s names no parameter or resource", what, where(at), name)
 }
 
-// pseudoParameter gives the values `sam local` uses for AWS::* references.
-func pseudoParameter(name string) (string, bool) {
-	switch name {
-	case "AWS::Region":
-		return "us-east-1", true
-	case "AWS::AccountId":
-		return "123456789012", true
-	case "AWS::Partition":
-		return "aws", true
-	case "AWS::URLSuffix":
-		return "amazonaws.com", true
-	case "AWS::StackName":
-		return "local", true
-	case "AWS::NoValue":
-		return "", true
-	}
-	return "", false
+// pseudoParameters are the values `sam local` uses for AWS::* references.
+var pseudoParameters = map[string]string{
+	"AWS::Region": "us-east-1", "AWS::AccountId": "123456789012", "AWS::Partition": "aws",
+	"AWS::URLSuffix": "amazonaws.com", "AWS::StackName": "local", "AWS::NoValue": "",
 }
 
 func getAttKey(arg *yaml.Node) (string, error) {
@@ -134,35 +124,24 @@ func (r resolver) sub(arg *yaml.Node, what string, at *yaml.Node) (string, error
 	if !isPlainScalar(format) {
 		return "", fmt.Errorf("%s (%s): !Sub needs a literal string", what, where(at))
 	}
-	s := format.Value
-	var out strings.Builder
-	for {
-		i := strings.Index(s, "${")
-		if i < 0 {
-			out.WriteString(s)
-			return out.String(), nil
-		}
-		out.WriteString(s[:i])
-		s = s[i+2:]
-		// "${!Name}" is CloudFormation's escape for a literal "${Name}".
-		if strings.HasPrefix(s, "!") {
-			out.WriteString("${")
-			s = s[1:]
-			continue
-		}
-		end := strings.IndexByte(s, '}')
-		if end < 0 {
-			return "", fmt.Errorf("%s (%s): unterminated ${ in !Sub", what, where(at))
-		}
-		name := strings.TrimSpace(s[:end])
-		s = s[end+1:]
-		v, err := r.subVar(name, vars, what, at)
-		if err != nil {
-			return "", err
-		}
-		out.WriteString(v)
+	if strings.Contains(subVariable.ReplaceAllString(format.Value, ""), "${") {
+		return "", fmt.Errorf("%s (%s): unterminated ${ in !Sub", what, where(at))
 	}
+	var err error
+	out := subVariable.ReplaceAllStringFunc(format.Value, func(v string) string {
+		name := strings.TrimSpace(v[2 : len(v)-1])
+		// "${!Name}" is CloudFormation's escape for a literal "${Name}".
+		if escaped, ok := strings.CutPrefix(name, "!"); ok {
+			return "${" + escaped + "}"
+		}
+		v, verr := r.subVar(name, vars, what, at)
+		err = cmp.Or(err, verr)
+		return v
+	})
+	return out, err
 }
+
+var subVariable = regexp.MustCompile(`\$\{[^}]*\}`)
 
 func (r resolver) subVar(name string, vars *yaml.Node, what string, at *yaml.Node) (string, error) {
 	if v := lookup(vars, name); v != nil {
@@ -177,44 +156,28 @@ func (r resolver) subVar(name string, vars *yaml.Node, what string, at *yaml.Nod
 	return r.ref(name, what, at)
 }
 
+// join evaluates !Join [delimiter, values]: a list, or an intrinsic that
+// is one, such as a Ref to a CommaDelimitedList parameter.
 func (r resolver) join(arg *yaml.Node, what string, at *yaml.Node) (string, error) {
 	arg = deref(arg)
 	if arg.Kind != yaml.SequenceNode || len(arg.Content) != 2 || !isPlainScalar(arg.Content[0]) {
 		return "", fmt.Errorf("%s (%s): !Join needs [delimiter, [values]]", what, where(at))
 	}
-	list := deref(arg.Content[1])
-	if list.Kind != yaml.SequenceNode {
-		return r.joinList(list, deref(arg.Content[0]).Value, what, at)
-	}
-	parts := make([]string, 0, len(list.Content))
-	for i, item := range list.Content {
-		v, err := r.str(item, what+" !Join["+strconv.Itoa(i)+"]")
-		if err != nil {
-			return "", err
-		}
-		parts = append(parts, v)
-	}
-	return strings.Join(parts, deref(arg.Content[0]).Value), nil
-}
-
-// joinList joins the values of an intrinsic that is a list of strings,
-// such as a Ref to a CommaDelimitedList parameter.
-func (r resolver) joinList(list *yaml.Node, delim, what string, at *yaml.Node) (string, error) {
-	v, _, err := r.value(list, what+" !Join values", 0)
-	if err != nil {
-		return "", err
-	}
-	items, ok := v.([]any)
-	if !ok {
-		return "", fmt.Errorf("%s (%s): !Join values must be a list", what, where(at))
+	v, _, err := r.value(arg.Content[1], what+" !Join", 0)
+	items, isList := v.([]any)
+	if err != nil || !isList {
+		return "", cmp.Or(err, fmt.Errorf("%s (%s): !Join values must be a list", what, where(at)))
 	}
 	parts := make([]string, len(items))
 	for i, item := range items {
-		if parts[i], ok = item.(string); !ok {
+		switch item.(type) {
+		case string, json.Number, bool:
+			parts[i] = fmt.Sprint(item)
+		default:
 			return "", fmt.Errorf("%s (%s): !Join values must be strings", what, where(at))
 		}
 	}
-	return strings.Join(parts, delim), nil
+	return strings.Join(parts, deref(arg.Content[0]).Value), nil
 }
 
 // boolean accepts the spellings CloudFormation does for booleans.
@@ -223,11 +186,8 @@ func (r resolver) boolean(n *yaml.Node, what string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	switch strings.ToLower(s) {
-	case "true":
-		return true, nil
-	case "false":
-		return false, nil
+	if b := strings.ToLower(s); b == "true" || b == "false" {
+		return b == "true", nil
 	}
 	return false, fmt.Errorf("%s (%s): want true or false, got %q", what, where(n), s)
 }
@@ -245,17 +205,7 @@ func (r resolver) integer(n *yaml.Node, what string) (int64, error) {
 	return v, nil
 }
 
-func kindName(n *yaml.Node) string {
-	switch n.Kind {
-	case yaml.MappingNode:
-		return "mapping"
-	case yaml.SequenceNode:
-		return "list"
-	case yaml.ScalarNode:
-		return "scalar"
-	}
-	return "node"
-}
+var kindNames = map[yaml.Kind]string{yaml.MappingNode: "mapping", yaml.SequenceNode: "list", yaml.ScalarNode: "scalar"}
 
 // list returns the items of a literal sequence, or nil when n is absent. A
 // list produced by an intrinsic (say !If) is an error rather than being
@@ -289,8 +239,7 @@ func literal(n *yaml.Node, what string, kind yaml.Kind) error {
 		return fmt.Errorf("%s (%s): intrinsic %s cannot be evaluated locally", what, where(n), name)
 	}
 	if n.Kind != kind {
-		want := &yaml.Node{Kind: kind}
-		return fmt.Errorf("%s (%s): want a %s, got a %s", what, where(n), kindName(want), kindName(n))
+		return fmt.Errorf("%s (%s): want a %s, got a %s", what, where(n), kindNames[kind], kindNames[n.Kind])
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package template
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -23,33 +24,32 @@ type Route struct {
 	PayloadFormatVersion string
 }
 
-// HTTPRoutes returns the routes the HTTP API has once deployed with refs
-// (parameter values over their defaults): every HttpApi event of every
-// AWS::Serverless::Function in template order, then the operations the
-// HttpApi's DefinitionBody declares with a Lambda integration, where
-// Fn::If takes its branch and AWS::NoValue declares no route. REST (Type:
-// Api) events are not included. Events are parsed by Load, so an event
-// that cannot be read locally fails there; a DefinitionBody, which
-// depends on the parameters, fails here. A route declared twice is an
-// error: locally there is no merge to decide which wins.
+// HTTPRoutes returns the routes the HTTP API has once deployed with refs:
+// every HttpApi event of every serverless function in template order (read
+// by Load), then the operations of the HttpApi's DefinitionBody with a
+// Lambda integration. REST (Type: Api) events are not included. A route
+// declared twice is an error: locally there is no merge to decide which
+// wins.
 func (t *Template) HTTPRoutes(refs map[string]string) ([]Route, error) {
-	defined, err := resolver{t: t, refs: refs}.definitionRoutes()
-	if err != nil {
-		return nil, err
-	}
-	routes := append([]Route(nil), t.routes...)
-	seen := map[string]Route{}
+	r := resolver{t: t, refs: refs}
+	routes, seen := slices.Clone(t.routes), map[string]Route{}
 	for _, rt := range routes {
 		seen[rt.Method+" "+rt.Path] = rt
 	}
-	for _, rt := range defined {
+	err := r.eachOperation(func(_, path, method string, op *yaml.Node) error {
+		rt, ok, err := r.definitionRoute(path, method, op)
 		key := rt.Method + " " + rt.Path
-		if other, twice := seen[key]; twice {
-			return nil, fmt.Errorf("route %s is declared twice: by %s (%s) and by %s (%s)",
+		if other, twice := seen[key]; ok && twice {
+			return fmt.Errorf("route %s is declared twice: by %s (%s) and by %s (%s)",
 				key, other.FunctionLogicalID, other.EventName, rt.FunctionLogicalID, rt.EventName)
+		} else if ok {
+			seen[key] = rt
+			routes = append(routes, rt)
 		}
-		seen[key] = rt
-		routes = append(routes, rt)
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	return routes, nil
 }
@@ -91,26 +91,29 @@ func (r resolver) eachEvent(typ string, visit func(fn, event string, props *yaml
 
 func (r resolver) route(fn, event string, props *yaml.Node) (Route, error) {
 	route := Route{FunctionLogicalID: fn, EventName: event, Method: "ANY", Path: "$default", PayloadFormatVersion: "2.0"}
-	p, err := r.object(props, "Properties")
-	if err != nil || p == nil {
-		return route, err
-	}
-	if n := lookup(p, "Method"); n != nil {
-		m, err := r.str(n, "Method")
-		if err != nil {
-			return route, err
-		}
-		route.Method = strings.ToUpper(m)
-	}
-	if n := lookup(p, "Path"); n != nil {
-		if route.Path, err = r.str(n, "Path"); err != nil {
-			return route, err
-		}
-	}
-	if n := lookup(p, "PayloadFormatVersion"); n != nil {
-		if route.PayloadFormatVersion, err = r.str(n, "PayloadFormatVersion"); err != nil {
-			return route, err
-		}
-	}
-	return route, nil
+	err := r.decode(props, "", &route)
+	route.Method = strings.ToUpper(route.Method)
+	return route, err
+}
+
+// Schedule is one Schedule event of a serverless function.
+type Schedule struct {
+	FunctionLogicalID string
+	EventName         string
+	// Expression is the resolved schedule, e.g. "rate(1 minute)".
+	Expression string `cfn:"Schedule,required"`
+}
+
+// Schedules returns every Schedule event of every serverless function in
+// template order, evaluated with refs like FunctionEnv.
+func (t *Template) Schedules(refs map[string]string) ([]Schedule, error) {
+	var out []Schedule
+	r := resolver{t: t, refs: refs}
+	err := r.eachEvent("Schedule", func(fn, event string, props *yaml.Node) error {
+		s := Schedule{FunctionLogicalID: fn, EventName: event}
+		err := r.decode(props, "", &s)
+		out = append(out, s)
+		return err
+	})
+	return out, err
 }

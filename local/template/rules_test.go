@@ -124,18 +124,18 @@ func TestConditionsAreEvaluated(t *testing.T) {
 		{"Either", map[string]string{"Stage": "prod"}, true},
 		{"Never", map[string]string{"FlexMatchIntegration": "true"}, false},
 	} {
-		if got, err := tpl.Condition(c.name, c.refs); err != nil || got != c.want {
+		if got, err := (resolver{t: tpl, refs: c.refs}).condition(c.name, 0); err != nil || got != c.want {
 			t.Errorf("%s with %v = %v, %v; want %v", c.name, c.refs, got, err, c.want)
 		}
 	}
-	if _, err := tpl.Condition("Missing", nil); err == nil {
+	if _, err := (resolver{t: tpl}).condition("Missing", 0); err == nil {
 		t.Error("an unknown condition evaluated")
 	}
 	cyclic, err := Parse([]byte("Conditions:\n  A: !Not [!Condition B]\n  B: !Not [!Condition A]\nResources:\n  Q: {Type: AWS::SQS::Queue}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cyclic.Condition("A", nil); err == nil || !strings.Contains(err.Error(), "deep") {
+	if _, err := (resolver{t: cyclic}).condition("A", 0); err == nil || !strings.Contains(err.Error(), "deep") {
 		t.Errorf("a cycle of conditions = %v, want an error", err)
 	}
 }

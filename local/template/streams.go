@@ -9,44 +9,30 @@ import (
 	"go.yaml.in/yaml/v3"
 )
 
-// More resource types this package interprets.
-const (
-	TypeSQSQueue       = "AWS::SQS::Queue"
-	TypeEventsEventBus = "AWS::Events::EventBus"
-)
-
 // DynamoDBEventSource is one `Type: DynamoDB` event of a serverless
-// function: the event source mapping Lambda creates from it, with every
-// setting the local poller honours. Numbers use Lambda's defaults when the
-// template leaves them out.
+// function: the event source mapping Lambda creates from it, with Lambda's
+// defaults where the template leaves a value out.
 type DynamoDBEventSource struct {
-	FunctionLogicalID string
-	EventName         string
-	// TableLogicalID is the table whose stream feeds the function
-	// (Stream: !GetAtt <Table>.StreamArn).
-	TableLogicalID   string
-	StartingPosition string // TRIM_HORIZON or LATEST
-	BatchSize        int    // default 100
-	// MaximumBatchingWindow is MaximumBatchingWindowInSeconds (default 0).
-	MaximumBatchingWindow time.Duration
+	FunctionLogicalID     string
+	EventName             string
+	TableLogicalID        string        `cfn:"Stream,required" getatt:"StreamArn AWS::DynamoDB::Table"`
+	StartingPosition      string        `cfn:",required"` // TRIM_HORIZON or LATEST
+	BatchSize             int           `range:"1,10000"` // default 100
+	MaximumBatchingWindow time.Duration `cfn:"MaximumBatchingWindowInSeconds" range:"0,300"`
 	// MaximumRetryAttempts is -1 (the default) for "until the record expires".
-	MaximumRetryAttempts       int
+	MaximumRetryAttempts       int `range:"-1,10000"`
 	BisectBatchOnFunctionError bool
-	// MaximumRecordAge is MaximumRecordAgeInSeconds; 0 when it is -1 (the
-	// default): no limit.
-	MaximumRecordAge        time.Duration
-	ReportBatchItemFailures bool // FunctionResponseTypes has ReportBatchItemFailures
-	// OnFailureQueue is the logical ID of the SQS queue of
-	// DestinationConfig.OnFailure (Destination: !GetAtt <Queue>.Arn), or "".
-	OnFailureQueue string
+	// MaximumRecordAge is 0 for -1 (the default): no limit.
+	MaximumRecordAge        time.Duration `cfn:"MaximumRecordAgeInSeconds" range:"-1,604800"`
+	ReportBatchItemFailures bool          // FunctionResponseTypes has ReportBatchItemFailures
+	OnFailureQueue          string        // DestinationConfig.OnFailure's queue, or ""
 	// Filters are FilterCriteria.Filters[].Pattern, each a JSON object; a
 	// record is delivered when any matches (none: every record).
 	Filters []string
 }
 
 // DynamoDBEventSources returns every DynamoDB event of every serverless
-// function in template order. Values are evaluated like FunctionEnv does
-// (refs override parameter defaults, e.g. MaximumRetryAttempts: !Ref P).
+// function in template order, evaluated with refs like FunctionEnv.
 func (t *Template) DynamoDBEventSources(refs map[string]string) ([]DynamoDBEventSource, error) {
 	var out []DynamoDBEventSource
 	r := resolver{t: t, refs: refs}
@@ -58,120 +44,98 @@ func (t *Template) DynamoDBEventSources(refs map[string]string) ([]DynamoDBEvent
 	return out, err
 }
 
-func (r resolver) dynamoDBEventSource(fn, event string, props *yaml.Node) (DynamoDBEventSource, error) {
+func (r resolver) dynamoDBEventSource(fn, event string, p *yaml.Node) (DynamoDBEventSource, error) {
 	src := DynamoDBEventSource{FunctionLogicalID: fn, EventName: event, BatchSize: 100, MaximumRetryAttempts: -1}
-	p, err := r.object(props, "Properties")
-	if err != nil || p == nil {
-		return src, fmt.Errorf("no Properties: %v", err)
+	var criteria struct {
+		Filters []struct{ Pattern string }
 	}
-	if src.TableLogicalID, err = r.getAttOf(lookup(p, "Stream"), "Stream", "StreamArn", TypeDynamoDBTable); err != nil {
+	err := r.decode(p, "", &src)
+	if err == nil {
+		err = r.decode(lookup(p, "FilterCriteria"), "FilterCriteria", &criteria)
+	}
+	if err == nil {
+		src.ReportBatchItemFailures, err = r.reportBatchItemFailures(p)
+	}
+	if err == nil {
+		src.OnFailureQueue, err = r.onFailureQueue(lookup(p, "DestinationConfig"))
+	}
+	switch age := src.MaximumRecordAge; {
+	case err != nil:
 		return src, err
-	}
-	if src.StartingPosition, err = r.str(lookup(p, "StartingPosition"), "StartingPosition"); err != nil {
-		return src, err
-	}
-	if src.StartingPosition != "TRIM_HORIZON" && src.StartingPosition != "LATEST" {
+	case src.StartingPosition != "TRIM_HORIZON" && src.StartingPosition != "LATEST":
 		return src, fmt.Errorf("StartingPosition %q: want TRIM_HORIZON or LATEST", src.StartingPosition)
+	case age == -time.Second:
+		src.MaximumRecordAge = 0
+	case age < time.Minute && lookup(p, "MaximumRecordAgeInSeconds") != nil:
+		return src, fmt.Errorf("MaximumRecordAgeInSeconds %d: want -1 or 60 to 604800", age/time.Second)
 	}
-	if v, ok, err := r.intIn(p, "BatchSize", 1, 10000); err != nil {
-		return src, err
-	} else if ok {
-		src.BatchSize = int(v)
-	}
-	if v, ok, err := r.intIn(p, "MaximumRetryAttempts", -1, 10000); err != nil {
-		return src, err
-	} else if ok {
-		src.MaximumRetryAttempts = int(v)
-	}
-	if v, _, err := r.intIn(p, "MaximumBatchingWindowInSeconds", 0, 300); err != nil {
-		return src, err
-	} else {
-		src.MaximumBatchingWindow = time.Duration(v) * time.Second
-	}
-	// -1 (no limit), or 60 s to 7 days.
-	if v, ok, err := r.intIn(p, "MaximumRecordAgeInSeconds", -1, 604800); err != nil {
-		return src, err
-	} else if ok && v != -1 && v < 60 {
-		return src, fmt.Errorf("MaximumRecordAgeInSeconds %d: want -1 or 60 to 604800", v)
-	} else if v > 0 {
-		src.MaximumRecordAge = time.Duration(v) * time.Second
-	}
-	if n := lookup(p, "BisectBatchOnFunctionError"); n != nil {
-		if src.BisectBatchOnFunctionError, err = r.boolean(n, "BisectBatchOnFunctionError"); err != nil {
-			return src, err
-		}
-	}
-	if src.ReportBatchItemFailures, err = r.reportBatchItemFailures(p); err != nil {
-		return src, err
-	}
-	dest, err := r.object(lookup(p, "DestinationConfig"), "DestinationConfig")
-	if err != nil {
-		return src, err
-	}
-	if src.OnFailureQueue, err = r.onFailureQueue(dest); err != nil {
-		return src, err
-	}
-	criteria, err := r.object(lookup(p, "FilterCriteria"), "FilterCriteria")
-	if err != nil {
-		return src, err
-	}
-	filters, err := r.list(lookup(criteria, "Filters"), "FilterCriteria.Filters")
-	if err != nil {
-		return src, err
-	}
-	for i, f := range filters {
-		what := fmt.Sprintf("FilterCriteria.Filters[%d].Pattern", i)
-		pattern, err := r.str(lookup(f, "Pattern"), what)
-		if err != nil {
-			return src, err
-		}
+	for i, f := range criteria.Filters {
 		var obj map[string]any
-		if err := json.Unmarshal([]byte(pattern), &obj); err != nil {
-			return src, fmt.Errorf("%s: not a JSON object: %v", what, err)
+		if err := json.Unmarshal([]byte(f.Pattern), &obj); err != nil {
+			return src, fmt.Errorf("FilterCriteria.Filters[%d].Pattern: not a JSON object: %v", i, err)
 		}
-		src.Filters = append(src.Filters, pattern)
+		src.Filters = append(src.Filters, f.Pattern)
 	}
 	return src, nil
+}
+
+// SQSEventSource is one `Type: SQS` event of a serverless function: the
+// event source mapping Lambda creates from it, with Lambda's defaults.
+type SQSEventSource struct {
+	FunctionLogicalID       string
+	EventName               string
+	QueueLogicalID          string        `cfn:"Queue,required" getatt:"Arn AWS::SQS::Queue"`
+	BatchSize               int           `range:"1,10000"` // default 10
+	MaximumBatchingWindow   time.Duration `cfn:"MaximumBatchingWindowInSeconds" range:"0,300"`
+	ReportBatchItemFailures bool          // FunctionResponseTypes has ReportBatchItemFailures
+	Enabled                 bool          // default true
+	MaximumConcurrency      int           `cfn:"ScalingConfig.MaximumConcurrency" range:"2,1000"`
+}
+
+// SQSEventSources returns every SQS event of every serverless function in
+// template order, evaluated like DynamoDBEventSources.
+func (t *Template) SQSEventSources(refs map[string]string) ([]SQSEventSource, error) {
+	var out []SQSEventSource
+	r := resolver{t: t, refs: refs}
+	err := r.eachEvent("SQS", func(fn, event string, p *yaml.Node) error {
+		src := SQSEventSource{FunctionLogicalID: fn, EventName: event, BatchSize: 10, Enabled: true}
+		err := r.decode(p, "", &src)
+		if err == nil {
+			src.ReportBatchItemFailures, err = r.reportBatchItemFailures(p)
+		}
+		switch {
+		case err != nil:
+		// Filtering would have to match bodies as Lambda does; refusing it
+		// beats delivering what the deployed mapping would drop.
+		case lookup(p, "FilterCriteria") != nil:
+			err = fmt.Errorf("FilterCriteria: SQS filters do not run locally")
+		// Lambda's own rule: more than 10 messages take several receives,
+		// which only a batching window lets it gather.
+		case src.BatchSize > 10 && src.MaximumBatchingWindow == 0:
+			err = fmt.Errorf("BatchSize %d: above 10 needs MaximumBatchingWindowInSeconds of at least 1", src.BatchSize)
+		}
+		out = append(out, src)
+		return err
+	})
+	return out, err
 }
 
 // reportBatchItemFailures reads FunctionResponseTypes, whose only value
 // is ReportBatchItemFailures (for streams and queues alike).
 func (r resolver) reportBatchItemFailures(p *yaml.Node) (bool, error) {
-	types, err := r.list(lookup(p, "FunctionResponseTypes"), "FunctionResponseTypes")
-	if err != nil {
-		return false, err
-	}
-	for i, n := range types {
-		v, err := r.str(n, fmt.Sprintf("FunctionResponseTypes[%d]", i))
-		if err != nil {
-			return false, err
-		}
-		if v != "ReportBatchItemFailures" {
-			return false, fmt.Errorf("FunctionResponseTypes[%d] %q: want ReportBatchItemFailures", i, v)
+	var types []string
+	err := r.decode(lookup(p, "FunctionResponseTypes"), "FunctionResponseTypes", &types)
+	for i, v := range types {
+		if err == nil && v != "ReportBatchItemFailures" {
+			err = fmt.Errorf("FunctionResponseTypes[%d] %q: want ReportBatchItemFailures", i, v)
 		}
 	}
-	return len(types) > 0, nil
-}
-
-// intIn reads the whole number p[key] within [min, max]; ok is false when
-// the template leaves it out.
-func (r resolver) intIn(p *yaml.Node, key string, min, max int64) (v int64, ok bool, err error) {
-	n := lookup(p, key)
-	if n == nil {
-		return 0, false, nil
-	}
-	if v, err = r.integer(n, key); err != nil {
-		return 0, false, err
-	}
-	if v < min || v > max {
-		return 0, false, fmt.Errorf("%s %d: want %d to %d", key, v, min, max)
-	}
-	return v, true, nil
+	return len(types) > 0, err
 }
 
 // getAttOf reads `!GetAtt <LogicalID>.<attr>` where LogicalID is a resource
-// of type typ, and returns the logical ID: locally the resource is known by
-// it, not by a deploy-time ARN.
+// of type typ (either kind of function for "function"), and returns the
+// logical ID: locally the resource is known by it, not by a deploy-time ARN.
 func (r resolver) getAttOf(n *yaml.Node, what, attr, typ string) (string, error) {
 	n = deref(n)
 	if n == nil {
@@ -190,59 +154,8 @@ func (r resolver) getAttOf(n *yaml.Node, what, attr, typ string) (string, error)
 		return "", fmt.Errorf("%s (%s): !GetAtt %s: want the %s attribute", what, where(n), key, attr)
 	}
 	res, ok := r.t.byID[id]
-	if !ok || res.typ != typ {
+	if !ok || res.typ != typ && (typ != "function" || !isFunction(res.typ)) {
 		return "", fmt.Errorf("%s (%s): !GetAtt %s: %s is not a %s of this template", what, where(n), key, id, typ)
 	}
 	return id, nil
-}
-
-// EventBus is an AWS::Events::EventBus resource.
-type EventBus struct {
-	LogicalID string
-	Name      string // Name, evaluated (AWS::StackName is "local")
-}
-
-// EventBuses returns every AWS::Events::EventBus in template order.
-func (t *Template) EventBuses() ([]EventBus, error) {
-	var out []EventBus
-	r := resolver{t: t}
-	for _, res := range t.resources {
-		if res.typ != TypeEventsEventBus {
-			continue
-		}
-		name, err := r.str(lookup(res.props, "Name"), "event bus "+res.id+" Name")
-		if err != nil {
-			return nil, err
-		}
-		if name == "" {
-			return nil, fmt.Errorf("event bus %s: Name is required", res.id)
-		}
-		out = append(out, EventBus{LogicalID: res.id, Name: name})
-	}
-	return out, nil
-}
-
-// FunctionTimeout is a function's Timeout (its own, else Globals.Function's,
-// else Lambda's default of 3 s).
-func (t *Template) FunctionTimeout(logicalID string) (time.Duration, error) {
-	res, ok := t.byID[logicalID]
-	if !ok {
-		return 0, fmt.Errorf("no resource %s in template", logicalID)
-	}
-	r := resolver{t: t}
-	n := lookup(res.props, "Timeout")
-	if n == nil && res.typ == TypeServerlessFunction {
-		n = lookup(t.functionGlobals, "Timeout")
-	}
-	if n == nil {
-		return 3 * time.Second, nil
-	}
-	v, err := r.integer(n, logicalID+" Timeout")
-	if err != nil {
-		return 0, err
-	}
-	if v < 1 {
-		return 0, fmt.Errorf("%s Timeout %d: want whole seconds", logicalID, v)
-	}
-	return time.Duration(v) * time.Second, nil
 }

@@ -24,22 +24,29 @@ const (
 	TypeLambdaFunction     = "AWS::Lambda::Function"
 	TypeServerlessHttpApi  = "AWS::Serverless::HttpApi"
 	TypeLambdaURL          = "AWS::Lambda::Url"
+	TypeSQSQueue           = "AWS::SQS::Queue"
+	TypeEventsEventBus     = "AWS::Events::EventBus"
+	TypeEventsRule         = "AWS::Events::Rule"
 )
 
 // Template is a parsed template. It is immutable after Load/Parse.
 type Template struct {
 	resources []resource
 	byID      map[string]*resource
-	// paramDefaults holds each parameter's Default node (nil if none).
-	paramDefaults map[string]*yaml.Node
-	// paramTypes holds each parameter's Type (String, CommaDelimitedList, ...).
-	paramTypes map[string]string
+	params    map[string]parameter
 	// conditions are the Conditions section's entries, unevaluated.
-	conditions map[string]*yaml.Node
-	// functionGlobals is Globals.Function, or nil.
+	conditions map[string]yaml.Node
+	// functionGlobals is Globals.Function (a zero node when absent).
 	functionGlobals *yaml.Node
 	routes          []Route
 }
+
+type parameter struct {
+	Type    string    `yaml:"Type"`    // String, CommaDelimitedList, ...
+	Default yaml.Node `yaml:"Default"` // zero if none
+}
+
+func isFunction(typ string) bool { return typ == TypeServerlessFunction || typ == TypeLambdaFunction }
 
 type resource struct {
 	id    string
@@ -67,31 +74,20 @@ func Parse(data []byte) (*Template, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, errors.New("empty template")
 	}
-	var doc yaml.Node
+	var doc struct {
+		Parameters map[string]parameter `yaml:"Parameters"`
+		Conditions map[string]yaml.Node `yaml:"Conditions"`
+		Globals    struct {
+			Function yaml.Node `yaml:"Function"`
+		} `yaml:"Globals"`
+		Resources yaml.Node `yaml:"Resources"`
+	}
 	if err := yaml.Unmarshal(data, &doc); err != nil {
 		return nil, fmt.Errorf("parsing YAML: %w", err)
 	}
-	root := deref(&doc)
-	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
-		root = deref(root.Content[0])
-	}
-	if root.Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("line %d: template must be a mapping", root.Line)
-	}
-
-	t := &Template{byID: map[string]*resource{}, paramDefaults: map[string]*yaml.Node{}, paramTypes: map[string]string{},
-		conditions: map[string]*yaml.Node{}}
-	if err := t.parseParameters(lookup(root, "Parameters")); err != nil {
+	t := &Template{byID: map[string]*resource{}, params: doc.Parameters, conditions: doc.Conditions, functionGlobals: &doc.Globals.Function}
+	if err := t.parseResources(&doc.Resources); err != nil {
 		return nil, err
-	}
-	for _, kv := range pairs(lookup(root, "Conditions")) {
-		t.conditions[kv.key] = kv.value
-	}
-	if err := t.parseResources(lookup(root, "Resources")); err != nil {
-		return nil, err
-	}
-	if globals := lookup(root, "Globals"); globals != nil {
-		t.functionGlobals = lookup(globals, "Function")
 	}
 	routes, err := t.parseRoutes()
 	if err != nil {
@@ -101,63 +97,37 @@ func Parse(data []byte) (*Template, error) {
 	return t, nil
 }
 
-func (t *Template) parseParameters(params *yaml.Node) error {
-	if params == nil {
-		return nil
-	}
-	if params.Kind != yaml.MappingNode {
-		return fmt.Errorf("line %d: Parameters must be a mapping", params.Line)
-	}
-	for _, kv := range pairs(params) {
-		t.paramDefaults[kv.key] = lookup(kv.value, "Default")
-		if typ := lookup(kv.value, "Type"); isPlainScalar(typ) {
-			t.paramTypes[kv.key] = typ.Value
-		}
-	}
-	return nil
-}
-
 func (t *Template) parseResources(res *yaml.Node) error {
-	if res == nil {
+	if res = deref(res); res.Kind == 0 {
 		return errors.New("template has no Resources section")
 	}
 	if res.Kind != yaml.MappingNode {
 		return fmt.Errorf("line %d: Resources must be a mapping", res.Line)
 	}
 	for _, kv := range pairs(res) {
-		if kv.value.Kind != yaml.MappingNode {
-			return fmt.Errorf("line %d: resource %s must be a mapping", kv.value.Line, kv.key)
+		var r struct {
+			Type       yaml.Node `yaml:"Type"`
+			Condition  yaml.Node `yaml:"Condition"`
+			Properties yaml.Node `yaml:"Properties"`
 		}
-		typNode := lookup(kv.value, "Type")
-		if typNode == nil || !isPlainScalar(typNode) {
-			return fmt.Errorf("line %d: resource %s needs a literal Type", kv.value.Line, kv.key)
-		}
-		props := lookup(kv.value, "Properties")
-		if props != nil && props.Kind != yaml.MappingNode {
+		err := kv.value.Decode(&r)
+		typ, cond, props := deref(&r.Type), deref(&r.Condition), deref(&r.Properties)
+		switch {
+		case err != nil || !isPlainScalar(typ):
+			return fmt.Errorf("line %d: resource %s must be a mapping with a literal Type", kv.value.Line, kv.key)
+		case cond.Kind != 0 && !isPlainScalar(cond):
+			return fmt.Errorf("line %d: Condition of %s must be a condition's name", cond.Line, kv.key)
+		case props.Kind != 0 && props.Kind != yaml.MappingNode:
 			return fmt.Errorf("line %d: Properties of %s must be a mapping", props.Line, kv.key)
+		case props.Kind == 0:
+			props = nil
 		}
-		res := resource{id: kv.key, typ: typNode.Value, props: props}
-		if c := lookup(kv.value, "Condition"); c != nil {
-			if !isPlainScalar(c) {
-				return fmt.Errorf("line %d: Condition of %s must be a condition's name", c.Line, kv.key)
-			}
-			res.condition = c.Value
-		}
-		t.resources = append(t.resources, res)
+		t.resources = append(t.resources, resource{id: kv.key, typ: typ.Value, props: props, condition: cond.Value})
 	}
 	for i := range t.resources {
 		t.byID[t.resources[i].id] = &t.resources[i]
 	}
 	return nil
-}
-
-// ResourceType returns the Type of the resource with logicalID.
-func (t *Template) ResourceType(logicalID string) (string, bool) {
-	r, ok := t.byID[logicalID]
-	if !ok {
-		return "", false
-	}
-	return r.typ, true
 }
 
 // LogicalIDs returns the logical IDs of all resources of type typ, in
@@ -170,4 +140,27 @@ func (t *Template) LogicalIDs(typ string) []string {
 		}
 	}
 	return ids
+}
+
+// each reads every resource of type typ that CloudFormation creates with
+// r's refs (its Condition holds), in template order; an error names the
+// resource as kind and logical ID.
+func each[T any](r resolver, typ, kind string, read func(*resource) (T, error)) ([]T, error) {
+	var out []T
+	for i := range r.t.resources {
+		res := &r.t.resources[i]
+		if res.typ != typ {
+			continue
+		}
+		created, err := r.exists(res)
+		if err == nil && created {
+			var v T
+			v, err = read(res)
+			out = append(out, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("%s %s: %w", kind, res.id, err)
+		}
+	}
+	return out, nil
 }

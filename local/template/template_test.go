@@ -295,9 +295,6 @@ func TestParseErrors(t *testing.T) {
 
 func TestLookupHelpers(t *testing.T) {
 	tpl := mustParse(t, sample)
-	if typ, ok := tpl.ResourceType("Handler"); !ok || typ != TypeServerlessFunction {
-		t.Errorf("ResourceType(Handler) = %q, %v", typ, ok)
-	}
 	if got := tpl.LogicalIDs(TypeDynamoDBTable); !reflect.DeepEqual(got, []string{"Sessions", "Ledger"}) {
 		t.Errorf("LogicalIDs = %v", got)
 	}

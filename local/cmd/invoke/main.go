@@ -60,6 +60,9 @@ func run(fn, eventPath, configPath, workDir string) error {
 		fmt.Fprintf(os.Stderr, "invoke: using the running `make dev` stack (%s)\n", st.APIURL)
 		c = st.Components()
 		refs = st.Refs
+		if c.Template, err = stack.LoadTemplate(root); err != nil {
+			return err
+		}
 	} else {
 		fmt.Fprintln(os.Stderr, "invoke: no `make dev` running; starting DynamoDB Local, moto (Secrets Manager, SQS, EventBridge) and the emulated GameFabric Allocators and Ping Service for this call")
 		if c, err = stack.StartComponents(ctx, cfg, root); err != nil {
@@ -68,11 +71,6 @@ func run(fn, eventPath, configPath, workDir string) error {
 		defer c.Close()
 		refs = c.Refs(cfg, "http://127.0.0.1:3000")
 		own = c
-	}
-	if c.Template == nil {
-		if c.Template, err = stack.LoadTemplate(root); err != nil {
-			return err
-		}
 	}
 	env, err := c.FunctionEnv(fn, refs)
 	if err != nil {
