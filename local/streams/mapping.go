@@ -39,6 +39,9 @@ type Invoker = esm.Invoker
 // InvokerFunc adapts a function to Invoker.
 type InvokerFunc = esm.InvokerFunc
 
+// Destination is where the records a mapping sets aside go (SQSDestination).
+type Destination = esm.Destination
+
 // Config is one event source mapping.
 type Config struct {
 	Function    string // the function's name, for logs and the on-failure record
@@ -55,8 +58,8 @@ type Config struct {
 	BisectBatchOnFunctionError bool
 	MaximumRecordAge           time.Duration // 0: no limit
 	ReportBatchItemFailures    bool
-	Filter                     *Filter         // nil: every record
-	OnFailure                  esm.Destination // nil: records set aside are logged and discarded, as Lambda does without one
+	Filter                     *Filter     // nil: every record
+	OnFailure                  Destination // nil: records set aside are logged and discarded, as Lambda does without one
 
 	// Local knobs, with short defaults: how often an idle shard is polled
 	// (250 ms, Lambda's four times a second), the pause before retrying a
