@@ -22,6 +22,40 @@ func twoAllocators(t *testing.T) *Components {
 	return c
 }
 
+// repoComponents is the stack's components for template.yaml as
+// StartComponents would name them, without starting anything.
+func repoComponents(t *testing.T) *Components {
+	t.Helper()
+	c := twoAllocators(t)
+	var err error
+	if c.Template, err = LoadTemplate("../.."); err != nil {
+		t.Fatal(err)
+	}
+	c.Tables = map[string]string{}
+	for _, id := range c.Template.LogicalIDs("AWS::DynamoDB::Table") {
+		c.Tables[id] = id
+	}
+	// What StartComponents creates in moto.
+	buses, err := c.Template.EventBuses()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.EventBuses = map[string]string{}
+	for _, b := range buses {
+		c.EventBuses[b.LogicalID] = b.Name
+	}
+	queues, err := c.Template.Queues()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Queues, c.QueueARNs = map[string]string{}, map[string]string{}
+	for _, q := range queues {
+		c.Queues[q.LogicalID] = "http://127.0.0.1:5000/123456789012/" + q.LogicalID
+		c.QueueARNs[q.LogicalID] = "arn:aws:sqs:us-east-1:123456789012:" + q.LogicalID
+	}
+	return c
+}
+
 func TestAllocatorFor(t *testing.T) {
 	c := twoAllocators(t)
 	for _, tc := range []struct{ region, allocator, regionString string }{
@@ -95,33 +129,7 @@ func TestGameFabricRefs(t *testing.T) {
 // every parameter they name yet, and points the functions at the emulated
 // installation.
 func TestRefsResolveTheRepoTemplate(t *testing.T) {
-	c := twoAllocators(t)
-	var err error
-	if c.Template, err = LoadTemplate("../.."); err != nil {
-		t.Fatal(err)
-	}
-	c.Tables = map[string]string{}
-	for _, id := range c.Template.LogicalIDs("AWS::DynamoDB::Table") {
-		c.Tables[id] = id
-	}
-	// What StartComponents creates in moto.
-	buses, err := c.Template.EventBuses()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.EventBuses = map[string]string{}
-	for _, b := range buses {
-		c.EventBuses[b.LogicalID] = b.Name
-	}
-	queues, err := c.Template.Queues()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c.Queues, c.QueueARNs = map[string]string{}, map[string]string{}
-	for _, q := range queues {
-		c.Queues[q.LogicalID] = "http://127.0.0.1:5000/123456789012/" + q.LogicalID
-		c.QueueARNs[q.LogicalID] = "arn:aws:sqs:us-east-1:123456789012:" + q.LogicalID
-	}
+	c := repoComponents(t)
 	refs := c.Refs(Defaults(), "http://127.0.0.1:3000")
 	for _, fn := range c.Template.LogicalIDs("AWS::Serverless::Function") {
 		if _, err := c.FunctionEnv(fn, refs); err != nil {

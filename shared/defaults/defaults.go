@@ -3,10 +3,12 @@
 // reads each group whole, applying the defaults (the only place that
 // does), and the domain embeds the group it runs on, so nothing copies a
 // setting from one to the other. template.yaml's parameter defaults must
-// equal these (local/template's TestTemplateDefaultsAreShared checks
-// that), the tests' complete values (regionhealth.DefaultBreakerPolicy,
-// lifecycle.DefaultPolicy, allocation.DefaultOptions) are the groups'
-// defaults, and docs/configuration.md quotes them.
+// equal these (local/stack's TestTemplateDefaultsAreTheConfigurations
+// checks every variable a parameter sets), the tests' complete values
+// (regionhealth.DefaultBreakerPolicy, lifecycle.DefaultPolicy,
+// allocation.DefaultOptions) are the groups' defaults, and
+// docs/configuration.md quotes them. A default only the template uses (the
+// health sweep's schedule) is the template's alone.
 package defaults
 
 import "time"
@@ -78,7 +80,6 @@ const (
 const (
 	PingPath            = "ping"           // GAMEFABRIC_PING_PATH / GameFabricPingPath
 	PingRefreshSchedule = "rate(1 minute)" // PING_REFRESH_SCHEDULE / PingRefreshSchedule
-	HealthSweepSchedule = "rate(1 minute)" // HealthSweepSchedule
 )
 
 // Events (EventsFunction).
