@@ -69,14 +69,15 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	capacity := gfemu.Answer{Delay: s.StandIn.Delay}
 	s.StandIn.Always(RegionQueued, noCapacity)
 	defer s.StandIn.Always(RegionQueued, capacity)
-	queueCalls, retryCalls := &callCounter{}, &callCounter{}
+	// Each caller keeps its connection between tries, as a real backend's would.
+	pool := &http.Transport{MaxIdleConnsPerHost: 2 * o.N}
+	queueCalls, retryCalls := &callCounter{base: pool}, &callCounter{base: pool}
 	queueClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: queueCalls}})
 	if err != nil {
 		return res, err
 	}
-	// Today's caller: allocclient's retries, each after the Retry-After.
-	retryClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: int(within / time.Second), MaxWait: time.Minute,
+	retryClient, err := allocclient.New(allocclient.Options{BaseURL: s.APIURL, MaxAttempts: 1,
 		HTTPClient: &http.Client{Timeout: 30 * time.Second, Transport: retryCalls}})
 	if err != nil {
 		return res, err
@@ -99,7 +100,7 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 				out.id = fmt.Sprintf("qr-%s-%d", run, i-o.N)
 				ctx, cancel := context.WithTimeout(ctx, within)
 				defer cancel()
-				out.alloc, out.err = retryClient.Allocate(ctx, queuedRequest(out.id, 0))
+				out.alloc, out.err = retryLoop(ctx, retryClient, queuedRequest(out.id, 0), within)
 			}
 			out.seen = time.Now()
 		})
@@ -116,6 +117,23 @@ func MeasureQueuedLatency(ctx context.Context, s *Stack, o QueuedOptions, log io
 	progress(log, "queued placement: capacity back → Allocated p50 %s p99 %s (n=%d); caller retrying every %s: p50 %s p99 %s (n=%d); %s",
 		fmtSec(res.Queue.P50), fmtSec(res.Queue.P99), res.Queue.N, res.RetryAfter, fmtSec(res.Retry.P50), fmtSec(res.Retry.P99), res.Retry.N, res.Failures)
 	return res, nil
+}
+
+// retryLoop is today's caller: it POSTs again after each 503 NO_CAPACITY's
+// Retry-After (at least a second), once a second at most for within; any
+// other answer ends it.
+func retryLoop(ctx context.Context, c *allocclient.Client, req allocclient.AllocateRequest, within time.Duration) (*allocclient.Allocation, error) {
+	for range int(within / time.Second) {
+		a, err := c.Allocate(ctx, req)
+		var e *allocclient.Error
+		if err == nil || !errors.As(err, &e) || e.Code != allocclient.CodeNoCapacity {
+			return a, err
+		}
+		if err := wait.Sleep(ctx, max(e.RetryAfter, time.Second)); err != nil {
+			return nil, err
+		}
+	}
+	return nil, fmt.Errorf("no 201 within %s", within)
 }
 
 func queuedRequest(id string, queueTimeout int) allocclient.AllocateRequest {
@@ -179,13 +197,14 @@ func check(o placementOutcome, back time.Time, servers int) string {
 // callCounter counts a client's GETs and POSTs and keeps the longest
 // Retry-After of a 503.
 type callCounter struct {
+	base        http.RoundTripper
 	mu          sync.Mutex
 	gets, posts int
 	retryAfter  time.Duration
 }
 
 func (c *callCounter) RoundTrip(req *http.Request) (*http.Response, error) {
-	resp, err := http.DefaultTransport.RoundTrip(req)
+	resp, err := c.base.RoundTrip(req)
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if req.Method == http.MethodGet {

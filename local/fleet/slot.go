@@ -85,7 +85,9 @@ func (s *slot) launchAndWait(ctx context.Context) string {
 	select {
 	case <-child.Done():
 	case <-ctx.Done():
-		_ = syscall.Kill(-child.Pid(), syscall.SIGTERM)
+		if err := syscall.Kill(-child.Pid(), syscall.SIGTERM); err != nil && err != syscall.ESRCH {
+			s.f.failed(fmt.Errorf("fleet: SIGTERM to pid %d: %w", child.Pid(), err))
+		}
 		select {
 		case <-child.Done():
 		case <-time.After(s.f.cfg.StopGrace):
@@ -98,6 +100,12 @@ func (s *slot) launchAndWait(ctx context.Context) string {
 	if err := child.Stop(0); err != nil {
 		s.f.failed(fmt.Errorf("fleet: %w", err))
 	}
-	lines.flush()
+	// The output is copied until the child is done; flushing sooner would
+	// race that copy.
+	select {
+	case <-child.Done():
+		lines.flush()
+	default:
+	}
 	return child.ExitStatus() + after
 }

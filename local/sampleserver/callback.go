@@ -3,6 +3,7 @@ package main
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log"
@@ -57,6 +58,9 @@ func (s *callbackServer) allocate(w http.ResponseWriter, r *http.Request) {
 	var a gameserver.Payload
 	if err == nil {
 		a, err = gameserver.ParsePayload(raw)
+	}
+	if errors.Is(err, gameserver.ErrIncompletePayload) {
+		err = errors.New("payload must be a JSON object") // not a payload cut short
 	}
 	if err != nil {
 		s.log.Printf("rejected an allocation callback: %v", err)

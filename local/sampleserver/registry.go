@@ -53,6 +53,9 @@ type registry struct {
 // newRegistry describes this server to the registry. The ping port is the
 // game port: a TCP connect is all a latency probe needs here.
 func newRegistry(cfg Config, client *http.Client, logger *log.Logger, gamePort, allocPort int) *registry {
+	if cfg.Attributes == nil {
+		cfg.Attributes = map[string]string{} // registered as {}, not null
+	}
 	return &registry{client: client, url: cfg.RegistryURL, token: cfg.RegistryToken, log: logger,
 		interval: cfg.RegistryTimeout / 3,
 		body: registration{

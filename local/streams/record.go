@@ -128,7 +128,7 @@ func attributeJSON(v types.AttributeValue) map[string]any {
 		}
 		return map[string]any{"M": m}
 	case *types.UnknownUnionMember:
-		// A type newer than this SDK: its tag and raw value, as sent.
+		// A type newer than this SDK: its tag and its bytes (base64 in JSON).
 		return map[string]any{v.Tag: v.Value}
 	}
 	return nil

@@ -34,12 +34,16 @@ func NewTailBuffer(max int) *TailBuffer {
 func (b *TailBuffer) Write(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
+	n := len(p)
+	if len(p) > b.max { // keep the buffer at most max, even for one huge write
+		b.truncated, p = true, p[len(p)-b.max:]
+	}
 	b.buf = append(b.buf, p...)
 	if over := len(b.buf) - b.max; over > 0 {
 		b.truncated = true
 		b.buf = append(b.buf[:0], b.buf[over:]...)
 	}
-	return len(p), nil
+	return n, nil
 }
 
 // String returns everything retained, prefixed by a marker when older

@@ -1,6 +1,7 @@
 package proc
 
 import (
+	"bytes"
 	"strings"
 	"sync"
 	"testing"
@@ -51,5 +52,18 @@ func TestTailBufferConcurrentWrites(t *testing.T) {
 	wg.Wait()
 	if got := len(b.Tail(1 << 20)); got != 1024 {
 		t.Fatalf("retained %d bytes, want 1024", got)
+	}
+}
+
+// One write far over the limit keeps only its tail, and the buffer never
+// holds more than the limit (a function printing megabytes at once).
+func TestTailBufferOneHugeWrite(t *testing.T) {
+	b := NewTailBuffer(8)
+	huge := append(bytes.Repeat([]byte("x"), 1<<20), "bcdefXYZ"...)
+	if n, _ := b.Write(huge); n != len(huge) {
+		t.Fatalf("Write = %d, want %d", n, len(huge))
+	}
+	if cap(b.buf) > 64 || string(b.buf) != "bcdefXYZ" || !b.truncated {
+		t.Fatalf("buf %q (cap %d), truncated %v", b.buf, cap(b.buf), b.truncated)
 	}
 }
