@@ -13,7 +13,6 @@ import (
 	"github.com/pb33f/libopenapi"
 	"github.com/pb33f/libopenapi/datamodel/high/base"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/allocclient"
 	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
@@ -44,11 +43,11 @@ func TestShapesMatchTheDocument(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, shape := range map[string]reflect.Type{
-		"Allocation":      reflect.TypeFor[apishape.Allocation](),
-		"GameServerState": reflect.TypeFor[apishape.GameServerState](),
-		"ErrorResponse":   reflect.TypeFor[apishape.ErrorResponse](),
-		// Not one definition yet: regionsapi writes its own view of it.
-		"Regions": reflect.TypeFor[allocclient.Regions](),
+		"Allocation":        reflect.TypeFor[apishape.Allocation](),
+		"GameServerState":   reflect.TypeFor[apishape.GameServerState](),
+		"ErrorResponse":     reflect.TypeFor[apishape.ErrorResponse](),
+		"Regions":           reflect.TypeFor[apishape.Regions](),
+		"AllocationRequest": reflect.TypeFor[apishape.AllocateRequest](),
 	} {
 		schema := componentSchema(&model.Model, name)
 		if schema == nil {

@@ -4,16 +4,15 @@ import (
 	"fmt"
 	"math"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // LatencyPolicy caps every player's latency to a region for a while
 // (GameLift's PlayerLatencyPolicy). The policies of a request apply in
 // order from the first attempt; a last one without DurationSeconds holds
 // until the placement's timeout, after a last one with it there is no cap.
-type LatencyPolicy struct {
-	MaxPlayerLatencyMs float64 `json:"maxPlayerLatencyMs"`
-	DurationSeconds    *int    `json:"durationSeconds,omitempty"`
-}
+type LatencyPolicy = apishape.LatencyPolicy
 
 const (
 	maxLatencyPolicies     = 10

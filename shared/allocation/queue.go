@@ -24,8 +24,8 @@ type QueuedPlacement struct {
 	// copy with another ticket is stale.
 	Ticket  string  `json:"ticket"`
 	Request Request `json:"request"`
-	// Match carries Request.Match, which the request's own JSON leaves out
-	// (an API caller cannot set it).
+	// Match: the request is a FlexMatch match's (Service.AllocateMatch);
+	// the request's own JSON cannot say so, as an API caller cannot.
 	Match bool `json:"match,omitempty"`
 }
 

@@ -261,22 +261,22 @@ func TestLatencyPolicyValidation(t *testing.T) {
 		req  Request
 		ok   bool
 	}{
-		{"the issue's example", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{50, seconds(10)}, {100, seconds(20)}, {200, nil}}}, true},
-		{"a last policy with a duration", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{50, seconds(10)}, {100, seconds(20)}}}, true},
-		{"caps not increasing", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{100, seconds(10)}, {100, nil}}}, false},
-		{"caps decreasing", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{100, seconds(10)}, {50, nil}}}, false},
-		{"a duration missing before the last", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{50, nil}, {100, nil}}}, false},
+		{"the issue's example", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: seconds(10)}, {MaxPlayerLatencyMs: 100, DurationSeconds: seconds(20)}, {MaxPlayerLatencyMs: 200, DurationSeconds: nil}}}, true},
+		{"a last policy with a duration", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: seconds(10)}, {MaxPlayerLatencyMs: 100, DurationSeconds: seconds(20)}}}, true},
+		{"caps not increasing", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 100, DurationSeconds: seconds(10)}, {MaxPlayerLatencyMs: 100, DurationSeconds: nil}}}, false},
+		{"caps decreasing", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 100, DurationSeconds: seconds(10)}, {MaxPlayerLatencyMs: 50, DurationSeconds: nil}}}, false},
+		{"a duration missing before the last", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: nil}, {MaxPlayerLatencyMs: 100, DurationSeconds: nil}}}, false},
 		{"more than 10", Request{PlayerLatencies: players, LatencyPolicies: func() []LatencyPolicy {
 			var ps []LatencyPolicy
 			for i := range 11 {
-				ps = append(ps, LatencyPolicy{float64(10 + i), seconds(1)})
+				ps = append(ps, LatencyPolicy{MaxPlayerLatencyMs: float64(10 + i), DurationSeconds: seconds(1)})
 			}
 			return ps
 		}()}, false},
-		{"no players", Request{LatencyPolicies: []LatencyPolicy{{50, nil}}}, false},
-		{"with maxPlayerLatencyMs", Request{PlayerLatencies: players, MaxPlayerLatencyMs: &cap50, LatencyPolicies: []LatencyPolicy{{50, nil}}}, false},
-		{"a zero cap", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{0, nil}}}, false},
-		{"a zero duration", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{50, seconds(0)}, {60, nil}}}, false},
+		{"no players", Request{LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: nil}}}, false},
+		{"with maxPlayerLatencyMs", Request{PlayerLatencies: players, MaxPlayerLatencyMs: &cap50, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: nil}}}, false},
+		{"a zero cap", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 0, DurationSeconds: nil}}}, false},
+		{"a zero duration", Request{PlayerLatencies: players, LatencyPolicies: []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: seconds(0)}, {MaxPlayerLatencyMs: 60, DurationSeconds: nil}}}, false},
 		{"a timeout over 600", Request{PlayerLatencies: players, QueueTimeoutSeconds: seconds(601)}, false},
 		{"a negative timeout", Request{PlayerLatencies: players, QueueTimeoutSeconds: seconds(-1)}, false},
 		{"a timeout of 600", Request{PlayerLatencies: players, QueueTimeoutSeconds: seconds(600)}, true},
@@ -292,8 +292,8 @@ func TestLatencyPolicyValidation(t *testing.T) {
 }
 
 func TestCapAt(t *testing.T) {
-	ps := []LatencyPolicy{{50, seconds(10)}, {100, seconds(20)}, {200, nil}}
-	capped := []LatencyPolicy{{50, seconds(10)}}
+	ps := []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: seconds(10)}, {MaxPlayerLatencyMs: 100, DurationSeconds: seconds(20)}, {MaxPlayerLatencyMs: 200, DurationSeconds: nil}}
+	capped := []LatencyPolicy{{MaxPlayerLatencyMs: 50, DurationSeconds: seconds(10)}}
 	for _, tc := range []struct {
 		policies  []LatencyPolicy
 		elapsed   time.Duration

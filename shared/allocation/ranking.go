@@ -4,14 +4,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
 // PlayerLatency is one player's measured latency per region, from the
 // clients' pings against the ping targets (GET /v1/regions).
-type PlayerLatency struct {
-	PlayerID  string             `json:"playerId"`
-	LatencyMs map[string]float64 `json:"latencyMs"`
-}
+type PlayerLatency = apishape.PlayerLatency
 
 // RankedRegion is a region's standing among the players' measurements.
 type RankedRegion struct {

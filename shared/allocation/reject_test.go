@@ -138,17 +138,21 @@ func TestAMatchsFailureIsFinal(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			alloc := &script{queue: map[string][]error{"eu": {status(404, 0)}}}
 			svc, mem := newTestService(alloc)
-			req := Request{GameInstanceID: "m-1", Match: tc.match, QueueTimeoutSeconds: &sixty}
+			req := Request{GameInstanceID: "m-1", QueueTimeoutSeconds: &sixty}
+			allocate := svc.Allocate
+			if tc.match {
+				allocate = svc.AllocateMatch
+			}
 			if tc.rejected {
 				if _, created, err := svc.Reject(context.Background(), "m-1", gameinstance.Failure{Code: gameinstance.CodeInvalidMatch}); err != nil || !created {
 					t.Fatalf("reject: %v, %v", created, err)
 				}
-			} else if _, err := svc.Allocate(context.Background(), req); codeOf(err) == "" || mem.records["m-1"].State != gameinstance.StateFailed {
+			} else if _, err := allocate(context.Background(), req); codeOf(err) == "" || mem.records["m-1"].State != gameinstance.StateFailed {
 				t.Fatalf("the first allocation: err %v, record %+v", err, mem.records["m-1"])
 			}
 			before, calls := mem.records["m-1"], len(alloc.calls)
 			alloc.queue["eu"] = []error{nil}
-			res, err := svc.Allocate(context.Background(), req)
+			res, err := allocate(context.Background(), req)
 			after := mem.records["m-1"]
 			if !tc.placed {
 				if len(alloc.calls) != calls || !reflect.DeepEqual(after, before) || (err == nil && res.Record.State == gameinstance.StateAllocated) {

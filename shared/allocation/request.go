@@ -16,37 +16,13 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
-// Request is the body of POST /v1/allocations.
-type Request struct {
-	GameInstanceID     string `json:"gameInstanceId"`
-	DesiredRegion      string `json:"desiredRegion"`
-	GameServerVersion  string `json:"gameServerVersion"`
-	ServerArgs         string `json:"serverArgs"`
-	PartnerGameToken   string `json:"partnerGameToken"`
-	PartnerSocialToken string `json:"partnerSocialToken"`
-	// PreferredRegions is an ordered list; desiredRegion is shorthand for
-	// a list of one.
-	PreferredRegions []string `json:"preferredRegions"`
-	// PlayerLatencies rank the regions when no preference is given.
-	PlayerLatencies    []PlayerLatency `json:"playerLatencies"`
-	MaxPlayerLatencyMs *float64        `json:"maxPlayerLatencyMs"`
-	// Scheduling orders the game servers with a free room: "Packed" (the
-	// default, fewest free rooms first) or "Distributed" (most first).
-	Scheduling string `json:"scheduling"`
-	// Dedicated asks for a whole server from the Allocator, never a room.
-	Dedicated bool `json:"dedicated"`
-	// QueueTimeoutSeconds lets a plan that found no capacity wait in the
-	// placement queue (0-600; nil = Defaults.QueueTimeout, 0 = fail fast).
-	QueueTimeoutSeconds *int `json:"queueTimeoutSeconds"`
-	// LatencyPolicies cap the players' latency, relaxing over time
-	// (GameLift's PlayerLatencyPolicies).
-	LatencyPolicies []LatencyPolicy `json:"latencyPolicies"`
-	// Match: the request is a FlexMatch match's (shared/matchmaking), never
-	// an API caller's; the fingerprint keeps it apart.
-	Match bool `json:"-"`
-}
+// Request is the body of POST /v1/allocations: the public shape, as
+// allocclient sends it.
+type Request = apishape.AllocateRequest
 
 // Field limits. They keep one record far below DynamoDB's 400 KB item limit
 // and reject garbage early with a message that names the field.
@@ -150,7 +126,11 @@ type Spec struct {
 
 // Resolve validates req and applies the version and region rules. Every
 // problem is reported at once.
-func (d Defaults) Resolve(req Request) (Spec, error) {
+func (d Defaults) Resolve(req Request) (Spec, error) { return d.resolve(req, false) }
+
+// resolve is Resolve for a request that is a FlexMatch match's (match) or
+// an API caller's: the fingerprint keeps the two apart.
+func (d Defaults) resolve(req Request, match bool) (Spec, error) {
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
@@ -213,7 +193,7 @@ func (d Defaults) Resolve(req Request) (Spec, error) {
 			RegionInputs:      sel.digest,
 			Scheduling:        stored,
 			Dedicated:         req.Dedicated,
-			Match:             req.Match,
+			Match:             match,
 		},
 		PartnerGameToken:   req.PartnerGameToken,
 		PartnerSocialToken: req.PartnerSocialToken,

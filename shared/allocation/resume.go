@@ -20,8 +20,7 @@ import (
 func (s *Service) Resume(ctx context.Context, m QueuedPlacement) error {
 	b := s.budgetFor(ctx)
 	log := logging.FromContext(ctx).With("gameInstanceId", m.GameInstanceID)
-	m.Request.Match = m.Match
-	spec, err := s.o.Defaults.Resolve(m.Request)
+	spec, err := s.o.Defaults.resolve(m.Request, m.Match)
 	if err != nil || spec.GameInstanceID != m.GameInstanceID {
 		log.Error("placement message dropped: it does not hold a valid allocation request for its game instance", "error", err)
 		return nil

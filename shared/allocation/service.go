@@ -183,8 +183,19 @@ func (s *Service) Get(ctx context.Context, gameInstanceID string) (gameinstance.
 // Allocate allocates a game server for req.GameInstanceID at most once:
 // claim, try the plan's regions, record the outcome, all inside one budget.
 func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
+	return s.allocate(ctx, req, false)
+}
+
+// AllocateMatch is Allocate for a FlexMatch match's request
+// (shared/matchmaking): its record says so (Fingerprint.Match), and an API
+// caller's request for the same id does not replay it.
+func (s *Service) AllocateMatch(ctx context.Context, req Request) (Result, error) {
+	return s.allocate(ctx, req, true)
+}
+
+func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result, error) {
 	b := s.budgetFor(ctx)
-	spec, err := s.o.Defaults.Resolve(req)
+	spec, err := s.o.Defaults.resolve(req, match)
 	if err != nil {
 		return Result{}, err
 	}
@@ -208,7 +219,7 @@ func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
 	if delay, ok := s.waits(spec, q, run); ok {
 		// Without a message sent, nothing would retry: then the outcome
 		// is answered as it stands, a failure like any other.
-		if res, queued, err := s.requeue(ctx, b, rec, run, QueuedPlacement{GameInstanceID: rec.GameInstanceID, Request: req, Match: req.Match}, q, delay); queued {
+		if res, queued, err := s.requeue(ctx, b, rec, run, QueuedPlacement{GameInstanceID: rec.GameInstanceID, Request: req, Match: match}, q, delay); queued {
 			return res, err
 		}
 	}

@@ -13,7 +13,7 @@ import (
 
 // Allocations is the allocate use case (allocation.Service).
 type Allocations interface {
-	Allocate(ctx context.Context, req allocation.Request) (allocation.Result, error)
+	AllocateMatch(ctx context.Context, req allocation.Request) (allocation.Result, error)
 	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
 	Reject(ctx context.Context, gameInstanceID string, f gameinstance.Failure) (gameinstance.Record, bool, error)
 }
@@ -66,7 +66,7 @@ func (s *Service) Handle(ctx context.Context, raw []byte) error {
 		return s.reject(ctx, ev.Match.ID, *ev.Rejected)
 	}
 	req := s.request(ctx, ev)
-	res, err := s.Allocations.Allocate(ctx, req)
+	res, err := s.Allocations.AllocateMatch(ctx, req)
 	return s.settled(ctx, ev, res, err)
 }
 
@@ -75,7 +75,7 @@ func (s *Service) Handle(ctx context.Context, raw []byte) error {
 // deployment's FALLBACK_REGION.
 func (s *Service) request(ctx context.Context, ev Event) allocation.Request {
 	timeout := int(s.QueueTimeout / time.Second)
-	req := allocation.Request{GameInstanceID: ev.Match.ID, GameServerVersion: ev.Custom.Version(), QueueTimeoutSeconds: &timeout, Match: true}
+	req := allocation.Request{GameInstanceID: ev.Match.ID, GameServerVersion: ev.Custom.Version(), QueueTimeoutSeconds: &timeout}
 	if s.Tickets != nil && len(ev.Match.TicketIDs) > 0 {
 		tctx, cancel := context.WithTimeout(ctx, s.TicketsTimeout)
 		players, err := latencies(tctx, s.Tickets, ev.Match.TicketIDs)

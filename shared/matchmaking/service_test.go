@@ -40,7 +40,7 @@ func (f *fakeAllocations) Get(_ context.Context, id string) (gameinstance.Record
 	return gameinstance.Record{}, &gameinstance.Error{Code: gameinstance.CodeNotFound, Message: "no allocation for " + id}
 }
 
-func (f *fakeAllocations) Allocate(_ context.Context, req allocation.Request) (allocation.Result, error) {
+func (f *fakeAllocations) AllocateMatch(_ context.Context, req allocation.Request) (allocation.Result, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.requests = append(f.requests, req)
@@ -139,7 +139,7 @@ func TestHandle(t *testing.T) {
 			outcome{kept: 1, anyErr: true, rejected: gameinstance.CodeInvalidMatch}, nil},
 		{"placed as an API call would be", versioned, &fakeAllocations{}, &fakeMatches{}, nil, outcome{kept: 1, requests: 1},
 			func(t *testing.T, req allocation.Request) {
-				if req.GameInstanceID != matchID || req.GameServerVersion != "prod::arena" || !req.Match ||
+				if req.GameInstanceID != matchID || req.GameServerVersion != "prod::arena" ||
 					req.QueueTimeoutSeconds == nil || *req.QueueTimeoutSeconds != 60 {
 					t.Fatalf("request %+v", req)
 				}
