@@ -1,15 +1,17 @@
 // Package apishape holds the service's public JSON shapes, each defined
-// once: the allocation record the allocation routes answer (Allocation),
-// a game server's answer on the link-back routes (GameServerState), the
-// regions list (Regions), an error answer (ErrorResponse) and their parts (Attempt, Server, LinkInfo,
-// Failure, Lifecycle, Session). The handlers build them (shared/httpapi),
-// the two SDKs decode into them (allocclient and gameserver alias them),
-// the domain's record keeps its public parts in them (gameinstance aliases
+// once: the allocation request (AllocateRequest, request.go), the
+// allocation record the allocation routes answer (Allocation), a game
+// server's answer on the link-back routes (GameServerState), the regions
+// list (Regions), an error answer (ErrorResponse) and their parts
+// (Attempt, Server, LinkInfo, Failure, Lifecycle, Session). The handlers
+// decode and build them (shared/allocation, shared/httpapi), the two SDKs
+// send and decode them (allocclient and gameserver alias them), the
+// domain's record keeps its public parts in them (gameinstance aliases
 // State, Code, Placement, Attempt, Server, LinkInfo and Failure), the event
 // detail reuses those parts (shared/eventcatalog), and a test holds
-// docs/openapi.yaml to every shape field by field (tests/contract_shapes_test.go). It
-// imports only the standard library, so an SDK links nothing of the
-// service's domain or AWS through it.
+// docs/openapi.yaml to every shape field by field
+// (tests/contract_shapes_test.go). It imports only the standard library,
+// so an SDK links nothing of the service's domain or AWS through it.
 //
 // Times are time.Time with omitzero: encoding/json writes them as RFC 3339
 // with nanoseconds (trailing zeros trimmed) in their location, so whoever
