@@ -15,7 +15,6 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
 	"github.com/gamefabric-alloc/allocsvc/shared/pingcache"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
-	"github.com/gamefabric-alloc/allocsvc/shared/wait"
 )
 
 // DB is the part of the DynamoDB client the ping cache uses.
@@ -128,20 +127,12 @@ func encodePingItem(e pingcache.Entry) (map[string]types.AttributeValue, error) 
 
 func (s *Table) batch(ctx context.Context, writes []types.WriteRequest) error {
 	pending := map[string][]types.WriteRequest{s.table: writes}
-	for attempt := 0; ; attempt++ {
+	return store.RetryUnprocessed(ctx, s.retries, s.backoff, "batch write "+s.table, "items", func() (int, error) {
 		out, err := s.db.BatchWriteItem(ctx, &dynamodb.BatchWriteItemInput{RequestItems: pending})
 		if err != nil {
-			return fmt.Errorf("batch write %s: %w", s.table, err)
-		}
-		if len(out.UnprocessedItems[s.table]) == 0 {
-			return nil
-		}
-		if attempt == s.retries {
-			return fmt.Errorf("batch write %s: %d items still unprocessed after %d retries", s.table, len(out.UnprocessedItems[s.table]), s.retries)
+			return 0, err
 		}
 		pending = out.UnprocessedItems
-		if err := wait.Sleep(ctx, s.backoff<<attempt); err != nil {
-			return err
-		}
-	}
+		return len(pending[s.table]), nil
+	})
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
-	"github.com/gamefabric-alloc/allocsvc/shared/wait"
+	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // DB is the part of the DynamoDB client the store uses.
@@ -67,29 +67,21 @@ func (s *Table) Get(ctx context.Context, regions []string) (map[string]regionhea
 
 func (s *Table) batchGet(ctx context.Context, keys []map[string]types.AttributeValue, out map[string]regionhealth.Health) error {
 	pending := map[string]types.KeysAndAttributes{s.table: {Keys: keys, ConsistentRead: aws.Bool(true)}}
-	for attempt := 0; len(pending) > 0; attempt++ {
-		if attempt > 0 {
-			if attempt > s.retries {
-				return fmt.Errorf("batch get %s: %d keys still unprocessed after %d retries", s.table, len(pending[s.table].Keys), s.retries)
-			}
-			if err := wait.Sleep(ctx, s.backoff<<(attempt-1)); err != nil {
-				return fmt.Errorf("batch get %s: %w", s.table, err)
-			}
-		}
+	return store.RetryUnprocessed(ctx, s.retries, s.backoff, "batch get "+s.table, "keys", func() (int, error) {
 		res, err := s.db.BatchGetItem(ctx, &dynamodb.BatchGetItemInput{RequestItems: pending})
 		if err != nil {
-			return fmt.Errorf("batch get %s: %w", s.table, err)
+			return 0, err
 		}
 		for _, av := range res.Responses[s.table] {
 			h, err := decodeRegion(av)
 			if err != nil {
-				return err
+				return 0, err
 			}
 			out[h.Region] = h
 		}
 		pending = res.UnprocessedKeys
-	}
-	return nil
+		return len(pending[s.table].Keys), nil
+	})
 }
 
 // List scans the table: it holds one small item per region.
