@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/upstreamhttp"
 )
 
 // A typical allocate answer: the server, its ports, the callback token and
@@ -59,7 +61,7 @@ func BenchmarkStatusError(b *testing.B) {
 	raw := []byte(`{"error":"rate limit exceeded"}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if e := statusError(resp, raw); e.RetryAfter != time.Second {
+		if e := upstreamhttp.StatusError(resp, raw); e.RetryAfter != time.Second {
 			b.Fatal(e)
 		}
 	}

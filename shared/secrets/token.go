@@ -1,6 +1,7 @@
-// Package secrets turns a Secrets Manager secret into a bearer token, cached
-// in memory so a warm Lambda does not pay a Secrets Manager round trip (and
-// its price) on every allocation.
+// Package secrets turns a Secrets Manager secret into a credential (a
+// bearer token, or what another package parses, such as an Agones client
+// certificate), cached in memory so a warm Lambda does not pay a Secrets
+// Manager round trip (and its price) on every allocation.
 package secrets
 
 import (
@@ -17,7 +18,7 @@ import (
 	"github.com/aws/smithy-go"
 )
 
-// ErrBadSecret means the secret exists but holds no usable token. Messages
+// ErrBadSecret means the secret exists but holds nothing usable. Messages
 // wrapping it never include the secret's content.
 var ErrBadSecret = errors.New("secret holds no usable token")
 
@@ -95,51 +96,69 @@ func ParseToken(secret string) (string, error) {
 	}
 }
 
-// TokenSource hands out the current token from a Secrets Manager secret.
-type TokenSource struct {
+// Source hands out a value parsed from a Secrets Manager secret, cached
+// for its TTL so a warm Lambda does not pay a Secrets Manager round trip
+// on every call. T is compared to tell a stale value from a fresh one.
+type Source[T comparable] struct {
 	client   SecretGetter
 	secretID string
 	ttl      time.Duration
 	now      func() time.Time
+	parse    func(string) (T, error)
 
 	mu        sync.Mutex
-	token     string
+	value     T
+	has       bool
 	fetchedAt time.Time
 }
 
-// NewTokenSource caches the token for ttl. now may be nil (time.Now).
-func NewTokenSource(client SecretGetter, secretID string, ttl time.Duration, now func() time.Time) *TokenSource {
+// NewSource caches what parse makes of the secret for ttl. now may be nil
+// (time.Now). parse's errors must not quote the secret; wrap ErrBadSecret
+// for a secret that no retry makes usable.
+func NewSource[T comparable](client SecretGetter, secretID string, ttl time.Duration, now func() time.Time, parse func(string) (T, error)) *Source[T] {
 	if now == nil {
 		now = time.Now
 	}
-	return &TokenSource{client: client, secretID: secretID, ttl: ttl, now: now}
+	return &Source[T]{client: client, secretID: secretID, ttl: ttl, now: now, parse: parse}
 }
 
-// Token returns the cached token, fetching it when absent or older than the TTL.
-func (s *TokenSource) Token(ctx context.Context) (string, error) {
+// Get returns the cached value, fetching it when absent or older than the TTL.
+func (s *Source[T]) Get(ctx context.Context) (T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.token != "" && s.now().Sub(s.fetchedAt) < s.ttl {
-		return s.token, nil
+	if s.has && s.now().Sub(s.fetchedAt) < s.ttl {
+		return s.value, nil
 	}
 	return s.fetchLocked(ctx)
 }
 
 // Refresh re-reads the secret after the upstream rejected stale. When another
-// caller already replaced stale, the newer token is returned without a fetch,
-// so a burst of 401s costs one Secrets Manager call, not one each.
-func (s *TokenSource) Refresh(ctx context.Context, stale string) (string, error) {
+// caller already replaced stale, the newer value is returned without a fetch,
+// so a burst of rejections costs one Secrets Manager call, not one each.
+func (s *Source[T]) Refresh(ctx context.Context, stale T) (T, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.token != "" && s.token != stale {
-		return s.token, nil
+	if s.has && s.value != stale {
+		return s.value, nil
 	}
 	return s.fetchLocked(ctx)
 }
 
-func (s *TokenSource) fetchLocked(ctx context.Context) (string, error) {
-	fail := func(err error) (string, error) {
-		return "", &Error{SecretID: s.secretID, Err: err, perm: permanentSecretError(err)}
+// Expire drops stale from the cache, if it is still what the cache holds,
+// so that the next Get reads the secret again (after the upstream refused
+// it, without a retry now that would pay for the read).
+func (s *Source[T]) Expire(stale T) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.has && s.value == stale {
+		s.has = false
+	}
+}
+
+func (s *Source[T]) fetchLocked(ctx context.Context) (T, error) {
+	var zero T
+	fail := func(err error) (T, error) {
+		return zero, &Error{SecretID: s.secretID, Err: err, perm: permanentSecretError(err)}
 	}
 	out, err := s.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(s.secretID)})
 	if err != nil {
@@ -148,10 +167,21 @@ func (s *TokenSource) fetchLocked(ctx context.Context) (string, error) {
 	if out.SecretString == nil {
 		return fail(fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
 	}
-	token, err := ParseToken(*out.SecretString)
+	v, err := s.parse(*out.SecretString)
 	if err != nil {
 		return fail(err)
 	}
-	s.token, s.fetchedAt = token, s.now()
-	return token, nil
+	s.value, s.has, s.fetchedAt = v, true, s.now()
+	return v, nil
 }
+
+// TokenSource hands out the current bearer token of a secret (ParseToken).
+type TokenSource struct{ *Source[string] }
+
+// NewTokenSource caches the token for ttl. now may be nil (time.Now).
+func NewTokenSource(client SecretGetter, secretID string, ttl time.Duration, now func() time.Time) *TokenSource {
+	return &TokenSource{NewSource(client, secretID, ttl, now, ParseToken)}
+}
+
+// Token returns the cached token, fetching it when absent or older than the TTL.
+func (s *TokenSource) Token(ctx context.Context) (string, error) { return s.Get(ctx) }

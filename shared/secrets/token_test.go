@@ -122,3 +122,22 @@ func TestTokenSourceTellsPermanentFromTransient(t *testing.T) {
 		})
 	}
 }
+
+// Expire drops only the value it names: a value a refresh already
+// replaced stays, and the next Get after a real expiry reads the secret.
+func TestSourceExpire(t *testing.T) {
+	fake := &fakeSecrets{values: []string{"one", "two"}}
+	src := NewTokenSource(fake, "sid", time.Hour, nil)
+	ctx := context.Background()
+	if tok, _ := src.Token(ctx); tok != "one" {
+		t.Fatal(tok)
+	}
+	src.Expire("stale-other")
+	if tok, _ := src.Token(ctx); tok != "one" || fake.calls != 1 {
+		t.Fatalf("a value that is not cached expired %q (%d calls)", tok, fake.calls)
+	}
+	src.Expire("one")
+	if tok, _ := src.Token(ctx); tok != "two" || fake.calls != 2 {
+		t.Fatalf("after Expire: %q (%d calls), want a fresh read", tok, fake.calls)
+	}
+}
