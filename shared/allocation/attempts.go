@@ -70,14 +70,14 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 	limitedBy := map[string]string{}
 	verdicts := s.admit(ctx, spec.Plan)
 	for i, step := range spec.Plan {
-		if s.tryRooms(ctx, b, rec, spec, step, i, payload, tokens[i], &run) {
+		v, up := verdicts[i], creds.upstreams[i]
+		if !up.KeepsRooms && s.tryRooms(ctx, b, rec, spec, step, i, payload, tokens[i], &run) {
 			return run
 		}
-		v, up := verdicts[i], creds.upstreams[i]
 		if v.Known {
 			run.known[step.Region] = true
 		}
-		if skip, ok := notAsked(step, v, creds.err[up.ID], limitedBy[up.ID]); ok {
+		if skip, ok := notAsked(step, up, v, creds.err[up.ID], limitedBy[up.ID]); ok {
 			if skip.outcome == outcomeSkipped {
 				run.skipped++
 			}
@@ -87,12 +87,18 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 			step.Reason += "; " + v.Reason
 		}
 		payload.PartnerGameToken = tokens[i][0]
-		server, tried := s.tryRegion(ctx, b.upstream, up, creds, step.Region, spec, payload, redact)
+		got, tried := s.tryRegion(ctx, b.upstream, up, creds, step.Region, spec, payload, redact)
 		s.noteOrphans(ctx, spec, step, tried, &run)
 		run.attempts = append(run.attempts, tried...)
-		if server != nil {
+		if got.Server != nil {
 			run.observed = append(run.observed, observation{step.Region, true})
-			run.place(server, gameinstance.PlacementAllocator, "", step.Region, i, tokens[i][0])
+			placement := gameinstance.PlacementAllocator
+			if got.Room {
+				// A room the Allocator keeps (Agones' rooms Counter): the
+				// room pool holds no record of it, so RoomServer stays empty.
+				placement = gameinstance.PlacementRoom
+			}
+			run.place(got.Server, placement, "", step.Region, i, tokens[i][0])
 			return run
 		}
 		last := tried[len(tried)-1]
@@ -167,9 +173,9 @@ func (s *Service) noteOrphans(ctx context.Context, spec Spec, step PlanStep, tri
 // notAsked is the attempt recording why a plan step is not tried, and
 // whether it is not: the breaker skips its region, its Allocator already
 // rate-limited this allocation (in region limitedIn), or its Allocator's
-// token could not be read (tokenErr).
-func notAsked(step PlanStep, v region.Verdict, tokenErr error, limitedIn string) (attempt, bool) {
-	a := attempt{Attempt: gameinstance.Attempt{Region: step.Region, Reason: step.Reason}}
+// credential (up.Credential) could not be read (tokenErr).
+func notAsked(step PlanStep, up Upstream, v region.Verdict, tokenErr error, limitedIn string) (attempt, bool) {
+	a := attempt{Attempt: gameinstance.Attempt{Region: step.Region, Reason: step.Reason, AllocatorKind: up.Kind}}
 	switch {
 	case !v.Try:
 		a.Reason, a.outcome = step.Reason+"; skipped: "+v.Reason, outcomeSkipped
@@ -177,7 +183,7 @@ func notAsked(step PlanStep, v region.Verdict, tokenErr error, limitedIn string)
 		a.Error = "not tried: the Allocator serving it rate-limited this allocation (429 in " + limitedIn + ")"
 		a.RateLimited, a.outcome = true, outcomeRateLimitSkipped
 	case tokenErr != nil:
-		a.Error = gameinstance.Clip("not tried: the Allocator's token could not be read: "+tokenErr.Error(), maxErrorText)
+		a.Error = gameinstance.Clip("not tried: the Allocator's "+up.Credential+" could not be read: "+tokenErr.Error(), maxErrorText)
 		a.outcome = outcomeNoToken
 	default:
 		return attempt{}, false
@@ -234,60 +240,73 @@ func (s *Service) observe(ctx context.Context, b budget, run planRun) {
 
 // regionFault: the attempt says something about the whole region's
 // health. Auth, bad requests and the Allocator's rate limit say nothing
-// about it, and neither does "no matching server" (404, 409): that is one
-// armada set's shortage, which must not close the region to the others.
-// Nor does a region not asked at all (skipped, or no token to ask with).
+// about it, and neither does "no matching server" (404, 409, an Agones
+// allocator's unallocated answer): that is one armada set's shortage,
+// which must not close the region to the others. Nor does a region not
+// asked at all (skipped, or no token to ask with), nor a refusal of
+// credentials (a TLS handshake refused: the deployment's problem).
 func regionFault(a attempt) bool {
 	switch a.Status {
 	case 400, 401, 403, 404, 409, 429:
+		return false
+	}
+	if a.kind == UpstreamNoCapacity || a.kind == UpstreamRefused || a.kind == UpstreamContention {
 		return false
 	}
 	return a.outcome == outcomeCapacity || a.outcome == outcomeTimeout || a.outcome == outcomeFailed
 }
 
 // tryRegion asks up for one region until deadline: one call, then, as
-// again decides, a retry after a fresh token or a 429's wait. It returns
-// the allocation (nil on failure) and the attempts made.
-func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (*gameinstance.Server, []attempt) {
-	req := UpstreamRequest{Region: up.Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet, Payload: payload}
+// again decides, a retry after a fresh token, a 429's wait or a short
+// pause after contention. It returns the allocation (no Server on
+// failure) and the attempts made.
+func (s *Service) tryRegion(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, region string, spec Spec, payload Payload, redact func(string) string) (Allocated, []attempt) {
+	req := UpstreamRequest{Region: up.Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet, Payload: payload,
+		Scheduling: spec.Scheduling, Dedicated: spec.Fingerprint.Dedicated}
 	var attempts []attempt
 	var r retries
 	for {
 		if wallUntil(deadline) < minAttempt {
-			return nil, append(attempts, attempt{Attempt: gameinstance.Attempt{Region: region, Error: "not tried: the allocation's time budget is spent"}, outcome: outcomeSkipped})
+			return Allocated{}, append(attempts, attempt{Attempt: gameinstance.Attempt{Region: region, AllocatorKind: up.Kind,
+				Error: "not tried: the allocation's time budget is spent"}, outcome: outcomeSkipped})
 		}
-		server, a := s.call(ctx, deadline, up, creds.token[up.ID], region, req, redact)
+		got, a := s.call(ctx, deadline, up, creds.token[up.ID], region, req, redact)
 		logging.FromContext(ctx).Info("allocation attempt", "gameInstanceId", spec.GameInstanceID, "region", region, "allocatorRegion", up.Region,
-			"status", a.Status, "error", a.Error, "durationMs", a.DurationMs)
+			"allocatorKind", up.Kind, "status", a.Status, "error", a.Error, "durationMs", a.DurationMs)
 		attempts = append(attempts, a)
-		if server != nil || !s.again(ctx, deadline, up, creds, a, &r) {
-			return server, attempts
+		if got.Server != nil || !s.again(ctx, deadline, up, creds, a, &r) {
+			return got, attempts
 		}
 	}
 }
 
 // call makes one allocate call with token, bounded by the attempt timeout
 // and deadline, and describes it as an attempt, scrubbed of credentials.
-func (s *Service) call(ctx context.Context, deadline time.Time, up Upstream, token, region string, req UpstreamRequest, redact func(string) string) (*gameinstance.Server, attempt) {
+func (s *Service) call(ctx context.Context, deadline time.Time, up Upstream, token, region string, req UpstreamRequest, redact func(string) string) (Allocated, attempt) {
 	actx, cancel := context.WithTimeout(ctx, min(s.o.AttemptTimeout, wallUntil(deadline)))
 	defer cancel()
 	start := wallNow()
-	server, err := up.Allocator.Allocate(actx, token, req)
-	a := attempt{Attempt: gameinstance.Attempt{Region: region, DurationMs: wallNow().Sub(start).Milliseconds(), Status: 200}, outcome: outcomeOK}
+	got, err := up.Allocator.Allocate(actx, token, req)
+	a := attempt{Attempt: gameinstance.Attempt{Region: region, DurationMs: wallNow().Sub(start).Milliseconds(), Status: 200,
+		AllocatorKind: up.Kind, GameServerName: got.GameServerName, NodeName: got.NodeName}, outcome: outcomeOK}
 	if up.Region != region {
 		a.AllocatorRegion = up.Region
 	}
 	if err != nil {
 		// The token may have been refreshed since redact was built.
 		a.failed(err, func(s string) string { return redactor(token)(redact(s)) })
+		got = Allocated{}
+	} else if got.Server == nil {
+		a.failed(&UpstreamError{Kind: UpstreamDecode, Message: "the Allocator answered no server"}, redact)
 	}
-	return server, a
+	return got, a
 }
 
 // retries is what one region has used of its second chances.
 type retries struct {
 	refreshed bool // the token was refreshed after a 401
 	after429  int  // 429s retried
+	contended int  // contention answers retried
 }
 
 // again decides whether to ask the region once more after the failed
@@ -296,7 +315,14 @@ type retries struct {
 // policy and the deadline.
 func (s *Service) again(ctx context.Context, deadline time.Time, up Upstream, creds *credentials, a attempt, r *retries) bool {
 	switch {
-	case a.Status == 401 && !r.refreshed:
+	case a.kind == UpstreamContention:
+		wait, ok := s.o.Retry.waitContended(r.contended, wallUntil(deadline)-minAttempt)
+		if !ok {
+			return false
+		}
+		r.contended++
+		return s.o.Sleep(ctx, wait) == nil
+	case a.Status == 401 && a.kind == UpstreamStatus && !r.refreshed:
 		r.refreshed = true
 		fresh, err := up.Tokens.Refresh(ctx, creds.token[up.ID])
 		if err != nil {
@@ -322,7 +348,7 @@ func (a *attempt) failed(err error, scrub func(string) string) {
 	a.SuspectedOrphan = true // an error we cannot read proves nothing was allocated
 	var up *UpstreamError
 	if errors.As(err, &up) {
-		a.Status, a.Body, a.retryAfter = up.Status, scrub(up.Body), up.RetryAfter
+		a.Status, a.Body, a.retryAfter, a.kind = up.Status, scrub(up.Body), up.RetryAfter, up.Kind
 		a.SuspectedOrphan = up.MayHaveAllocated
 	}
 	a.RateLimited = a.outcome == outcomeRateLimited

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -82,21 +83,29 @@ type script struct {
 	partner []string
 }
 
-func (s *script) Allocate(_ context.Context, token string, req UpstreamRequest) (*gameinstance.Server, error) {
+// agonesRoom, queued as a script's answer, is an Allocator's room: an
+// Agones allocation whose rooms Counter went above 1.
+var agonesRoom = errors.New("scripted: a room the Allocator keeps")
+
+func (s *script) Allocate(_ context.Context, token string, req UpstreamRequest) (Allocated, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls, s.tokens, s.last = append(s.calls, req.Region), append(s.tokens, token), req
 	s.partner = append(s.partner, req.Payload.PartnerGameToken)
 	q := s.queue[req.Region]
 	if len(q) == 0 {
-		return nil, &UpstreamError{Kind: UpstreamStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
+		return Allocated{}, &UpstreamError{Kind: UpstreamStatus, Status: http.StatusInternalServerError, Message: "unscripted"}
 	}
 	err := q[0]
 	s.queue[req.Region] = q[1:]
-	if err != nil {
-		return nil, err
+	server := &gameinstance.Server{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}}
+	switch err {
+	case nil:
+		return Allocated{Server: server}, nil
+	case agonesRoom:
+		return Allocated{Server: server, Room: true, GameServerName: "fleet-abc12", NodeName: "node-1"}, nil
 	}
-	return &gameinstance.Server{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}}, nil
+	return Allocated{}, err
 }
 
 type tokens struct{ current, next string }
@@ -114,6 +123,14 @@ func status(code int, retryAfter time.Duration) error {
 }
 
 var timeout = &UpstreamError{Kind: UpstreamTimeout, Message: "no answer", MayHaveAllocated: true}
+
+// An Agones allocator's answers, as its adapter classifies them.
+var (
+	noServer      = &UpstreamError{Kind: UpstreamNoCapacity, Status: 429, Message: "there is no available GameServer to allocate"}
+	contended     = &UpstreamError{Kind: UpstreamContention, Status: 409, Message: "too many concurrent requests have overwhelmed the system"}
+	refused       = &UpstreamError{Kind: UpstreamRefused, Status: 401, Message: "the Agones allocator refused our client certificate"}
+	invalidAnswer = &UpstreamError{Kind: UpstreamInvalid, Status: 200, Message: "response has no ports", MayHaveAllocated: true}
+)
 
 type permanentErr struct{ error }
 

@@ -90,10 +90,10 @@ func TestAllocateRecognisesItsOwnWrites(t *testing.T) {
 // blockingAllocator answers only when the attempt's context ends.
 type blockingAllocator struct{ calls []string }
 
-func (b *blockingAllocator) Allocate(ctx context.Context, _ string, req UpstreamRequest) (*gameinstance.Server, error) {
+func (b *blockingAllocator) Allocate(ctx context.Context, _ string, req UpstreamRequest) (Allocated, error) {
 	b.calls = append(b.calls, req.Region)
 	<-ctx.Done()
-	return nil, &UpstreamError{Kind: UpstreamTimeout, Message: "no answer before the attempt timeout", MayHaveAllocated: true, Err: ctx.Err()}
+	return Allocated{}, &UpstreamError{Kind: UpstreamTimeout, Message: "no answer before the attempt timeout", MayHaveAllocated: true, Err: ctx.Err()}
 }
 
 // The whole allocation fits its budget, measured from its start: attempts

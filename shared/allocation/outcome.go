@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"errors"
+	"math/rand/v2"
 	"net/http"
 	"slices"
 	"time"
@@ -15,6 +16,7 @@ type attempt struct {
 	gameinstance.Attempt
 	outcome    outcome
 	retryAfter time.Duration // the allocator's Retry-After
+	kind       UpstreamKind  // how the call failed; 0 when it did not
 }
 
 // after is what a record keeps of its attempts after run: those before
@@ -50,6 +52,9 @@ const (
 	// It says nothing of the region's Allocator, so it counts neither for
 	// the error code nor for region health.
 	outcomeRoom
+	// outcomeInvalid: a 2xx that is not an allocation, from an upstream
+	// that names it (UpstreamInvalid).
+	outcomeInvalid
 )
 
 // maxErrorText bounds an error text of ours that quotes another error.
@@ -63,6 +68,12 @@ func classifyError(err error) outcome {
 	switch up.Kind {
 	case UpstreamTimeout:
 		return outcomeTimeout
+	case UpstreamNoCapacity, UpstreamContention:
+		return outcomeCapacity
+	case UpstreamInvalid:
+		return outcomeInvalid
+	case UpstreamFailed, UpstreamRefused:
+		return outcomeFailed
 	case UpstreamStatus:
 		switch up.Status {
 		case http.StatusNotFound, http.StatusConflict, http.StatusServiceUnavailable:
@@ -84,7 +95,9 @@ func classifyError(err error) outcome {
 // every region asked had no capacity; RATE_LIMITED when the rest were
 // rate-limited, since asking again later may reach a server; UPSTREAM_TIMEOUT
 // when the others timed out (or nothing could be tried in time);
-// ALLOCATION_FAILED otherwise.
+// UPSTREAM_INVALID_RESPONSE when an Agones allocator's unusable answer is
+// all that was not a lack of capacity or a rate limit; ALLOCATION_FAILED
+// otherwise.
 func failureCode(attempts []attempt) gameinstance.Code {
 	last := map[string]outcome{}
 	var order []string
@@ -101,7 +114,7 @@ func failureCode(attempts []attempt) gameinstance.Code {
 			last[a.Region] = a.outcome
 		}
 	}
-	var tried, capacity, limited, timeouts int
+	var tried, capacity, limited, timeouts, invalid int
 	for _, region := range order {
 		switch last[region] {
 		case outcomeSkipped:
@@ -112,6 +125,8 @@ func failureCode(attempts []attempt) gameinstance.Code {
 			limited++
 		case outcomeTimeout:
 			timeouts++
+		case outcomeInvalid:
+			invalid++
 		}
 		tried++
 	}
@@ -122,6 +137,8 @@ func failureCode(attempts []attempt) gameinstance.Code {
 		return gameinstance.CodeNoCapacity
 	case timeouts == 0 && capacity+limited == tried:
 		return gameinstance.CodeRateLimited
+	case invalid > 0 && invalid+capacity+limited == tried:
+		return gameinstance.CodeUpstreamInvalidResponse
 	case timeouts > 0 && timeouts+capacity+limited == tried:
 		return gameinstance.CodeUpstreamTimeout
 	default:
@@ -175,6 +192,8 @@ func failureMessage(code gameinstance.Code) string {
 		return "GameFabric's Allocators rate-limited this allocation; retry after Retry-After"
 	case gameinstance.CodeUpstreamTimeout:
 		return "GameFabric did not answer in time"
+	case gameinstance.CodeUpstreamInvalidResponse:
+		return "an Agones allocator answered with something that is not an allocation; see the attempts"
 	case gameinstance.CodePlacementTimedOut:
 		return "no game server was found before the placement's queueTimeoutSeconds ran out"
 	default:
@@ -191,10 +210,28 @@ type RetryPolicy struct {
 	// MaxWait caps one wait; a longer Retry-After moves on to the next
 	// region behind another Allocator.
 	MaxWait time.Duration
+	// MaxContentionRetries is how many times a region answering with
+	// contention (an Agones allocator's 409) is asked again, after
+	// ContentionBackoff doubled per retry with up to as much again of
+	// jitter, so racing callers do not collide again in step.
+	MaxContentionRetries int
+	ContentionBackoff    time.Duration
+}
+
+// waitContended is how long to wait before asking a region again after
+// its retry-th contention answer, and whether to ask again at all.
+func (p RetryPolicy) waitContended(retry int, remaining time.Duration) (time.Duration, bool) {
+	if retry >= p.MaxContentionRetries {
+		return 0, false
+	}
+	base := p.ContentionBackoff << retry
+	wait := base + rand.N(base+1)
+	return wait, wait < remaining
 }
 
 // DefaultRetryPolicy is used when the service is given none.
-var DefaultRetryPolicy = RetryPolicy{Max429Retries: 2, BaseBackoff: 100 * time.Millisecond, MaxWait: 2 * time.Second}
+var DefaultRetryPolicy = RetryPolicy{Max429Retries: 2, BaseBackoff: 100 * time.Millisecond, MaxWait: 2 * time.Second,
+	MaxContentionRetries: 2, ContentionBackoff: 25 * time.Millisecond}
 
 // wait429 is how long to wait before asking a region again after its
 // retry-th 429, and whether to ask again at all.

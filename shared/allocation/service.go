@@ -33,11 +33,11 @@ type Store interface {
 	Resume(ctx context.Context, rec gameinstance.Record, ticket string) error
 }
 
-// Allocator hands out whole game servers: GameFabric's Allocator, behind
-// an adapter (shared/allocators) that speaks its wire format. Failures are
-// *UpstreamError.
+// Allocator hands out game servers: a GameFabric Allocator or an Agones
+// allocator service, behind an adapter (shared/allocators) that speaks its
+// wire format. Failures are *UpstreamError.
 type Allocator interface {
-	Allocate(ctx context.Context, token string, req UpstreamRequest) (*gameinstance.Server, error)
+	Allocate(ctx context.Context, token string, req UpstreamRequest) (Allocated, error)
 }
 
 // Tokens supplies an Allocator's bearer token.

@@ -55,6 +55,21 @@ func TestAllocateFallbackDecisions(t *testing.T) {
 			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeUpstreamTimeout},
 		{name: "bad gateway", queue: map[string][]error{"us-west": {status(403, 0)}, "eu": {status(502, 0)}},
 			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeAllocationFailed},
+		// An Agones allocator's answers, as shared/allocators classifies them.
+		{name: "an unallocated 429 is no capacity: the fallback is asked", split: true, queue: map[string][]error{"us-west": {noServer}, "eu": {nil}},
+			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "unallocated everywhere is NO_CAPACITY, not RATE_LIMITED", split: true, queue: map[string][]error{"us-west": {noServer}, "eu": {noServer}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeNoCapacity},
+		{name: "contention retried in region", queue: map[string][]error{"us-west": {contended, nil}},
+			wantCalls: []string{"us-west", "us-west"}, wantRegion: "us-west"},
+		{name: "contention retried twice, then no capacity there", split: true, queue: map[string][]error{"us-west": {contended, contended, contended}, "eu": {nil}},
+			wantCalls: []string{"us-west", "us-west", "us-west", "eu"}, wantRegion: "eu", wantFallback: true},
+		{name: "refused credentials are not retried, nor refreshed", split: true, queue: map[string][]error{"us-west": {refused}, "eu": {nil}},
+			wantCalls: []string{"us-west", "eu"}, wantRegion: "eu", wantFallback: true, wantTokens: []string{"old", "old"}},
+		{name: "an answer that is not an allocation", split: true, queue: map[string][]error{"us-west": {invalidAnswer}, "eu": {noServer}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeUpstreamInvalidResponse},
+		{name: "an answer that is not an allocation, and a timeout", split: true, queue: map[string][]error{"us-west": {invalidAnswer}, "eu": {timeout}},
+			wantCalls: []string{"us-west", "eu"}, wantCode: gameinstance.CodeAllocationFailed},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -100,7 +115,8 @@ func newTestService(alloc Allocator) (*Service, *memStore) {
 	o.Store, o.Allocator, o.Tokens = store, alloc, &tokens{current: "old", next: "new"}
 	o.Defaults.Region, o.Defaults.Environment, o.Defaults.ArmadaSet = "eu", "prag", "fleet"
 	o.BackendAddress = "https://backend.example"
-	o.Retry = &RetryPolicy{Max429Retries: 2, BaseBackoff: time.Millisecond, MaxWait: 10 * time.Millisecond}
+	o.Retry = &RetryPolicy{Max429Retries: 2, BaseBackoff: time.Millisecond, MaxWait: 10 * time.Millisecond,
+		MaxContentionRetries: 2, ContentionBackoff: time.Millisecond}
 	svc := NewService(o)
 	return svc, store
 }
@@ -256,6 +272,11 @@ func TestAllocateWithRegionHealth(t *testing.T) {
 			[]string{"us-west"}, []string{"requested", "fallback"}, nil},
 		{"no matching server (404, 409) is one armada set's shortage", nil, nil, map[string][]error{"us-west": {status(404, 0)}, "eu": {status(409, 0)}},
 			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, nil},
+		{"an Agones allocator's unallocated answer and a refusal of our certificate say nothing either", nil, nil,
+			map[string][]error{"us-west": {noServer}, "eu": {refused}}, []string{"us-west", "eu"}, []string{"requested", "fallback"}, nil},
+		{"an Agones allocator's contention says nothing either", nil, nil,
+			map[string][]error{"us-west": {contended, contended, contended}, "eu": {noServer}}, []string{"us-west", "us-west", "us-west", "eu"},
+			[]string{"requested", "requested", "requested", "fallback"}, nil},
 		{"timeouts and 5xx are the region's", nil, nil, map[string][]error{"us-west": {timeout}, "eu": {status(502, 0)}},
 			[]string{"us-west", "eu"}, []string{"requested", "fallback"}, []string{"us-west:false", "eu:false"}},
 		{"an unknown region's failures are not recorded", nil, map[string]bool{"us-west": true, "eu": true}, map[string][]error{"us-west": {status(503, 0)}, "eu": {status(503, 0)}},

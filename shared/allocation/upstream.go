@@ -4,25 +4,42 @@ import (
 	"context"
 	"errors"
 	"sync"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 )
 
-// Upstream is the GameFabric Allocator that serves a region, ready to call.
-// A GameFabric Region references one Allocator; several of our regions may
-// share one, and then they share its rate limit.
+// Upstream is the Allocator that serves a region, ready to call: a
+// GameFabric Allocator or an Agones allocator service. A GameFabric Region
+// references one Allocator; several of our regions may share one, and then
+// they share its rate limit.
 type Upstream struct {
 	// ID tells Allocators apart: regions with the same ID are served by
 	// the same Allocator.
 	ID string
 	// Region is the Allocator's region string, sent exactly as it is.
-	Region    string
-	Allocator Allocator
-	Tokens    Tokens
+	Region string
+	// Kind is named in the region's attempts.
+	Kind apishape.AllocatorKind
+	// Credential names what Tokens reads ("token", "TLS credentials"), in
+	// the attempt of a region not tried because it could not be read.
+	Credential string
+	// KeepsRooms: the Allocator places instances in rooms itself (an
+	// Agones rooms Counter), so the room pool is not asked in its regions.
+	KeepsRooms bool
+	Allocator  Allocator
+	Tokens     Tokens
 }
 
 // Upstreams says which Allocator serves each region (a lowercased name).
 type Upstreams interface {
 	For(region string) Upstream
 }
+
+// What an Upstream's Tokens read, as the attempts name it.
+const (
+	CredentialToken = "token"
+	CredentialTLS   = "TLS credentials"
+)
 
 // oneAllocator serves every region from one Allocator under the region's
 // own name: what Options.Allocator and Options.Tokens describe.
@@ -32,7 +49,8 @@ type oneAllocator struct {
 }
 
 func (o oneAllocator) For(region string) Upstream {
-	return Upstream{ID: "default", Region: region, Allocator: o.allocator, Tokens: o.tokens}
+	return Upstream{ID: "default", Region: region, Kind: apishape.AllocatorGameFabric, Credential: CredentialToken,
+		Allocator: o.allocator, Tokens: o.tokens}
 }
 
 // credentials are the plan's Allocators and their tokens, read before the

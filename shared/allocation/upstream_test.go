@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
@@ -35,7 +36,7 @@ func (s splitAllocators) For(region string) Upstream {
 	if t, ok := s.tokensOf[id]; ok {
 		tokens = t
 	}
-	return Upstream{ID: id, Region: s.prefix + region, Allocator: s.alloc, Tokens: tokens}
+	return Upstream{ID: id, Region: s.prefix + region, Kind: apishape.AllocatorGameFabric, Credential: CredentialToken, Allocator: s.alloc, Tokens: tokens}
 }
 
 func TestAllocateSendsTheAllocatorsRegionString(t *testing.T) {

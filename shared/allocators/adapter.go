@@ -19,21 +19,22 @@ type Allocator struct{ Client *gamefabric.Client }
 var _ allocation.Allocator = Allocator{}
 
 // Allocate makes one allocate call.
-func (a Allocator) Allocate(ctx context.Context, token string, req allocation.UpstreamRequest) (*gameinstance.Server, error) {
+func (a Allocator) Allocate(ctx context.Context, token string, req allocation.UpstreamRequest) (allocation.Allocated, error) {
 	alloc, err := a.Client.Allocate(ctx, token, gamefabric.AllocateRequest{
 		Region:     req.Region,
 		Attributes: map[string]string{"env": req.Environment, "armadaset": req.ArmadaSet},
 		Payload:    req.Payload,
 	})
 	if err != nil {
-		return nil, upstreamError(err)
+		return allocation.Allocated{}, upstreamError(err)
 	}
-	return &gameinstance.Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}, nil
+	return allocation.Allocated{Server: &gameinstance.Server{Address: alloc.Address, IP: alloc.IP, Ports: alloc.Ports}}, nil
 }
 
 // upstreamError is err in the domain's terms; anything but a
 // *gamefabric.Error (the client returns no other) is a transport failure
-// that may have allocated.
+// that may have allocated. A TLS failure is a transport failure of the
+// region, as it always was for GameFabric.
 func upstreamError(err error) error {
 	var gf *gamefabric.Error
 	if !errors.As(err, &gf) {
@@ -42,7 +43,7 @@ func upstreamError(err error) error {
 	}
 	kinds := map[gamefabric.Kind]allocation.UpstreamKind{gamefabric.KindStatus: allocation.UpstreamStatus,
 		gamefabric.KindTimeout: allocation.UpstreamTimeout, gamefabric.KindTransport: allocation.UpstreamTransport,
-		gamefabric.KindDecode: allocation.UpstreamDecode}
+		gamefabric.KindDecode: allocation.UpstreamDecode, gamefabric.KindTLS: allocation.UpstreamTransport}
 	return &allocation.UpstreamError{Kind: kinds[gf.Kind], Status: gf.Status, Message: gf.Message, Body: gf.Body,
 		RetryAfter: gf.RetryAfter, MayHaveAllocated: gf.MayHaveAllocated(), Err: err}
 }

@@ -27,14 +27,14 @@ func TestAllocatorSpeaksGameFabric(t *testing.T) {
 	}))
 	defer srv.Close()
 	a := Allocator{Client: gamefabric.NewClient(srv.Client(), srv.URL)}
-	got, err := a.Allocate(context.Background(), "t", allocation.UpstreamRequest{Region: "gf-us", Environment: "prod", ArmadaSet: "arena",
+	res, err := a.Allocate(context.Background(), "t", allocation.UpstreamRequest{Region: "gf-us", Environment: "prod", ArmadaSet: "arena",
 		Payload: allocation.Payload{GameInstanceID: "gi-1", PartnerGameToken: "p", PragmaBackendAddress: "https://b"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &gameinstance.Server{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("server = %+v, want %+v", got, want)
+	want := allocation.Allocated{Server: &gameinstance.Server{Address: "10.0.0.1:7777", IP: "10.0.0.1", Ports: map[string]int{"game": 7777}}}
+	if !reflect.DeepEqual(res, want) {
+		t.Fatalf("allocated = %+v, want %+v", res, want)
 	}
 	wantBody := map[string]any{"region": "gf-us", "attributes": map[string]any{"env": "prod", "armadaset": "arena"},
 		"payload": map[string]any{"GameInstanceId": "gi-1", "PartnerGameToken": "p", "PartnerSocialToken": "", "pragmaBackendAddress": "https://b", "ServerArgs": ""}}

@@ -16,19 +16,20 @@ import (
 // The service's error codes (the "code" of an error answer). docs/api.md
 // says when each is answered.
 const (
-	CodeInvalidRequest       = "INVALID_REQUEST"        // 400: fix the request first
-	CodeAllocationInProgress = "ALLOCATION_IN_PROGRESS" // 409: another call is allocating it; retried
-	CodeIdempotencyMismatch  = "IDEMPOTENCY_MISMATCH"   // 409: the id was used with other parameters
-	CodeNoCapacity           = "NO_CAPACITY"            // 503: no region had a server; retried
-	CodeRateLimited          = "RATE_LIMITED"           // 429: GameFabric's rate limits; retried
-	CodeUpstreamTimeout      = "UPSTREAM_TIMEOUT"       // 504: GameFabric did not answer in time; retried
-	CodeAllocationFailed     = "ALLOCATION_FAILED"      // 502: GameFabric refused; needs a change first
-	CodeNotFound             = "NOT_FOUND"              // 404: no such game instance
-	CodeUnauthorized         = "UNAUTHORIZED"           // 401: the game-server routes only
-	CodeInvalidState         = "INVALID_STATE"          // 409: e.g. ending a Failed instance
-	CodeInternal             = "INTERNAL"               // 500: needs an operator
-	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"    // 503: a dependency failed for now; retried
-	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"     // 405
+	CodeInvalidRequest       = "INVALID_REQUEST"           // 400: fix the request first
+	CodeAllocationInProgress = "ALLOCATION_IN_PROGRESS"    // 409: another call is allocating it; retried
+	CodeIdempotencyMismatch  = "IDEMPOTENCY_MISMATCH"      // 409: the id was used with other parameters
+	CodeNoCapacity           = "NO_CAPACITY"               // 503: no region had a server; retried
+	CodeRateLimited          = "RATE_LIMITED"              // 429: GameFabric's rate limits; retried
+	CodeUpstreamTimeout      = "UPSTREAM_TIMEOUT"          // 504: GameFabric did not answer in time; retried
+	CodeAllocationFailed     = "ALLOCATION_FAILED"         // 502: GameFabric refused; needs a change first
+	CodeUpstreamInvalid      = "UPSTREAM_INVALID_RESPONSE" // 502: an Agones allocator's answer was not an allocation
+	CodeNotFound             = "NOT_FOUND"                 // 404: no such game instance
+	CodeUnauthorized         = "UNAUTHORIZED"              // 401: the game-server routes only
+	CodeInvalidState         = "INVALID_STATE"             // 409: e.g. ending a Failed instance
+	CodeInternal             = "INTERNAL"                  // 500: needs an operator
+	CodeServiceUnavailable   = "SERVICE_UNAVAILABLE"       // 503: a dependency failed for now; retried
+	CodeMethodNotAllowed     = "METHOD_NOT_ALLOWED"        // 405
 	// A queued placement's end, as a Failed record's Error.Code (what
 	// AllocateAndWait returns); an error answer would be 409 and 503.
 	CodePlacementCancelled = "PLACEMENT_CANCELLED" // DELETE while Queued

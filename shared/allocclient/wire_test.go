@@ -379,7 +379,7 @@ func TestRegionsRoundTripTheRealHandler(t *testing.T) {
 func TestEveryServerCodeHasAConstant(t *testing.T) {
 	ours := map[string]bool{}
 	for _, c := range []string{CodeInvalidRequest, CodeAllocationInProgress, CodeIdempotencyMismatch, CodeNoCapacity, CodeRateLimited,
-		CodeUpstreamTimeout, CodeAllocationFailed, CodeNotFound, CodeUnauthorized, CodeInvalidState, CodeInternal,
+		CodeUpstreamTimeout, CodeAllocationFailed, CodeUpstreamInvalid, CodeNotFound, CodeUnauthorized, CodeInvalidState, CodeInternal,
 		CodeServiceUnavailable, CodeMethodNotAllowed, CodePlacementCancelled, CodePlacementTimedOut, CodeInvalidMatch, CodeMatchTooLarge} {
 		ours[c] = true
 	}

@@ -34,6 +34,16 @@ type Code string
 // GameFabric's Allocator).
 type Placement string
 
+// AllocatorKind is the kind of Allocator an attempt asked: a GameFabric
+// Allocator or an Agones allocator service (GAMEFABRIC_ALLOCATORS' "kind").
+type AllocatorKind string
+
+// The Allocator kinds.
+const (
+	AllocatorGameFabric AllocatorKind = "gamefabric"
+	AllocatorAgones     AllocatorKind = "agones"
+)
+
 // Allocation is a game instance as the allocation routes answer it
 // (docs/openapi.yaml, Allocation): never its tokens, hashes or claim.
 type Allocation struct {
@@ -177,6 +187,13 @@ type Attempt struct {
 	// AllocatorRegion is the region string sent to the Allocator, when it
 	// is not the region's own name (GAMEFABRIC_ALLOCATORS).
 	AllocatorRegion string `json:"allocatorRegion,omitempty"`
+	// AllocatorKind is the kind of the region's Allocator ("gamefabric" or
+	// "agones"), on every attempt but a room's session callback.
+	AllocatorKind AllocatorKind `json:"allocatorKind,omitempty"`
+	// GameServerName and NodeName are the Agones GameServer an Agones
+	// allocator allocated, and its node.
+	GameServerName string `json:"gameServerName,omitempty"`
+	NodeName       string `json:"nodeName,omitempty"`
 	// Placement is "room" for a session callback to a game server with a
 	// free room (Server is that server's address); empty for the
 	// Allocator's attempts.

@@ -2,6 +2,7 @@ package config
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"sort"
@@ -11,17 +12,41 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
-// Allocator is the GameFabric Allocator that serves one of our regions: a
-// GameFabric Region references one Allocator, and each Allocator has its
+// Allocator is the Allocator that serves one of our regions. A GameFabric
+// Region references one GameFabric Allocator, and each Allocator has its
 // own allocate URL, its own rotating tokens, its own rate limit and an
 // opaque region string (its spec.region) that game servers register under.
+// An Agones allocator service (Kind "agones") is a studio's own cluster,
+// reached over mutual TLS; its settings are in Agones.
 type Allocator struct {
-	// URL is the full allocate URL.
-	URL string `json:"url"`
-	// Region is the Allocator's region string, sent exactly as configured.
-	Region string `json:"region"`
-	// TokenSecretID names the Secrets Manager secret with its tokens.
-	TokenSecretID string `json:"tokenSecretId"`
+	// Kind is KindGameFabric or KindAgones.
+	Kind string
+	// URL is the full allocate URL (GameFabric), or the allocator
+	// service's base URL (Agones: we POST {URL}/gameserverallocation).
+	URL string
+	// Region is the Allocator's region string, sent exactly as configured
+	// (GameFabric only).
+	Region string
+	// TokenSecretID names the Secrets Manager secret with its tokens
+	// (GameFabric only).
+	TokenSecretID string
+	// Agones is an Agones allocator service's settings, nil for GameFabric.
+	Agones *Agones
+}
+
+// The Allocator kinds of GAMEFABRIC_ALLOCATORS' "kind".
+const (
+	KindGameFabric = "gamefabric"
+	KindAgones     = "agones"
+)
+
+// credential is what authenticates us to the Allocator: one URL is one
+// Allocator, so all its regions must name the same one.
+func (a Allocator) credential() string {
+	if a.Agones != nil {
+		return KindAgones + " " + a.Agones.TLSSecretID
+	}
+	return a.TokenSecretID
 }
 
 // Limits on GAMEFABRIC_ALLOCATORS. Lambda's whole environment is 4 KB, so
@@ -40,13 +65,14 @@ func (c Allocate) AllocatorFor(ours string) Allocator {
 	if a, ok := c.Allocators[ours]; ok {
 		return a
 	}
-	return Allocator{URL: c.AllocateURL(), Region: ours, TokenSecretID: c.TokenSecretID}
+	return Allocator{Kind: KindGameFabric, URL: c.AllocateURL(), Region: ours, TokenSecretID: c.TokenSecretID}
 }
 
 // allocators reads GAMEFABRIC_ALLOCATORS: a JSON object mapping our region
-// names (case-insensitive) to {url, region, tokenSecretId}. Every bad entry
-// is named; unknown fields are errors, since a misspelt "tokenSecret"
-// would otherwise silently send the wrong token.
+// names (case-insensitive) to {url, region, tokenSecretId} (a GameFabric
+// Allocator) or {"kind": "agones", url, tlsSecretId, ...} (agones.go).
+// Every bad entry is named; unknown fields are errors, since a misspelt
+// "tokenSecret" would otherwise silently send the wrong token.
 func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]Allocator {
 	raw := r.optional(name)
 	if raw == "" {
@@ -75,7 +101,7 @@ func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]A
 		case !region.Valid(ours):
 			// A key of any other shape could never be requested.
 			bad = append(bad, "the region name must be "+region.Rule)
-		case out[ours] != (Allocator{}):
+		case out[ours].URL != "":
 			bad = append(bad, "the region is listed twice (names are case-insensitive)")
 		}
 		if len(bad) > 0 {
@@ -94,9 +120,10 @@ func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]A
 	return out
 }
 
-// oneSecretPerURL: one URL is one Allocator, with one token list, so all
-// its entries (and the default Allocator, when it is the same URL) must
-// name the same secret; regions are told apart by their region strings.
+// oneSecretPerURL: one URL is one Allocator, with one token list (or one
+// client certificate), so all its entries (and the default Allocator, when
+// it is the same URL) must name the same secret and kind; regions are told
+// apart by their region strings.
 func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defaultSecret string) []string {
 	secrets := map[string]map[string][]string{} // url → secret → regions
 	add := func(url, secret, region string) {
@@ -107,7 +134,7 @@ func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defa
 	}
 	add(defaultURL, defaultSecret, "(the default Allocator)")
 	for ours, a := range entries {
-		add(a.URL, a.TokenSecretID, ours)
+		add(a.URL, a.credential(), ours)
 	}
 	var problems []string
 	for url, bySecret := range secrets {
@@ -119,24 +146,52 @@ func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defa
 			regions = append(regions, rs...)
 		}
 		sort.Strings(regions)
-		problems = append(problems, fmt.Sprintf("%s: %s is one Allocator with one token list, but its regions (%s) name different token secrets",
+		problems = append(problems, fmt.Sprintf("%s: %s is one Allocator with one token list, but its regions (%s) name different token secrets or kinds",
 			name, url, strings.Join(regions, ", ")))
 	}
 	sort.Strings(problems)
 	return problems
 }
 
+// entry is an entry as written: every member either kind may have, so one
+// decode with unknown fields refused reads both, and the kind's rules say
+// which members it may use.
+type entry struct {
+	Kind          string `json:"kind"`
+	URL           string `json:"url"`
+	Region        string `json:"region"`
+	TokenSecretID string `json:"tokenSecretId"`
+	agonesEntry
+}
+
 // parseAllocator reads one entry and fills in its defaults; it returns
 // every problem with it.
 func parseAllocator(raw json.RawMessage, ours, defaultSecret string) (Allocator, []string) {
-	var a Allocator
+	var e entry
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
-		return a, []string{`must be an object with "url" and optional "region" and "tokenSecretId" strings (` + strings.TrimPrefix(err.Error(), "json: ") + ")"}
+	if err := dec.Decode(&e); err != nil {
+		return Allocator{}, []string{`must be an object with "url" and optional "kind", "region" and "tokenSecretId" ` +
+			`(or, for "kind": "agones", "tlsSecretId", "namespace", "matchLabels", "roomsCounter", "annotationPrefix", "unallocatedStatus") (` +
+			strings.TrimPrefix(err.Error(), "json: ") + ")"}
 	}
+	a := Allocator{Kind: cmp.Or(e.Kind, KindGameFabric), URL: strings.TrimSpace(e.URL), Region: e.Region, TokenSecretID: strings.TrimSpace(e.TokenSecretID)}
+	switch a.Kind {
+	case KindGameFabric:
+		return a, gameFabricProblems(&a, e, ours, defaultSecret)
+	case KindAgones:
+		return a, agonesProblems(&a, e, ours)
+	}
+	return a, []string{fmt.Sprintf(`kind must be %q (the default) or %q, got %q`, KindGameFabric, KindAgones, e.Kind)}
+}
+
+// gameFabricProblems checks a GameFabric Allocator's entry and fills in
+// its defaults.
+func gameFabricProblems(a *Allocator, e entry, ours, defaultSecret string) []string {
 	var bad []string
-	a.URL, a.TokenSecretID = strings.TrimSpace(a.URL), strings.TrimSpace(a.TokenSecretID)
+	if names := e.agonesEntry.set(); len(names) > 0 {
+		bad = append(bad, strings.Join(names, ", ")+` apply to "kind": "agones" only`)
+	}
 	if a.URL == "" {
 		bad = append(bad, "url is required")
 	} else if p := urlProblem(a.URL); p != "" {
@@ -151,5 +206,5 @@ func parseAllocator(raw json.RawMessage, ours, defaultSecret string) (Allocator,
 	if a.TokenSecretID == "" {
 		a.TokenSecretID = defaultSecret
 	}
-	return a, bad
+	return bad
 }

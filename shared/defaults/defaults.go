@@ -91,3 +91,22 @@ const (
 	EventPublishAttempts = 3
 	EventPublishBackoff  = 100 * time.Millisecond
 )
+
+// An Agones allocator service's settings (an entry of GAMEFABRIC_ALLOCATORS
+// with "kind": "agones").
+const (
+	AgonesNamespace = "default"
+	// AgonesAnnotationPrefix + a payload field's name is its annotation:
+	// the keys GameFabric's allocation sidecar writes with
+	// ALLOC_PAYLOAD_ANNOTATION=payload-.
+	AgonesAnnotationPrefix = "agones.dev/sdk-payload-"
+	// AgonesUnallocatedStatus is Agones' default httpUnallocatedStatusCode.
+	AgonesUnallocatedStatus = 429
+)
+
+// AgonesMatchLabels are the labels seed 000 puts on an ArmadaSet, with the
+// request's gameServerVersion's parts as placeholders (a map is no
+// constant: each call is a fresh copy).
+func AgonesMatchLabels() map[string]string {
+	return map[string]string{"allocator.nitrado.net/env": "{env}", "allocator.nitrado.net/armadaset": "{armadaset}"}
+}

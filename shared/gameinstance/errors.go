@@ -22,10 +22,15 @@ const (
 	CodeRateLimited      Code = "RATE_LIMITED"
 	CodeUpstreamTimeout  Code = "UPSTREAM_TIMEOUT"
 	CodeAllocationFailed Code = "ALLOCATION_FAILED"
-	CodeNotFound         Code = "NOT_FOUND"
-	CodeUnauthorized     Code = "UNAUTHORIZED"
-	CodeInvalidState     Code = "INVALID_STATE"
-	CodeInternal         Code = "INTERNAL"
+	// CodeUpstreamInvalidResponse: an Agones allocator answered 2xx with
+	// something that is not an allocation (no address or ports, ports out
+	// of range, too large, not JSON). GameFabric's unusable answers stay
+	// ALLOCATION_FAILED, as they always were.
+	CodeUpstreamInvalidResponse Code = "UPSTREAM_INVALID_RESPONSE"
+	CodeNotFound                Code = "NOT_FOUND"
+	CodeUnauthorized            Code = "UNAUTHORIZED"
+	CodeInvalidState            Code = "INVALID_STATE"
+	CodeInternal                Code = "INTERNAL"
 	// CodeUnavailable: a dependency (DynamoDB, Secrets Manager) failed for
 	// now; the request left nothing half done and may be retried as is.
 	CodeUnavailable Code = "SERVICE_UNAVAILABLE"

@@ -18,6 +18,14 @@ const (
 	PlacementRoom Placement = "room"
 )
 
+// AllocatorKind is the kind of Allocator an attempt asked.
+type AllocatorKind = apishape.AllocatorKind
+
+const (
+	AllocatorGameFabric = apishape.AllocatorGameFabric
+	AllocatorAgones     = apishape.AllocatorAgones
+)
+
 // Scheduling orders the game servers with a free room (Agones' names).
 type Scheduling string
 

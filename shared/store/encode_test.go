@@ -41,7 +41,10 @@ func TestRecordRoundTrips(t *testing.T) {
 		Environment: "prod", ArmadaSet: "arena", PartnerGameTokenHash: "h", ClaimID: "c",
 		Server:    &gameinstance.Server{Address: "10.0.0.1:7000", IP: "10.0.0.1", Ports: map[string]int{"game": 7000}},
 		Placement: gameinstance.PlacementRoom, RoomServer: "10.0.0.1:7000",
-		Attempts:       []gameinstance.Attempt{{Region: "us-west", Status: 200, DurationMs: 3, Placement: gameinstance.PlacementRoom, Server: "10.0.0.1:7000"}},
+		Attempts: []gameinstance.Attempt{{Region: "eu", Status: 503, AllocatorKind: gameinstance.AllocatorGameFabric},
+			{Region: "eu-metal", Status: 429, AllocatorKind: gameinstance.AllocatorAgones},
+			{Region: "us-west", Status: 200, DurationMs: 3, Placement: gameinstance.PlacementRoom, Server: "10.0.0.1:7000"},
+			{Region: "us-west", Status: 200, AllocatorKind: gameinstance.AllocatorAgones, GameServerName: "fleet-x", NodeName: "node-1"}},
 		LeaseExpiresAt: at, CreatedAt: at, UpdatedAt: at, HealthDeadline: at.Add(time.Minute)}
 	av, err := Encode(rec)
 	if err != nil {
@@ -53,5 +56,9 @@ func TestRecordRoundTrips(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, rec) {
 		t.Fatalf("decoded\n%+v\nwant\n%+v", got, rec)
+	}
+	// A GameFabric attempt does not store its kind (it is the default).
+	if first := av["attempts"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value; first["allocatorKind"] != nil {
+		t.Fatalf("a GameFabric attempt stores its kind: %v", first)
 	}
 }

@@ -95,18 +95,24 @@ type serverItem struct {
 }
 
 type attemptItem struct {
-	Region          string  `dynamodbav:"region"`
-	Reason          string  `dynamodbav:"reason,omitempty"`
-	Status          int     `dynamodbav:"status"`
-	Error           string  `dynamodbav:"error,omitempty"`
-	Body            string  `dynamodbav:"body,omitempty"`
-	DurationMs      int64   `dynamodbav:"durationMs"`
-	SuspectedOrphan bool    `dynamodbav:"suspectedOrphan,omitempty"`
-	RateLimited     bool    `dynamodbav:"rateLimited,omitempty"`
-	AllocatorRegion string  `dynamodbav:"allocatorRegion,omitempty"`
-	Placement       string  `dynamodbav:"placement,omitempty"`
-	Server          string  `dynamodbav:"server,omitempty"`
-	MaxLatencyMs    float64 `dynamodbav:"maxPlayerLatencyMs,omitempty"`
+	Region          string `dynamodbav:"region"`
+	Reason          string `dynamodbav:"reason,omitempty"`
+	Status          int    `dynamodbav:"status"`
+	Error           string `dynamodbav:"error,omitempty"`
+	Body            string `dynamodbav:"body,omitempty"`
+	DurationMs      int64  `dynamodbav:"durationMs"`
+	SuspectedOrphan bool   `dynamodbav:"suspectedOrphan,omitempty"`
+	RateLimited     bool   `dynamodbav:"rateLimited,omitempty"`
+	AllocatorRegion string `dynamodbav:"allocatorRegion,omitempty"`
+	// AllocatorKind is stored for an Agones allocator's attempts only:
+	// every other Allocator attempt is GameFabric's (all of them, before
+	// there was another kind), so a GameFabric record does not grow.
+	AllocatorKind  string  `dynamodbav:"allocatorKind,omitempty"`
+	GameServerName string  `dynamodbav:"gameServerName,omitempty"`
+	NodeName       string  `dynamodbav:"nodeName,omitempty"`
+	Placement      string  `dynamodbav:"placement,omitempty"`
+	Server         string  `dynamodbav:"server,omitempty"`
+	MaxLatencyMs   float64 `dynamodbav:"maxPlayerLatencyMs,omitempty"`
 }
 
 func toItem(r gameinstance.Record) item {
@@ -155,8 +161,13 @@ func toItem(r gameinstance.Record) item {
 		it.Server = &serverItem{Address: r.Server.Address, IP: r.Server.IP, Ports: r.Server.Ports}
 	}
 	for _, a := range r.Attempts {
+		kind := a.AllocatorKind
+		if kind == gameinstance.AllocatorGameFabric {
+			kind = ""
+		}
 		it.Attempts = append(it.Attempts, attemptItem{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
+			AllocatorKind: string(kind), GameServerName: a.GameServerName, NodeName: a.NodeName,
 			Placement: string(a.Placement), Server: a.Server, MaxLatencyMs: a.MaxPlayerLatencyMs})
 	}
 	if q := r.Queue; q != nil {
@@ -216,8 +227,13 @@ func (it item) record() gameinstance.Record {
 		r.Server = &gameinstance.Server{Address: it.Server.Address, IP: it.Server.IP, Ports: it.Server.Ports}
 	}
 	for _, a := range it.Attempts {
+		kind := gameinstance.AllocatorKind(a.AllocatorKind)
+		if kind == "" && a.Placement != string(gameinstance.PlacementRoom) {
+			kind = gameinstance.AllocatorGameFabric
+		}
 		r.Attempts = append(r.Attempts, gameinstance.Attempt{Region: a.Region, Reason: a.Reason, Status: a.Status, Error: a.Error, Body: a.Body,
 			DurationMs: a.DurationMs, SuspectedOrphan: a.SuspectedOrphan, RateLimited: a.RateLimited, AllocatorRegion: a.AllocatorRegion,
+			AllocatorKind: kind, GameServerName: a.GameServerName, NodeName: a.NodeName,
 			Placement: gameinstance.Placement(a.Placement), Server: a.Server, MaxPlayerLatencyMs: a.MaxLatencyMs})
 	}
 	if it.QueuedUntil != 0 {
