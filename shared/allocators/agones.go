@@ -101,26 +101,52 @@ func (a AgonesAllocator) request(req allocation.UpstreamRequest) (agones.Allocat
 	return r, nil
 }
 
-// annotations are the payload, one annotation per field: a string as it
-// is, any other value as its JSON.
+// annotations are the payload as GameFabric's allocation sidecar writes
+// it with ALLOC_PAYLOAD_ANNOTATION: one annotation per field, a string as
+// it is, a number or boolean as its JSON, a list's or object's members
+// under "<field>.<index or key>"; then the marker annotation
+// "<prefix>last-applied" (the GameInstanceId), which builds made for the
+// sidecar wait for (an allocation's annotations arrive all at once here).
 func (a AgonesAllocator) annotations(p allocation.Payload) (map[string]string, error) {
 	raw, err := json.Marshal(p)
 	if err != nil {
 		return nil, fmt.Errorf("encode the payload: %w", err)
 	}
-	var fields map[string]json.RawMessage
+	var fields map[string]any
 	if err := json.Unmarshal(raw, &fields); err != nil {
 		return nil, fmt.Errorf("the payload is not a JSON object: %w", err)
 	}
-	out := make(map[string]string, len(fields))
+	out := map[string]string{}
 	for name, v := range fields {
-		var s string
-		if json.Unmarshal(v, &s) != nil {
-			s = string(v)
-		}
-		out[a.Settings.AnnotationPrefix+name] = s
+		flatten(out, a.Settings.AnnotationPrefix+name, v)
 	}
+	out[a.Settings.AnnotationPrefix+LastAppliedAnnotation] = p.GameInstanceID
 	return out, nil
+}
+
+// LastAppliedAnnotation follows the prefix of the sidecar's marker
+// annotation (ALLOC_PAYLOAD_ANNOTATION_LAST_APPLIED_NAME's default).
+const LastAppliedAnnotation = "last-applied"
+
+// flatten writes v under key: scalars as text, members under key.member.
+func flatten(out map[string]string, key string, v any) {
+	switch v := v.(type) {
+	case map[string]any:
+		for k, m := range v {
+			flatten(out, key+"."+k, m)
+		}
+	case []any:
+		for i, m := range v {
+			flatten(out, key+"."+strconv.Itoa(i), m)
+		}
+	case string:
+		out[key] = v
+	case nil:
+		out[key] = ""
+	default:
+		b, _ := json.Marshal(v)
+		out[key] = string(b)
+	}
 }
 
 // primaryPort is the port Address names: "game" when the server has one

@@ -3,6 +3,7 @@ package allocators
 import (
 	"encoding/json"
 	"errors"
+	"reflect"
 	"testing"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/agones"
@@ -26,7 +27,8 @@ func agonesSettings(counter string) config.Agones {
 func TestAgonesRequest(t *testing.T) {
 	payload := allocation.Payload{GameInstanceID: "gi-1", PartnerGameToken: "tok", PragmaBackendAddress: "https://b", ServerArgs: "-map=x"}
 	annotations := `"metadata":{"annotations":{"agones.dev/sdk-payload-GameInstanceId":"gi-1","agones.dev/sdk-payload-PartnerGameToken":"tok",` +
-		`"agones.dev/sdk-payload-PartnerSocialToken":"","agones.dev/sdk-payload-ServerArgs":"-map=x","agones.dev/sdk-payload-pragmaBackendAddress":"https://b"}}`
+		`"agones.dev/sdk-payload-PartnerSocialToken":"","agones.dev/sdk-payload-ServerArgs":"-map=x","agones.dev/sdk-payload-last-applied":"gi-1",` +
+		`"agones.dev/sdk-payload-pragmaBackendAddress":"https://b"}}`
 	labels := `"matchLabels":{"agones.dev/fleet":"arena","env":"prod-x"}`
 	tests := []struct {
 		name       string
@@ -107,5 +109,20 @@ func TestPrimaryPort(t *testing.T) {
 		if got := primaryPort(tc.ports); got != tc.want {
 			t.Errorf("primaryPort(%v) = %d, want %d", tc.ports, got, tc.want)
 		}
+	}
+}
+
+// Nested values are flattened as GameFabric's sidecar documents it.
+func TestFlatten(t *testing.T) {
+	var doc any
+	_ = json.Unmarshal([]byte(`{"key":"value","n":2,"b":true,"z":null,"my-other-key":[true,[1,2],{"Sub":"value"}]}`), &doc)
+	got := map[string]string{}
+	for k, v := range doc.(map[string]any) {
+		flatten(got, "p-"+k, v)
+	}
+	want := map[string]string{"p-key": "value", "p-n": "2", "p-b": "true", "p-z": "", "p-my-other-key.0": "true",
+		"p-my-other-key.1.0": "1", "p-my-other-key.1.1": "2", "p-my-other-key.2.Sub": "value"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("flatten = %v, want %v", got, want)
 	}
 }
