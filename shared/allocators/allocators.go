@@ -9,9 +9,9 @@ package allocators
 import (
 	"github.com/gamefabric-alloc/allocsvc/shared/agones"
 	"github.com/gamefabric-alloc/allocsvc/shared/allocation"
-	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
 	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/gamefabric"
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
 )
 
@@ -63,10 +63,10 @@ func (s *Set) For(region string) allocation.Upstream {
 	a := s.cfg.AllocatorFor(region)
 	if g := a.Agones; g != nil {
 		ids := s.identities[g.TLSSecretID]
-		return allocation.Upstream{ID: a.URL, Region: a.Region, Kind: apishape.AllocatorAgones, Credential: allocation.CredentialTLS,
+		return allocation.Upstream{ID: a.URL, Region: a.Region, Kind: gameinstance.AllocatorAgones, Credential: allocation.CredentialTLS,
 			KeepsRooms: g.RoomsCounter != "", Allocator: AgonesAllocator{Client: s.agones[a.URL], Identities: ids, Settings: *g},
 			Tokens: agonesTokens{ids}}
 	}
-	return allocation.Upstream{ID: a.URL, Region: a.Region, Kind: apishape.AllocatorGameFabric, Credential: allocation.CredentialToken,
+	return allocation.Upstream{ID: a.URL, Region: a.Region, Kind: gameinstance.AllocatorGameFabric, Credential: allocation.CredentialToken,
 		Allocator: Allocator{Client: s.clients[a.URL]}, Tokens: s.tokens[a.TokenSecretID]}
 }

@@ -2,6 +2,7 @@ package config
 
 import (
 	"cmp"
+	"encoding/json"
 	"fmt"
 	"maps"
 	"net/url"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/defaults"
+	"github.com/gamefabric-alloc/allocsvc/shared/region"
 )
 
 // Agones is an Agones allocator service's settings (an Allocator of kind
@@ -204,4 +206,30 @@ func annotationPrefixProblem(p string) string {
 		return fmt.Sprintf("must be [DNS subdomain/]name-start (at most %d letters, digits, - _ . after the slash), got %q", maxPrefixName, p)
 	}
 	return ""
+}
+
+// agonesRegions are the regions of name's entries of kind agones, sorted:
+// all the ping refresher needs of GAMEFABRIC_ALLOCATORS, whose entries
+// AllocateFunction checks (the refresher does not read the default
+// Allocator's settings they are checked against).
+func (r *reader) agonesRegions(name string) []string {
+	raw := r.optional(name)
+	if raw == "" {
+		return nil
+	}
+	var doc map[string]struct {
+		Kind string `json:"kind"`
+	}
+	if err := json.Unmarshal([]byte(raw), &doc); err != nil {
+		r.problem("%s must be a JSON object of Allocators by region (AllocateFunction says what is wrong with its entries)", name)
+		return nil
+	}
+	var out []string
+	for key, e := range doc {
+		if e.Kind == KindAgones {
+			out = append(out, region.Normalize(key))
+		}
+	}
+	slices.Sort(out)
+	return out
 }

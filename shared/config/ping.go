@@ -22,6 +22,10 @@ type PingRefresh struct {
 	TokenSecretID string
 	// ZonesByRegion maps GameFabric regions to backend zones; empty = all regions.
 	ZonesByRegion map[string]string
+	// AgonesRegions are the regions GAMEFABRIC_ALLOCATORS serves from an
+	// Agones allocator: listed whether or not the Ping Service has
+	// targets for them, and never Unhealthy for lacking any.
+	AgonesRegions []string
 	Table         string
 	Period        time.Duration
 	TokenCacheTTL time.Duration
@@ -52,6 +56,7 @@ func LoadPingRefresh(getenv func(string) string) (PingRefresh, error) {
 		ServiceURL:    r.optionalURL("GAMEFABRIC_PING_URL"),
 		TokenSecretID: r.required("PING_TOKEN_SECRET_ID"),
 		ZonesByRegion: r.zones("ZONES_BY_REGION"),
+		AgonesRegions: r.agonesRegions("GAMEFABRIC_ALLOCATORS"),
 		Table:         r.required("PING_CACHE_TABLE"),
 		Period:        r.schedule("PING_REFRESH_SCHEDULE"),
 		TokenCacheTTL: r.duration("TOKEN_CACHE_TTL", defaults.TokenCacheTTL),

@@ -108,9 +108,14 @@ func TestLoadPingRefresh(t *testing.T) {
 		})
 	}
 	c, err := LoadPingRefresh(env(map[string]string{"GAMEFABRIC_PING_URL": "https://p.dev", "PING_TOKEN_SECRET_ID": "s", "PING_CACHE_TABLE": "P",
-		"ZONES_BY_REGION": "us-west=US_WEST", "PING_REFRESH_SCHEDULE": "rate(5 minutes)"}))
-	if err != nil || c.ZonesByRegion["us-west"] != "US_WEST" || c.Period != 5*time.Minute {
+		"ZONES_BY_REGION": "us-west=US_WEST", "PING_REFRESH_SCHEDULE": "rate(5 minutes)",
+		"GAMEFABRIC_ALLOCATORS": `{"US-Metal": {"kind": "agones", "url": "https://a"}, "eu": {"url": "https://e"}, "ap-metal": {"kind": "agones"}}`}))
+	if err != nil || c.ZonesByRegion["us-west"] != "US_WEST" || c.Period != 5*time.Minute || strings.Join(c.AgonesRegions, ",") != "ap-metal,us-metal" {
 		t.Fatalf("c = %+v, %v", c, err)
+	}
+	if _, err := LoadPingRefresh(env(map[string]string{"GAMEFABRIC_PING_URL": "https://p.dev", "PING_TOKEN_SECRET_ID": "s", "PING_CACHE_TABLE": "P",
+		"GAMEFABRIC_ALLOCATORS": `[]`})); err == nil || !strings.Contains(err.Error(), "GAMEFABRIC_ALLOCATORS must be a JSON object") {
+		t.Fatalf("a malformed GAMEFABRIC_ALLOCATORS: %v", err)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"time"
 
@@ -74,14 +75,33 @@ func Live(entries []Entry, now time.Time) []Entry {
 	return live
 }
 
+// Unpinged adds to entries an entry without targets for each of regions
+// that has none: regions the deployment serves (an Agones allocator's)
+// whose players may have nothing to ping, which clients must still be
+// able to pick. Sorted by region.
+func Unpinged(entries []Entry, regions []string, zones map[string]string, now time.Time, period time.Duration) []Entry {
+	for _, region := range regions {
+		if !slices.ContainsFunc(entries, func(e Entry) bool { return e.Region == region }) {
+			entries = append(entries, Entry{Region: region, Zone: zones[region], Targets: []gamefabric.PingTarget{}, RefreshedAt: now,
+				ExpiresAt: now.Add(3 * period)})
+		}
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Region < entries[j].Region })
+	return entries
+}
+
 // Refresher rebuilds the cache from GameFabric.
 type Refresher struct {
 	Source Source
 	Tokens Tokens
 	Store  Store
 	Zones  map[string]string
-	Period time.Duration
-	Now    func() time.Time
+	// Unpinged are regions listed with or without ping targets (an Agones
+	// allocator's): their targets, if any, still come from the Ping
+	// Service, and lacking them never makes them Unhealthy.
+	Unpinged []string
+	Period   time.Duration
+	Now      func() time.Time
 	// Health, when set, learns which regions have live ping targets.
 	Health interface {
 		RecordPing(ctx context.Context, regionsWithTargets, knownRegions []string, now time.Time) error
@@ -114,6 +134,8 @@ func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
 		now = r.Now
 	}
 	entries := Select(regions, r.Zones, now().UTC(), r.Period)
+	withTargets := len(entries)
+	entries = Unpinged(entries, r.Unpinged, r.Zones, now().UTC(), r.Period)
 	s := Summary{Upstream: len(regions), Stored: make([]string, 0, len(entries)), PingReport: answer.Report}
 	for _, e := range entries {
 		s.Stored = append(s.Stored, e.Region)
@@ -123,7 +145,7 @@ func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
 		// the token never appears in either.
 		log.Warn("the Ping Service's answer held targets or regions we left out", report(s.PingReport)...)
 	}
-	if len(entries) == 0 {
+	if withTargets == 0 {
 		// A valid empty answer means no region has servers: clients must not
 		// keep pinging regions that cannot host a game.
 		log.Warn("the Ping Service returned no usable regions; clearing the cache", "upstreamRegions", len(regions))
@@ -137,15 +159,19 @@ func (r *Refresher) Refresh(ctx context.Context) (Summary, error) {
 		// but must still count as having no ping targets).
 		var live, known []string
 		for _, e := range entries {
-			live = append(live, e.Region)
+			if len(e.Targets) > 0 {
+				live = append(live, e.Region)
+			}
 		}
 		for region := range regions {
-			if len(r.Zones) == 0 {
+			if len(r.Zones) == 0 && !slices.Contains(r.Unpinged, region) {
 				known = append(known, region)
 			}
 		}
 		for region := range r.Zones {
-			known = append(known, region)
+			if !slices.Contains(r.Unpinged, region) {
+				known = append(known, region)
+			}
 		}
 		if err := r.Health.RecordPing(ctx, live, known, now().UTC()); err != nil {
 			log.Warn("recording region health from ping targets failed", "error", err)

@@ -192,3 +192,39 @@ func TestRefreshReportsWhatWasLeftOut(t *testing.T) {
 		})
 	}
 }
+
+// An Agones allocator's region is listed whether or not the Ping Service
+// has targets for it (its own, when it has them), in a zone map or not,
+// and region health never hears of it lacking targets.
+func TestRefreshListsUnpingedRegions(t *testing.T) {
+	tests := []struct {
+		name      string
+		regions   map[string][]gamefabric.PingTarget
+		wantStore []string
+		wantLive  []string
+	}{
+		{"no targets anywhere", map[string][]gamefabric.PingTarget{}, []string{"eu-metal/EU_METAL", "us-metal/"}, nil},
+		{"the Ping Service's targets for one", map[string][]gamefabric.PingTarget{"us-west": target, "eu-metal": target},
+			[]string{"eu-metal/EU_METAL", "us-metal/", "us-west/US_WEST"}, []string{"eu-metal", "us-west"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			store, health := &memStore{}, &healthCalls{}
+			r := &Refresher{Source: &fakeSource{regions: tc.regions}, Tokens: &tokens{current: "t"}, Store: store, Health: health,
+				Zones:    map[string]string{"us-west": "US_WEST", "eu-metal": "EU_METAL"},
+				Unpinged: []string{"eu-metal", "us-metal"}, Period: time.Minute, Now: func() time.Time { return t0 }}
+			if _, err := r.Refresh(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(regionsOf(store.entries), tc.wantStore) || !reflect.DeepEqual(health.live, tc.wantLive) ||
+				!reflect.DeepEqual(health.known, []string{"us-west"}) {
+				t.Fatalf("stored %v, live %v, known %v", regionsOf(store.entries), health.live, health.known)
+			}
+			for _, e := range store.entries {
+				if e.Targets == nil || !e.ExpiresAt.After(t0) {
+					t.Fatalf("entry %+v: targets must be a list, and it must live", e)
+				}
+			}
+		})
+	}
+}

@@ -30,12 +30,13 @@ const pingFetchTimeout = 20 * time.Second
 func PingRefresh(cfg config.PingRefresh, db *dynamodb.Client, sm secrets.SecretGetter, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.EventBridgeEvent) (pingcache.Summary, error) {
 	regions, breaker := healthapp.RegionHealth(db, cfg.RegionHealth)
 	r := &pingcache.Refresher{
-		Source: gamefabric.NewPingClient(&http.Client{Timeout: pingFetchTimeout}, cfg.PingURL()),
-		Tokens: secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
-		Store:  pingtable.New(db, cfg.Table),
-		Zones:  cfg.ZonesByRegion,
-		Period: cfg.Period,
-		Health: regions,
+		Source:   gamefabric.NewPingClient(&http.Client{Timeout: pingFetchTimeout}, cfg.PingURL()),
+		Tokens:   secrets.NewTokenSource(sm, cfg.TokenSecretID, cfg.TokenCacheTTL, nil),
+		Store:    pingtable.New(db, cfg.Table),
+		Zones:    cfg.ZonesByRegion,
+		Unpinged: cfg.AgonesRegions,
+		Period:   cfg.Period,
+		Health:   regions,
 	}
 	return func(ctx context.Context, _ events.EventBridgeEvent) (pingcache.Summary, error) {
 		ctx = logging.WithLogger(ctx, log)
