@@ -40,12 +40,39 @@ type Allocation struct {
 // Count is a Counter as the answer reports it.
 type Count struct{ Count, Capacity int64 }
 
-// Client calls one allocator service.
-type Client struct{ url string }
+// Client calls one allocator service, keeping its connections alive
+// across calls for as long as the identity it speaks as does not change.
+type Client struct {
+	url string
+
+	mu   sync.Mutex
+	http map[[32]byte]*http.Client // by Identity.same
+}
+
+// maxIdentities bounds the clients kept: one per rotation in flight.
+const maxIdentities = 4
 
 // NewClient calls the allocator service at base (https://host:port).
 func NewClient(base string) *Client {
-	return &Client{url: strings.TrimRight(base, "/") + "/gameserverallocation"}
+	return &Client{url: strings.TrimRight(base, "/") + "/gameserverallocation", http: map[[32]byte]*http.Client{}}
+}
+
+// httpFor is id's HTTP client: the secret is read again every
+// TOKEN_CACHE_TTL, and an unchanged one keeps its connections.
+func (c *Client) httpFor(id *Identity) *http.Client {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if h := c.http[id.same]; h != nil {
+		return h
+	}
+	if len(c.http) >= maxIdentities {
+		for k, h := range c.http {
+			h.CloseIdleConnections()
+			delete(c.http, k)
+		}
+	}
+	c.http[id.same] = id.httpClient()
+	return c.http[id.same]
 }
 
 // Allocate makes one allocation call as id. The caller bounds it with
@@ -55,7 +82,7 @@ func (c *Client) Allocate(ctx context.Context, id *Identity, req AllocationReque
 	if err != nil {
 		return nil, fmt.Errorf("encode allocation request: %w", err)
 	}
-	raw, err := upstreamhttp.Call(ctx, id.Client(), http.MethodPost, c.url, nil, body)
+	raw, err := upstreamhttp.Call(ctx, c.httpFor(id), http.MethodPost, c.url, nil, body)
 	var a *Allocation
 	if err == nil {
 		a, err = DecodeAllocation(raw)

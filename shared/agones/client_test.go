@@ -190,3 +190,25 @@ func TestRedactAnnotations(t *testing.T) {
 		}
 	}
 }
+
+// Reading an unchanged secret again keeps the connections; a rotated one
+// gets its own, and the kept clients stay bounded.
+func TestClientKeepsConnectionsPerIdentity(t *testing.T) {
+	ca := newCA(t)
+	secret := secretJSON(t, ca, ca, time.Now().Add(-time.Hour), time.Now().Add(time.Hour))
+	a, _ := ParseIdentity(secret)
+	b, _ := ParseIdentity(secret)
+	c := NewClient("https://127.0.0.1:1")
+	if c.httpFor(a) != c.httpFor(b) {
+		t.Fatal("the same secret read twice got two clients")
+	}
+	for range maxIdentities + 2 {
+		rotated, _ := ParseIdentity(secretJSON(t, ca, ca, time.Now().Add(-time.Hour), time.Now().Add(time.Hour)))
+		if c.httpFor(rotated) == c.httpFor(a) {
+			t.Fatal("a rotated identity shares the old one's client")
+		}
+	}
+	if len(c.http) > maxIdentities {
+		t.Fatalf("%d clients kept", len(c.http))
+	}
+}

@@ -11,7 +11,6 @@ import (
 	"net"
 	"net/http"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/secrets"
@@ -27,9 +26,9 @@ type Identity struct {
 	Fingerprint string
 	cert        tls.Certificate
 	roots       *x509.CertPool
-
-	once   sync.Once
-	client *http.Client
+	// same is the whole secret's digest: two reads of an unchanged secret
+	// are the same identity, and share their connections (Client).
+	same [32]byte
 }
 
 func (id *Identity) String() string { return "agones client certificate " + id.Fingerprint }
@@ -90,21 +89,16 @@ func parseIdentity(secret string, now time.Time) (*Identity, error) {
 		return bad("ca.crt holds no PEM certificate")
 	}
 	sum := sha256.Sum256(cert.Certificate[0])
-	return &Identity{Fingerprint: "sha256:" + hex.EncodeToString(sum[:8]), cert: cert, roots: roots}, nil
+	return &Identity{Fingerprint: "sha256:" + hex.EncodeToString(sum[:8]), cert: cert, roots: roots, same: sha256.Sum256([]byte(secret))}, nil
 }
 
-// Client is the HTTP client that speaks as id: TLS 1.2 or later, the
+// httpClient is the HTTP client that speaks as id: TLS 1.2 or later, the
 // allocator's certificate checked against ca.crt alone (no system roots),
 // and a handshake in which the allocator did not ask for our certificate
 // refused before anything is sent (mutual TLS is the allocator service's
-// authentication; without it anyone could allocate there). Its
-// connections are kept alive across calls.
-func (id *Identity) Client() *http.Client {
-	id.once.Do(func() {
-		tr := &http.Transport{DialTLSContext: id.dialTLS, MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}
-		id.client = &http.Client{Transport: tr}
-	})
-	return id.client
+// authentication; without it anyone could allocate there).
+func (id *Identity) httpClient() *http.Client {
+	return &http.Client{Transport: &http.Transport{DialTLSContext: id.dialTLS, MaxIdleConnsPerHost: 8, IdleConnTimeout: 90 * time.Second}}
 }
 
 func (id *Identity) dialTLS(ctx context.Context, network, addr string) (net.Conn, error) {

@@ -127,15 +127,23 @@ func (a *AgonesSDK) call(ctx context.Context, method, path string, body []byte) 
 // it is Allocated with one: ErrIncompletePayload while it is not (yet), or
 // while its GameInstanceId is seen (a server with rooms waits for its next
 // session's); ErrInvalidPayload when it holds one that is not usable.
+// GameFabric's sidecar writes the annotations one by one after the state
+// turns Allocated, then its "last-applied" marker: an unusable payload
+// without the marker is still being written.
 func (a *AgonesSDK) Payload(gs AgonesGameServer, seen string) (Payload, error) {
-	field := func(name string) string { return gs.ObjectMeta.Annotations[a.Prefix+name] }
+	ann := gs.ObjectMeta.Annotations
+	field := func(name string) string { return ann[a.Prefix+name] }
 	id := field("GameInstanceId")
 	if gs.Status.State != AgonesStateAllocated || id == "" || id == seen {
 		return Payload{}, ErrIncompletePayload
 	}
 	p := Payload{GameInstanceID: id, PartnerGameToken: field("PartnerGameToken"), PartnerSocialToken: field("PartnerSocialToken"),
 		BackendAddress: field("pragmaBackendAddress"), ServerArgs: field("ServerArgs")}
-	return p, p.Validate()
+	err := p.Validate()
+	if _, marked := ann[a.Prefix+"last-applied"]; err != nil && !marked && ann[AgonesSDKAnnotationPrefix+"last-applied"] == "" {
+		return Payload{}, ErrIncompletePayload
+	}
+	return p, err
 }
 
 // WaitForPayload polls the SDK until the game server is Allocated with a

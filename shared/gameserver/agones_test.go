@@ -51,6 +51,9 @@ func payloadAnnotations(id string) map[string]string {
 func TestAgonesPayload(t *testing.T) {
 	bad := payloadAnnotations("gi-2")
 	bad["agones.dev/sdk-payload-pragmaBackendAddress"] = "not a url"
+	bad["agones.dev/sdk-payload-last-applied"] = "gi-2"
+	partial := payloadAnnotations("gi-3") // GameFabric's sidecar, still writing
+	delete(partial, "agones.dev/sdk-payload-pragmaBackendAddress")
 	tests := []struct {
 		name    string
 		states  []string
@@ -62,6 +65,8 @@ func TestAgonesPayload(t *testing.T) {
 		{"a server with rooms waits for its next session", []string{gameServerJSON("Allocated", payloadAnnotations("gi-1")),
 			gameServerJSON("Allocated", payloadAnnotations("gi-2"))}, "gi-1", "gi-2", nil},
 		{"an unusable payload fails at once", []string{gameServerJSON("Allocated", bad)}, "", "", ErrInvalidPayload},
+		{"a payload still being written is waited for", []string{gameServerJSON("Allocated", partial),
+			gameServerJSON("Allocated", payloadAnnotations("gi-3"))}, "", "gi-3", nil},
 		{"allocated without a payload is waited for until ctx ends", []string{gameServerJSON("Allocated", nil)}, "", "", context.DeadlineExceeded},
 	}
 	for _, tc := range tests {
