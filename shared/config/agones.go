@@ -43,12 +43,12 @@ const (
 
 // agonesEntry is an entry's Agones members, as written.
 type agonesEntry struct {
-	Namespace         string            `json:"namespace"`
-	TLSSecretID       string            `json:"tlsSecretId"`
-	MatchLabels       map[string]string `json:"matchLabels"`
-	RoomsCounter      string            `json:"roomsCounter"`
-	AnnotationPrefix  string            `json:"annotationPrefix"`
-	UnallocatedStatus *int              `json:"unallocatedStatus"`
+	Namespace         string            `json:"namespace,omitempty"`
+	TLSSecretID       string            `json:"tlsSecretId,omitempty"`
+	MatchLabels       map[string]string `json:"matchLabels,omitempty"`
+	RoomsCounter      string            `json:"roomsCounter,omitempty"`
+	AnnotationPrefix  string            `json:"annotationPrefix,omitempty"`
+	UnallocatedStatus *int              `json:"unallocatedStatus,omitempty"`
 }
 
 // set names the members that are present.

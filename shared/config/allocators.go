@@ -157,11 +157,23 @@ func oneSecretPerURL(name string, entries map[string]Allocator, defaultURL, defa
 // decode with unknown fields refused reads both, and the kind's rules say
 // which members it may use.
 type entry struct {
-	Kind          string `json:"kind"`
+	Kind          string `json:"kind,omitempty"`
 	URL           string `json:"url"`
-	Region        string `json:"region"`
-	TokenSecretID string `json:"tokenSecretId"`
+	Region        string `json:"region,omitempty"`
+	TokenSecretID string `json:"tokenSecretId,omitempty"`
 	agonesEntry
+}
+
+// MarshalJSON writes a as its GAMEFABRIC_ALLOCATORS entry (for tools and
+// tests that build the variable).
+func (a Allocator) MarshalJSON() ([]byte, error) {
+	e := entry{Kind: a.Kind, URL: a.URL, Region: a.Region, TokenSecretID: a.TokenSecretID}
+	if g := a.Agones; g != nil {
+		status := g.UnallocatedStatus
+		e.Region, e.agonesEntry = "", agonesEntry{Namespace: g.Namespace, TLSSecretID: g.TLSSecretID, MatchLabels: g.MatchLabels,
+			RoomsCounter: g.RoomsCounter, AnnotationPrefix: g.AnnotationPrefix, UnallocatedStatus: &status}
+	}
+	return json.Marshal(e)
 }
 
 // parseAllocator reads one entry and fills in its defaults; it returns

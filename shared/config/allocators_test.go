@@ -1,6 +1,7 @@
 package config
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -137,5 +138,22 @@ func TestAgonesAllocators(t *testing.T) {
 		if got := c.AllocatorFor(tc.region); !reflect.DeepEqual(got, tc.want) {
 			t.Errorf("AllocatorFor(%q) = %+v (%+v), want %+v (%+v)", tc.region, got, got.Agones, tc.want, tc.want.Agones)
 		}
+	}
+}
+
+// An Allocator marshals as the entry it was read from.
+func TestAllocatorMarshalsAsItsEntry(t *testing.T) {
+	m := valid()
+	m["GAMEFABRIC_ALLOCATORS"] = `{"eu-metal": {"kind": "agones", "url": "https://a.example", "tlsSecretId": "s", "roomsCounter": "rooms"},
+		"eu": {"url": "https://e.example/allocate", "region": "prod-eu", "tokenSecretId": "t"}}`
+	c, err := LoadAllocate(env(m))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := json.Marshal(c.Allocators)
+	m["GAMEFABRIC_ALLOCATORS"] = string(raw)
+	again, err := LoadAllocate(env(m))
+	if err != nil || !reflect.DeepEqual(again.Allocators, c.Allocators) {
+		t.Fatalf("%s read back as %+v, %v", raw, again.Allocators, err)
 	}
 }
