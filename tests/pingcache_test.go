@@ -321,3 +321,38 @@ func (e *pingEnv) targets(t *testing.T) map[string][]gamefabric.PingTarget {
 	}
 	return out
 }
+
+// An Agones allocator's region is cached and served with or without ping
+// targets (an empty list, which the contract requires), its own targets
+// when the Ping Service has some, beside GameFabric's regions.
+func TestPingRefreshListsAgonesRegions(t *testing.T) {
+	e := newPingEnv(t)
+	e.refresher.Unpinged = []string{"eu-baremetal", "us-west"}
+	if _, err := e.refresher.Refresh(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	resp, err := http.Get(e.api.URL + "/v1/regions")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var doc struct {
+		Regions []struct {
+			Region      string
+			PingTargets []gamefabric.PingTarget
+		}
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&doc); err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]int{}
+	for _, r := range doc.Regions {
+		got[r.Region] = len(r.PingTargets)
+		if r.PingTargets == nil {
+			t.Fatalf("%s: pingTargets is not a list", r.Region)
+		}
+	}
+	if want := map[string]int{"eu-baremetal": 0, "eu-central-1": 1, "us-west": 1}; !reflect.DeepEqual(got, want) {
+		t.Fatalf("regions = %v, want %v", got, want)
+	}
+}
