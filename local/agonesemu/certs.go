@@ -1,0 +1,125 @@
+package agonesemu
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/json"
+	"encoding/pem"
+	"math/big"
+	"net"
+	"time"
+)
+
+// CA is a certificate authority made for one run or test, as Agones'
+// install makes allocator-tls-ca: it signs the allocator's server
+// certificate and the clients' certificates.
+type CA struct {
+	PEM  []byte // the CA certificate: ca.crt
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// NewCA makes a CA named name, valid for a day.
+func NewCA(name string) (*CA, error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, err
+	}
+	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		return nil, err
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		return nil, err
+	}
+	return &CA{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), cert: cert, key: key}, nil
+}
+
+func serial() *big.Int {
+	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	return n
+}
+
+// Issue signs a certificate for usage, valid until notAfter (from an hour
+// before now), for 127.0.0.1 and localhost; it returns the certificate and
+// its key as PEM.
+func (ca *CA) Issue(usage x509.ExtKeyUsage, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return nil, nil, err
+	}
+	notBefore := time.Now().Add(-time.Hour)
+	if notAfter.Before(notBefore) { // an expired certificate, for tests
+		notBefore = notAfter.Add(-time.Hour)
+	}
+	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "agonesemu"}, NotBefore: notBefore, NotAfter: notAfter,
+		ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
+		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, DNSNames: []string{"localhost"}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	if err != nil {
+		return nil, nil, err
+	}
+	kder, err := x509.MarshalECPrivateKey(key)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+}
+
+// ClientSecret is the Secrets Manager secret a deployment reads
+// (tlsSecretId): {"tls.crt", "tls.key"} of a client certificate ca issues,
+// valid until notAfter, and "ca.crt": trust's certificate.
+func (ca *CA) ClientSecret(trust *CA, notAfter time.Time) (string, error) {
+	crt, key, err := ca.Issue(x509.ExtKeyUsageClientAuth, notAfter)
+	if err != nil {
+		return "", err
+	}
+	raw, err := json.Marshal(map[string]string{"tls.crt": string(crt), "tls.key": string(key), "ca.crt": string(trust.PEM)})
+	return string(raw), err
+}
+
+// serverTLS is the allocator's TLS configuration, as cmd/allocator sets
+// it: its certificate (ca's, valid until notAfter), any client certificate
+// required and then verified against ca for client authentication, unless
+// noClientAuth (the fault of an allocator with mTLS off).
+func (ca *CA) serverTLS(notAfter time.Time, noClientAuth bool) (*tls.Config, error) {
+	crt, key, err := ca.Issue(x509.ExtKeyUsageServerAuth, notAfter)
+	if err != nil {
+		return nil, err
+	}
+	pair, err := tls.X509KeyPair(crt, key)
+	if err != nil {
+		return nil, err
+	}
+	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
+	if noClientAuth {
+		return cfg, nil
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(ca.cert)
+	cfg.ClientAuth = tls.RequireAnyClientCert
+	cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
+		opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
+		certs := make([]*x509.Certificate, len(raw))
+		for i, der := range raw {
+			c, err := x509.ParseCertificate(der)
+			if err != nil {
+				return err
+			}
+			certs[i] = c
+			if i > 0 {
+				opts.Intermediates.AddCert(c)
+			}
+		}
+		_, err := certs[0].Verify(opts)
+		return err
+	}
+	return cfg, nil
+}
