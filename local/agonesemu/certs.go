@@ -85,10 +85,11 @@ func (ca *CA) ClientSecret(trust *CA, notAfter time.Time) (string, error) {
 	return string(raw), err
 }
 
-// serverTLS is the allocator's TLS configuration, as cmd/allocator sets
-// it: its certificate (ca's, valid until notAfter), any client certificate
-// required and then verified against ca for client authentication, unless
-// noClientAuth (the fault of an allocator with mTLS off).
+// serverTLS is the allocator's TLS configuration: its certificate (ca's,
+// valid until notAfter) and, unless noClientAuth (mTLS off: a fault), a
+// client certificate required and verified against ca for client
+// authentication (cmd/allocator's RequireAnyClientCert with its own
+// verification, which refuses the same certificates with the same alert).
 func (ca *CA) serverTLS(notAfter time.Time, noClientAuth bool) (*tls.Config, error) {
 	crt, key, err := ca.Issue(x509.ExtKeyUsageServerAuth, notAfter)
 	if err != nil {
@@ -99,27 +100,9 @@ func (ca *CA) serverTLS(notAfter time.Time, noClientAuth bool) (*tls.Config, err
 		return nil, err
 	}
 	cfg := &tls.Config{Certificates: []tls.Certificate{pair}, NextProtos: []string{"http/1.1"}, MinVersion: tls.VersionTLS12}
-	if noClientAuth {
-		return cfg, nil
-	}
-	roots := x509.NewCertPool()
-	roots.AddCert(ca.cert)
-	cfg.ClientAuth = tls.RequireAnyClientCert
-	cfg.VerifyPeerCertificate = func(raw [][]byte, _ [][]*x509.Certificate) error {
-		opts := x509.VerifyOptions{Roots: roots, Intermediates: x509.NewCertPool(), KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth}}
-		certs := make([]*x509.Certificate, len(raw))
-		for i, der := range raw {
-			c, err := x509.ParseCertificate(der)
-			if err != nil {
-				return err
-			}
-			certs[i] = c
-			if i > 0 {
-				opts.Intermediates.AddCert(c)
-			}
-		}
-		_, err := certs[0].Verify(opts)
-		return err
+	if !noClientAuth {
+		cfg.ClientCAs, cfg.ClientAuth = x509.NewCertPool(), tls.RequireAndVerifyClientCert
+		cfg.ClientCAs.AddCert(ca.cert)
 	}
 	return cfg, nil
 }
