@@ -102,6 +102,14 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 			return run
 		}
 		last := tried[len(tried)-1]
+		if up.Kind == gameinstance.AllocatorAgones && answerLost(last) {
+			// Agones may have allocated a server that holds this step's
+			// token, and it keeps no record to ask: asking again, here or
+			// in another region, could allocate a second one. The claim
+			// stays in doubt until that server links (or the sweep fails it).
+			run.abort = errAnswerLost
+			return run
+		}
 		if last.outcome == outcomeRateLimited {
 			limitedBy[up.ID] = step.Region
 		}
@@ -114,6 +122,15 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 		}
 	}
 	return run
+}
+
+// errAnswerLost: an Agones allocator was asked and its answer never came
+// (a timeout, a reset, its own 504).
+var errAnswerLost = errors.New("the Agones allocator's answer was lost after it was asked")
+
+// answerLost: the call reached the allocator and no answer came back.
+func answerLost(a attempt) bool {
+	return a.SuspectedOrphan && (a.kind == UpstreamTimeout || a.kind == UpstreamTransport)
 }
 
 // place records where the instance went.

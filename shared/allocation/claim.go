@@ -116,20 +116,28 @@ func (s *Service) outcomeUnrecorded(rec gameinstance.Record, err error) *gameins
 	return e
 }
 
-// aborted answers a plan the room pool stopped (RoomResult.Err) without
+// aborted answers a plan the room pool stopped (RoomResult.Err), or an
+// Agones allocator whose answer was lost (errAnswerLost), without
 // recording an outcome: the claim is not this call's any more, or it may
-// hold a room nobody can confirm. Then it stays Allocating and in doubt,
-// as when an outcome cannot be recorded: a replay waits, the session's
-// server may link (and holds the room), else the health sweep fails the
-// claim and gives the room back.
+// hold a room or a server nobody can confirm. Then it stays Allocating and
+// in doubt, as when an outcome cannot be recorded: a replay waits, the
+// session's or server's link adopts it (and holds the room), else the
+// health sweep fails the claim and gives the room back.
 func (s *Service) aborted(ctx context.Context, rec gameinstance.Record, run planRun) error {
 	if errors.Is(run.abort, gameinstance.ErrClaimLost) {
 		return s.claimLost(ctx, rec, run.abort)
 	}
-	logging.FromContext(ctx).Error("allocation stopped: a room's write could not be confirmed; the claim stays in doubt",
-		"gameInstanceId", rec.GameInstanceID, "error", run.abort)
-	e := unavailable("the allocation store failed while placing the game instance in a room; retry with the same gameInstanceId: "+
-		"the retry returns the placement if the game server links, and allocates afresh only if it never does", run.abort)
+	msg := "the allocation store failed while placing the game instance in a room; retry with the same gameInstanceId: " +
+		"the retry returns the placement if the game server links, and allocates afresh only if it never does"
+	if errors.Is(run.abort, errAnswerLost) {
+		msg = "the Agones allocator may have allocated a game server but its answer was lost; retry with the same gameInstanceId: " +
+			"the retry returns that server once it links back, and allocates afresh only if it never does"
+	}
+	logging.FromContext(ctx).Error("allocation stopped; the claim stays in doubt", "gameInstanceId", rec.GameInstanceID, "error", run.abort)
+	e := unavailable(msg, run.abort)
 	e.RetryAfter = gameinstance.SecondsUntil(rec.LeaseExpiresAt, s.o.Now())
+	if errors.Is(run.abort, errAnswerLost) {
+		e.Attempts = run.after(rec.Attempts)
+	}
 	return e
 }

@@ -2,6 +2,7 @@ package allocation
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
@@ -62,6 +63,31 @@ func TestAllocatorKeptRooms(t *testing.T) {
 			a := rec.Attempts[0]
 			if a.AllocatorKind != apishape.AllocatorAgones || (tc.answer == agonesRoom) != (a.GameServerName == "fleet-abc12" && a.NodeName == "node-1") {
 				t.Fatalf("attempt = %+v", a)
+			}
+		})
+	}
+}
+
+// An Agones allocator asked whose answer never came (a timeout, a reset)
+// may have allocated a server that holds the step's token, and Agones
+// keeps no record to ask: the plan stops there and the claim stays in
+// doubt, so neither a fallback region nor a retry allocates a second
+// server. A lost GameFabric answer still moves on (faults_test.go).
+func TestAgonesAnswerLostLeavesTheClaimInDoubt(t *testing.T) {
+	reset := &UpstreamError{Kind: UpstreamTransport, Message: "connection reset by peer", MayHaveAllocated: true}
+	for name, lost := range map[string]error{"timeout": timeout, "reset": reset} {
+		t.Run(name, func(t *testing.T) {
+			alloc := &script{queue: map[string][]error{"us-west": {lost}, "eu": {nil}}}
+			svc, store := newTestService(alloc)
+			svc.o.Upstreams = agonesUpstreams{alloc: alloc, tokens: svc.o.Tokens}
+			_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-l", PreferredRegions: []string{"us-west", "eu"}})
+			var e *gameinstance.Error
+			if !errors.As(err, &e) || e.Code != gameinstance.CodeUnavailable || len(e.Attempts) != 1 || !e.Attempts[0].SuspectedOrphan {
+				t.Fatalf("err = %v, want SERVICE_UNAVAILABLE with the lost attempt", err)
+			}
+			rec := store.records["gi-l"]
+			if len(alloc.calls) != 1 || rec.State != gameinstance.StateAllocating || len(rec.CandidateTokenHashes) == 0 {
+				t.Fatalf("calls %v, record %s with %d candidate hashes: want one call and a claim in doubt", alloc.calls, rec.State, len(rec.CandidateTokenHashes))
 			}
 		})
 	}
