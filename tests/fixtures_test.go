@@ -158,6 +158,7 @@ type env struct {
 	placementQueue string
 	// matchesTable is MatchesTable (FlexMatch matches kept).
 	matchesTable string
+	health       *regiontable.Table // RegionHealthTable
 }
 
 type envOptions struct {
@@ -179,6 +180,9 @@ type envOptions struct {
 	queue         bool
 	queueEndpoint string
 	queueTimeout  time.Duration // QUEUE_TIMEOUT
+	// agones: agonesRegion is served by an Agones allocator, and region
+	// health is recorded (agones_helpers_test.go).
+	agones *agonesOptions
 }
 
 func newEnv(t *testing.T, o envOptions) *env {
@@ -242,9 +246,14 @@ func newEnv(t *testing.T, o envOptions) *env {
 		o.roomCallback = defaults.RoomCallbackTimeout
 	}
 	ao.Rooms = &rooms.Pool{Store: e.servers, Caller: roomcallback.New(nil), CallbackTimeout: o.roomCallback}
+	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
+	e.health = health
+	if o.agones != nil {
+		breaker := &regionhealth.Breaker{Store: health, Policy: regionhealth.DefaultBreakerPolicy}
+		ao.Upstreams, ao.Health = agonesUpstreams(t, o.agones, stub, e.secret, sm), breaker
+	}
 	svc := allocation.NewService(ao)
 	e.pings = pingtable.New(ddb, tables["PingCacheTable"])
-	health := regiontable.New(ddb, tables["RegionHealthTable"], regionhealth.DefaultBreakerPolicy)
 	now := o.now
 	if now == nil {
 		now = time.Now

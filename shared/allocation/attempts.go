@@ -102,14 +102,6 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 			return run
 		}
 		last := tried[len(tried)-1]
-		if up.Kind == gameinstance.AllocatorAgones && answerLost(last) {
-			// Agones may have allocated a server that holds this step's
-			// token, and it keeps no record to ask: asking again, here or
-			// in another region, could allocate a second one. The claim
-			// stays in doubt until that server links (or the sweep fails it).
-			run.abort = errAnswerLost
-			return run
-		}
 		if last.outcome == outcomeRateLimited {
 			limitedBy[up.ID] = step.Region
 		}
@@ -119,6 +111,15 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 		// is not a faulty region, and waiting for it is what queueing is.
 		if regionFault(last) && run.known[step.Region] && !(spec.QueueTimeout > 0 && last.outcome == outcomeCapacity) {
 			run.observed = append(run.observed, observation{step.Region, false})
+		}
+		if up.Kind == gameinstance.AllocatorAgones && answerLost(last) {
+			// Agones may have allocated a server that holds this step's
+			// token, and it keeps no record to ask: asking again, here or
+			// in another region, could allocate a second one. The claim
+			// stays in doubt until that server links (or the sweep fails
+			// it); the region's fault still counts for its breaker.
+			run.abort = errAnswerLost
+			return run
 		}
 	}
 	return run

@@ -3,6 +3,7 @@ package allocation
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/apishape"
@@ -79,7 +80,8 @@ func TestAgonesAnswerLostLeavesTheClaimInDoubt(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			alloc := &script{queue: map[string][]error{"us-west": {lost}, "eu": {nil}}}
 			svc, store := newTestService(alloc)
-			svc.o.Upstreams = agonesUpstreams{alloc: alloc, tokens: svc.o.Tokens}
+			health := &fakeHealth{}
+			svc.o.Upstreams, svc.o.Health = agonesUpstreams{alloc: alloc, tokens: svc.o.Tokens}, health
 			_, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-l", PreferredRegions: []string{"us-west", "eu"}})
 			var e *gameinstance.Error
 			if !errors.As(err, &e) || e.Code != gameinstance.CodeUnavailable || len(e.Attempts) != 1 || !e.Attempts[0].SuspectedOrphan {
@@ -88,6 +90,9 @@ func TestAgonesAnswerLostLeavesTheClaimInDoubt(t *testing.T) {
 			rec := store.records["gi-l"]
 			if len(alloc.calls) != 1 || rec.State != gameinstance.StateAllocating || len(rec.CandidateTokenHashes) == 0 {
 				t.Fatalf("calls %v, record %s with %d candidate hashes: want one call and a claim in doubt", alloc.calls, rec.State, len(rec.CandidateTokenHashes))
+			}
+			if fmt.Sprint(health.observed) != "[us-west:false]" {
+				t.Fatalf("region health observed %v, want the region's fault", health.observed)
 			}
 		})
 	}

@@ -243,6 +243,9 @@ func (s *Service) finish(ctx context.Context, b budget, rec gameinstance.Record,
 // and metrics: the outcome, and the record as stored.
 func (s *Service) settle(ctx context.Context, b budget, rec gameinstance.Record, run planRun) (out, stored gameinstance.Record, err error) {
 	if run.abort != nil {
+		if errors.Is(run.abort, errAnswerLost) {
+			s.observe(ctx, b, run)
+		}
 		return rec, rec, s.aborted(ctx, rec, run)
 	}
 	out = s.outcome(rec, run)
