@@ -234,7 +234,8 @@ func newEnv(t *testing.T, o envOptions) *env {
 	ao.Tokens = secrets.NewTokenSource(sm, o.secretID, time.Minute, nil)
 	ao.Defaults.Region, ao.Defaults.Environment, ao.Defaults.ArmadaSet, ao.Defaults.QueueTimeout = o.fallbackRegion, "prag", "sample-game-armada-set", o.queueTimeout
 	ao.BackendAddress = "http://127.0.0.1:10100"
-	ao.Retry = &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second}
+	ao.Retry = &allocation.RetryPolicy{Max429Retries: 2, BaseBackoff: 20 * time.Millisecond, MaxWait: 2 * time.Second,
+		MaxContentionRetries: allocation.DefaultRetryPolicy.MaxContentionRetries, ContentionBackoff: allocation.DefaultRetryPolicy.ContentionBackoff}
 	ao.LinkTimeout = policy.LinkTimeout
 	if o.attemptTimeout > 0 {
 		ao.AttemptTimeout = o.attemptTimeout
