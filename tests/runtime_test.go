@@ -17,10 +17,12 @@ import (
 
 	"github.com/aws/aws-lambda-go/events"
 
+	"github.com/gamefabric-alloc/allocsvc/local/agonesemu"
 	"github.com/gamefabric-alloc/allocsvc/local/gamelift"
 	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/runtimeapi"
 	"github.com/gamefabric-alloc/allocsvc/local/testkit"
+	"github.com/gamefabric-alloc/allocsvc/shared/agones"
 	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
@@ -44,6 +46,15 @@ var eventExpectations = []struct {
 		attempts, _ := b["attempts"].([]any)
 		if b["region"] != "eu-central-1" || len(attempts) != 1 || attempts[0].(map[string]any)["allocatorRegion"] != "prod-eu-central" {
 			t.Errorf("body = %v, want eu-central-1 from its own Allocator", b)
+		}
+	}},
+	// eu-baremetal is a studio's own Agones cluster (the stand-in, over
+	// mutual TLS with its client secret in moto): a whole Ready server.
+	{"allocate-agones.json", "AllocateFunction", 201, func(t *testing.T, b map[string]any) {
+		attempts, _ := b["attempts"].([]any)
+		if b["region"] != "eu-baremetal" || serverAddress(response{Body: b}) != "127.0.0.1:7200" || len(attempts) != 1 ||
+			attempts[0].(map[string]any)["allocatorKind"] != "agones" || attempts[0].(map[string]any)["gameServerName"] != "fleet-event-1" {
+			t.Errorf("body = %v, want a GameServer of the Agones stand-in", b)
 		}
 	}},
 	{"allocate-replay.json", "AllocateFunction", 200, func(t *testing.T, b map[string]any) {
@@ -93,8 +104,9 @@ var eventExpectations = []struct {
 			t.Errorf("body = %v (ending an Ended instance changes nothing)", b)
 		}
 	}},
+	// The Agones region is cached too, without ping targets.
 	{"ping-refresh-scheduled.json", "PingRefreshFunction", 0, func(t *testing.T, b map[string]any) {
-		if b["upstreamRegions"] != float64(3) || !reflect.DeepEqual(b["storedRegions"], []any{"eu-central-1", "us-west"}) ||
+		if b["upstreamRegions"] != float64(3) || !reflect.DeepEqual(b["storedRegions"], []any{"eu-baremetal", "eu-central-1", "us-west"}) ||
 			b["targetsDropped"] != float64(0) || b["regionsOmitted"] != float64(0) {
 			t.Errorf("refresh summary = %v", b)
 		}
@@ -137,9 +149,11 @@ var eventExpectations = []struct {
 	{"stream-region-unhealthy.json", "EventsFunction", 0, streamCheck("RegionHealthChanged us-west:Unhealthy:")},
 	{"get-regions.json", "RegionsFunction", 200, func(t *testing.T, b map[string]any) {
 		regions, _ := b["regions"].([]any)
-		// us-west has allocated (Deployed); both have ping targets (Deployed).
-		if len(regions) != 2 || regions[0].(map[string]any)["zone"] != "EU_CENTRAL" || regions[1].(map[string]any)["region"] != "us-west" ||
-			regions[0].(map[string]any)["health"] != "Deployed" || regions[1].(map[string]any)["healthSince"] == nil {
+		// us-west and eu-baremetal have allocated (Deployed); the GameFabric
+		// regions have ping targets (Deployed), the Agones one none.
+		if len(regions) != 3 || regions[1].(map[string]any)["zone"] != "EU_CENTRAL" || regions[2].(map[string]any)["region"] != "us-west" ||
+			regions[1].(map[string]any)["health"] != "Deployed" || regions[2].(map[string]any)["healthSince"] == nil ||
+			regions[0].(map[string]any)["region"] != "eu-baremetal" || regions[0].(map[string]any)["health"] != "Deployed" {
 			t.Errorf("regions = %v", b)
 		}
 	}},
@@ -264,8 +278,12 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 	euStub := gfemu.Start("eu-token")
 	defer euStub.Close()
 	euStub.Always("prod-eu-central", gfemu.Answer{})
-	allocators, _ := json.Marshal(map[string]map[string]string{"eu-central-1": {
-		"url": euStub.AllocateURL(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)}})
+	// A studio's Agones cluster: the allocator service over mutual TLS.
+	cluster := startAgones(t, agonesemu.Config{})
+	cluster.Add(agonesemu.GameServer{Name: "fleet-event-1", Labels: agonesLabels, Ports: []agones.Port{{Name: "game", Port: 7200}}})
+	allocators, _ := json.Marshal(map[string]map[string]string{
+		"eu-central-1": {"url": euStub.AllocateURL(), "region": "prod-eu-central", "tokenSecretId": newSecret(t, `{"tokens":["eu-token"]}`)},
+		"eu-baremetal": {"kind": "agones", "url": cluster.URL, "tlsSecretId": newSecret(t, cluster.Secret())}})
 	refs := newTables(t)
 	matchRefs = refs
 	matchTickets = gamelift.New()
