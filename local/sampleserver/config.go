@@ -42,6 +42,11 @@ type Config struct {
 	Rooms       int
 	SessionPort int // SESSION_PORT, the session callback's; 0 picks a free port
 
+	// Agones: the payload is in the GameServer's annotations, read through
+	// the Agones SDK server (ALLOC_PAYLOAD_ANNOTATION, AGONES_SDK_HTTP_PORT);
+	// nil on GameFabric.
+	Agones *gameserver.AgonesSDK
+
 	Logs io.Writer // not from the environment; nil means os.Stderr
 }
 
@@ -49,10 +54,20 @@ type Config struct {
 // deployment fails at start with one error naming every problem.
 func configFromEnv(getenv func(string) string) (Config, error) {
 	p := envParser{getenv: getenv}
+	sdk, err := gameserver.AgonesSDKFromEnv(getenv)
+	if err != nil {
+		p.fail("%v", err)
+	}
+	// On Agones the SDK server stands for the registry and the sidecar.
+	need := p.required
+	if sdk != nil {
+		need = p.get
+	}
 	c := Config{
-		RegistryURL:       p.registryURL("ALLOC_URL"),
-		Region:            p.required("ALLOC_REGION"),
-		RegistryToken:     p.required("ALLOC_TOKEN"),
+		Agones:            sdk,
+		RegistryURL:       p.registryURL("ALLOC_URL", need),
+		Region:            need("ALLOC_REGION"),
+		RegistryToken:     need("ALLOC_TOKEN"),
 		Priority:          p.int("ALLOC_PRIORITY", 0, -1<<31, 1<<31-1),
 		Attributes:        p.attributes("ALLOC_ATTRIBUTES"),
 		RequiredAttrs:     p.list("ALLOC_REQUIRED_ATTRS"),
@@ -155,8 +170,8 @@ func (p *envParser) duration(name string, def time.Duration, zeroOK bool) time.D
 	return d
 }
 
-func (p *envParser) registryURL(name string) string {
-	v := strings.TrimSuffix(p.required(name), "/")
+func (p *envParser) registryURL(name string, need func(string) string) string {
+	v := strings.TrimSuffix(need(name), "/")
 	if v == "" {
 		return ""
 	}

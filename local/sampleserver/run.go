@@ -50,7 +50,7 @@ func run(ctx context.Context, cfg Config) error {
 	srv := &server{cfg: cfg, name: name, address: net.JoinHostPort(cfg.Host, strconv.Itoa(gamePort)), gamePort: gamePort,
 		game: newGame(lns[0], name, cfg.Rooms > 0, logger), client: &http.Client{Timeout: 10 * time.Second}, log: logger}
 	logger.Printf("game port %s, alloc port %d", srv.address, allocPort)
-	if cfg.Rooms > 0 {
+	if cfg.Rooms > 0 && cfg.Agones == nil {
 		logger.Printf("hosting %d sessions at once; session callback on port %d", cfg.Rooms, lns[2].Addr().(*net.TCPAddr).Port)
 	}
 	// A payload left by an earlier process in this directory belongs to a
@@ -60,6 +60,9 @@ func run(ctx context.Context, cfg Config) error {
 	}
 	go srv.game.serve()
 	defer srv.game.close()
+	if cfg.Agones != nil {
+		return srv.onAgones(ctx, cfg.Agones)
+	}
 
 	if ok, err := srv.awaitAllocated(ctx, lns[1]); !ok {
 		return err
