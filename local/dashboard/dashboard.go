@@ -278,7 +278,7 @@ func stackSources(s *stack.Stack) (Sources, error) {
 		Instances: func(ctx context.Context) (Listing[gameinstance.Record], error) {
 			return ScanInstances(ctx, db, instances)
 		},
-		Servers:      func() []Registered { return registeredIn(s.Allocators) },
+		Servers:      func() []Registered { return registeredIn(s.Allocators, s.Agones) },
 		Events:       func() []stack.SeenEvent { return s.RecentEvents(0) },
 		Drain:        s.Drain,
 		DrainedUntil: s.DrainedUntil,
@@ -294,8 +294,11 @@ func stackSources(s *stack.Stack) (Sources, error) {
 	}
 	for _, a := range s.Allocators {
 		for region, str := range a.Regions {
-			src.Served = append(src.Served, Served{Region: region, Allocator: a.Name, RegionString: str})
+			src.Served = append(src.Served, Served{Region: region, Allocator: a.Name, RegionString: str, Kind: "gamefabric"})
 		}
+	}
+	if g := s.Agones; g != nil {
+		src.Served = append(src.Served, Served{Region: g.Region, Allocator: "Agones cluster", Kind: "agones"})
 	}
 	if env, set := s.Refs["FallbackEnvironment"], s.Refs["FallbackArmadaSet"]; env != "" && set != "" {
 		src.Versions = []string{env + "::" + set}
@@ -306,8 +309,18 @@ func stackSources(s *stack.Stack) (Sources, error) {
 // registeredIn lists every Allocator's registered game servers under the
 // Region names they stand for: an Allocator's region string maps back to
 // its Region; the first Allocator serves any other Region under its name.
-func registeredIn(allocators []*stack.Allocator) []Registered {
+// The Agones cluster's are its Ready GameServers.
+func registeredIn(allocators []*stack.Allocator, g *stack.Agones) []Registered {
 	var out []Registered
+	if g != nil {
+		for _, gs := range g.Ready() {
+			ports := map[string]int{}
+			for _, p := range gs.Ports {
+				ports[p.Name] = int(p.Port)
+			}
+			out = append(out, Registered{Region: g.Region, Allocator: "Agones GameServer " + gs.Name, Address: gs.Address + ":" + strconv.Itoa(ports["game"]), Ports: ports})
+		}
+	}
 	for _, a := range allocators {
 		names := map[string]string{}
 		for region, str := range a.Regions {

@@ -15,9 +15,10 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/regionhealth"
 )
 
-// Served is a Region an emulated Allocator serves, under its region string.
+// Served is a Region an emulated Allocator serves, under its region
+// string; Kind is the Allocator's (gamefabric, agones).
 type Served struct {
-	Region, Allocator, RegionString string
+	Region, Allocator, RegionString, Kind string
 }
 
 // Registered is a game server registered with an emulated Allocator and
@@ -57,6 +58,7 @@ type regionView struct {
 	Region       string                   `json:"region"`
 	Zone         string                   `json:"zone,omitempty"`
 	Allocator    string                   `json:"allocator,omitempty"`
+	Kind         string                   `json:"kind,omitempty"` // the Allocator's
 	RegionString string                   `json:"regionString,omitempty"`
 	InPingCache  bool                     `json:"inPingCache"`
 	PingTargets  []allocclient.PingTarget `json:"pingTargets"`
@@ -142,7 +144,7 @@ func (d *Dashboard) regions(ctx context.Context, v *State, inGame map[string]int
 	}
 	for _, s := range d.src.Served {
 		r := get(s.Region)
-		r.Allocator, r.RegionString = s.Allocator, s.RegionString
+		r.Allocator, r.RegionString, r.Kind = s.Allocator, s.RegionString, s.Kind
 	}
 	api, health, err := d.cached.get(ctx, d.api, d.src.RegionHealth)
 	if err != nil {

@@ -26,6 +26,8 @@ type Components struct {
 	// no Allocator lists.
 	Allocators []*Allocator
 	Ping       *PingService
+	// Agones is the emulated Agones cluster; nil without one.
+	Agones *Agones
 	// Moto is moto's endpoint: Secrets Manager, SQS and EventBridge.
 	Moto              string
 	Queues, QueueARNs map[string]string // the template's SQS queues in moto: logical ID → URL, ARN
@@ -82,8 +84,12 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	if err := c.startEventing(ctx); err != nil {
 		return c, err
 	}
-	if err := c.startGameFabric(ctx, cfg.GameFabric, harness.NewSecretsManager(awsCfg, c.SecretsManager)); err != nil {
+	sm := harness.NewSecretsManager(awsCfg, c.SecretsManager)
+	if err := c.startGameFabric(ctx, cfg.GameFabric, sm); err != nil {
 		return c, err
+	}
+	if err := c.startAgones(ctx, cfg, sm); err != nil {
+		return c, fmt.Errorf("Agones allocator: %w", err)
 	}
 	c.GameLift = gamelift.New()
 	if c.GameLiftURL, err = c.serve(0, c.GameLift); err != nil {

@@ -39,6 +39,7 @@ type Config struct {
 		Port int `yaml:"port"`
 	} `yaml:"dashboard"`
 	GameFabric GameFabricConfig  `yaml:"gamefabric"`
+	Agones     AgonesConfig      `yaml:"agones"`
 	Parameters map[string]string `yaml:"parameters"`
 	Fleet      struct {
 		Stagger time.Duration             `yaml:"stagger"`
@@ -152,6 +153,7 @@ func Defaults() Config {
 			Regions:         map[string]string{"eu-central-1": "dev-eu-central-1"}},
 	}
 	c.GameFabric.Ping = PingConfig{Port: 7500, Tokens: []string{"dev-ping-token-previous", "dev-ping-token"}}
+	c.Agones = AgonesConfig{Region: "eu-baremetal", Port: 7402, RoomsCounter: "rooms"}
 	c.Parameters = map[string]string{
 		"FallbackRegion": "us-west", "FallbackEnvironment": "prag", "FallbackArmadaSet": "sample-game-armada-set",
 		"ZonesByRegion": "us-west=US_WEST,eu-central-1=EU_CENTRAL", "LogLevel": "info",
@@ -164,15 +166,18 @@ func Defaults() Config {
 		return []FleetProcess{{Command: SampleServer, ConcurrentExecutions: 2, Rooms: rooms,
 			Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set"}}}
 	}
-	// us-west's servers host 4 sessions each; eu-central-1's are dedicated.
-	c.Fleet.Regions = map[string][]FleetProcess{"us-west": server(4), "eu-central-1": server(0)}
+	// us-west's servers host 4 sessions each; eu-central-1's are dedicated;
+	// eu-baremetal's Agones Fleet has one of each, its rooms counted by
+	// Agones.
+	c.Fleet.Regions = map[string][]FleetProcess{"us-west": server(4), "eu-central-1": server(0),
+		"eu-baremetal": {{Command: SampleServer, ConcurrentExecutions: 1, Rooms: 4}, {Command: SampleServer, ConcurrentExecutions: 1}}}
 	return c
 }
 
 // AnyFreePorts puts every listener on a free port, so tests and benches
 // never collide with a running `make dev` or each other.
 func (c *Config) AnyFreePorts() {
-	c.API.Port, c.FunctionURLs.Port, c.Dashboard.Port, c.GameFabric.Ping.Port = 0, 0, 0, 0
+	c.API.Port, c.FunctionURLs.Port, c.Dashboard.Port, c.GameFabric.Ping.Port, c.Agones.Port = 0, 0, 0, 0, 0
 	for i := range c.GameFabric.Allocators {
 		c.GameFabric.Allocators[i].Port = 0
 	}
@@ -230,6 +235,13 @@ func (c Config) validate() error {
 		} else if servedBy[d.Region] == "" {
 			bad("gamefabric.drain[%d]: no Allocator lists Region %s", i, d.Region)
 		}
+	}
+	if r := c.Agones.Region; r != "" {
+		port(c.Agones.Port, "agones.port")
+		if !regionname.Valid(r) || servedBy[r] != "" {
+			bad("agones.region %q must be %s and not a Region a GameFabric Allocator lists", r, regionname.Rule)
+		}
+		servedBy[r] = "agones" // its fleet's servers are the cluster's
 	}
 	c.validateFleet(servedBy, bad)
 	return errors.Join(errs...)

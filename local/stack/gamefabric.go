@@ -127,26 +127,28 @@ func (c *Components) AllocatorFor(region string) (*Allocator, string) {
 // architecture/allocators.md). ALLOC_PRIORITY is the index of the Region
 // Type; locally there is one.
 func (c *Components) FleetEnv(region string) []string {
+	if c.Agones != nil && region == c.Agones.Region {
+		// Agones' SDK server names the payload's annotations (slotEnv
+		// adds each process's SDK server and game port).
+		return []string{"ALLOC_PAYLOAD_ANNOTATION=payload-"}
+	}
 	a, s := c.AllocatorFor(region)
 	return []string{"ALLOC_URL=" + a.RegistryURL(), "ALLOC_TOKEN=" + a.RegistryToken(), "ALLOC_REGION=" + s, "ALLOC_PRIORITY=0"}
 }
 
-// allocatorEntry is one region's value in GAMEFABRIC_ALLOCATORS.
-type allocatorEntry struct {
-	URL           string `json:"url"`
-	Region        string `json:"region"`
-	TokenSecretID string `json:"tokenSecretId"`
-}
-
 // AllocatorsParameter is the template parameter Allocators
 // (GAMEFABRIC_ALLOCATORS): every listed Region → its Allocator's URL,
-// region string and token secret; "" when no Allocator lists a Region.
+// region string and token secret, and the Agones Region's entry; "" when
+// no Allocator lists a Region.
 func (c *Components) AllocatorsParameter() string {
-	entries := map[string]allocatorEntry{}
+	entries := map[string]any{}
 	for _, a := range c.Allocators {
 		for region, s := range a.Regions {
-			entries[region] = allocatorEntry{URL: a.AllocateURL(), Region: s, TokenSecretID: a.SecretARN}
+			entries[region] = map[string]string{"url": a.AllocateURL(), "region": s, "tokenSecretId": a.SecretARN}
 		}
+	}
+	if c.Agones != nil {
+		entries[c.Agones.Region] = c.Agones.entry()
 	}
 	if len(entries) == 0 {
 		return ""
@@ -163,6 +165,9 @@ func (c *Components) gameFabricRefs() map[string]string {
 	var extra []string
 	for _, a := range c.Allocators[1:] {
 		extra = append(extra, a.SecretARN)
+	}
+	if c.Agones != nil { // in the functions' IAM scope, as a token secret is
+		extra = append(extra, c.Agones.SecretARN)
 	}
 	return map[string]string{
 		"GameFabricUrl":            first.URL,

@@ -92,13 +92,13 @@ func TestFleetEnv(t *testing.T) {
 func TestGameFabricRefs(t *testing.T) {
 	c := twoAllocators(t)
 	refs := c.gameFabricRefs()
-	var allocators map[string]allocatorEntry
+	var allocators map[string]map[string]string
 	if err := json.Unmarshal([]byte(refs["Allocators"]), &allocators); err != nil {
 		t.Fatalf("Allocators = %q: %v", refs["Allocators"], err)
 	}
-	wantAllocators := map[string]allocatorEntry{
-		"us-west":      {URL: "http://127.0.0.1:7400/allocator/us/allocate", Region: "dev-us-west", TokenSecretID: "arn:us"},
-		"eu-central-1": {URL: "http://127.0.0.1:7401/allocator/eu/allocate", Region: "dev-eu-central-1", TokenSecretID: "arn:eu"},
+	wantAllocators := map[string]map[string]string{
+		"us-west":      {"url": "http://127.0.0.1:7400/allocator/us/allocate", "region": "dev-us-west", "tokenSecretId": "arn:us"},
+		"eu-central-1": {"url": "http://127.0.0.1:7401/allocator/eu/allocate", "region": "dev-eu-central-1", "tokenSecretId": "arn:eu"},
 	}
 	if !reflect.DeepEqual(allocators, wantAllocators) {
 		t.Errorf("Allocators = %+v, want %+v", allocators, wantAllocators)

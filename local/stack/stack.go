@@ -135,8 +135,12 @@ func Start(ctx context.Context, cfg Config, o Options) (s *Stack, err error) {
 
 func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Config {
 	regions := map[string][]fleet.Process{}
+	var rooms []int // the Agones region's, by slot (fleet lays a region's slots out in this order)
 	for region, procs := range cfg.Fleet.Regions {
 		for _, p := range procs {
+			if s.Agones != nil && region == s.Agones.Region {
+				rooms = append(rooms, slices.Repeat([]int{p.Rooms}, p.ConcurrentExecutions)...)
+			}
 			cmd := p.Command
 			if cmd == SampleServer {
 				cmd = sampleServer
@@ -153,7 +157,11 @@ func (s *Stack) fleetConfig(cfg Config, sampleServer string, o Options) fleet.Co
 		Dir:     filepath.Join(o.WorkDir, "fleet"),
 		Output:  o.Log,
 		ExtraEnv: func(region string, slot int) []string {
-			return []string{fmt.Sprintf("SERVER_NAME=%s-%d", region, slot)}
+			env := []string{fmt.Sprintf("SERVER_NAME=%s-%d", region, slot)}
+			if s.Agones != nil && region == s.Agones.Region {
+				env = append(env, s.Agones.slotEnv(slot, rooms[slot])...)
+			}
+			return env
 		},
 	}
 }

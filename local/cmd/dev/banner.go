@@ -36,6 +36,8 @@ HTTP API            {{.S.APIURL}}   (NO IAM auth locally; deployed, the allocati
 {{end}}{{range $i, $a := .S.Allocators}}Allocator {{printf "%-9s" .Name}} {{.URL}}   allocate: {{.AllocateURL}}   registry: {{.RegistryURL}}
   Regions           {{regions $a (eq $i 0)}}
   rate limit        {{if gt .QPS 0.0}}{{.QPS}} qps, burst {{.Burst}}{{else}}none{{end}}; callback Authorization: {{if eq .CallbackAuth "bearer"}}Bearer {{end}}<token>
+{{end}}{{with .S.Agones}}Agones allocator    {{.Allocator.URL}}/gameserverallocation   (mutual TLS, a CA made for this run) serves {{.Region}}{{with .RoomsCounter}}, rooms on the Counter {{.}}{{end}}
+  game servers      each with its own Agones SDK server; the payload in their annotations (ALLOC_PAYLOAD_ANNOTATION=payload-)
 {{end}}Ping Service        {{.S.Ping.URL}}   (its own tokens; discovers through {{range $i, $a := .S.Allocators}}{{if $i}}, {{end}}{{.Name}}{{end}})
 DynamoDB Local      {{.S.DynamoDB}}   tables: {{values .S.Tables}}
 Secrets Manager     {{.S.SecretsManager}}   (moto; also SQS and EventBridge)
@@ -46,6 +48,7 @@ Secrets Manager     {{.S.SecretsManager}}   (moto; also SQS and EventBridge)
 {{end}}{{with .S.GameLiftURL}}GameLift            {{.}}   (stand-in for DescribeMatchmaking: the matches' tickets)
 {{end}}{{range $id, $url := .S.Queues}}queue               {{printf "%-26s" $id}} {{$url}}
 {{end}}{{range .S.Allocators}}  Allocator {{printf "%-7s" .Name}} {{.SecretARN}}
+{{end}}{{with .S.Agones}}  Agones client     {{.SecretARN}}   ({"tls.crt", "tls.key", "ca.crt"})
 {{end}}  Ping Service      {{.S.Ping.SecretARN}}
 game servers        {{.Fleet}}
 {{range .Cfg.GameFabric.Drain}}drain               {{drain .}}
@@ -77,6 +80,9 @@ func banner(s *stack.Stack, cfg stack.Config, dashboardURL string) string {
 		}
 		a, _ := s.AllocatorFor(region)
 		line := fmt.Sprintf("%s: %d (Allocator %s", region, n, a.Name)
+		if s.Agones != nil && region == s.Agones.Region {
+			line = fmt.Sprintf("%s: %d (Agones", region, n)
+		}
 		if most >= 2 {
 			line += fmt.Sprintf(", %d rooms each", most)
 			rooms = append(rooms, region)

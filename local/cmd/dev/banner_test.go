@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/gamefabric-alloc/allocsvc/local/agonesemu"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
 )
 
@@ -26,6 +27,7 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", GameServerURL: "http://127.0.0.1:3001",
 		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}}, Components: &stack.Components{
 			Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
+			Agones: &stack.Agones{AgonesConfig: cfg.Agones, Allocator: &agonesemu.Allocator{URL: "https://127.0.0.1:7402"}, SecretARN: "arn:secret:agones"},
 			DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
 		}}
 	out := banner(s, cfg, "http://127.0.0.1:8089/")
@@ -44,7 +46,10 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	for _, want := range []string{"HTTP API            http://127.0.0.1:3000", "make play ID=gi-1", "End on the dashboard",
 		"function URL        http://127.0.0.1:3001/   (LinkBackFunctionUrl: every path and method -> LinkBackFunction; AuthType NONE)",
 		"game servers        link back to http://127.0.0.1:3001 ",
-		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in us-west host several games at once"} {
+		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in eu-baremetal, us-west host several games at once",
+		// The Agones cluster: its allocator service, its Fleet, its client secret.
+		"Agones allocator    https://127.0.0.1:7402/gameserverallocation   (mutual TLS, a CA made for this run) serves eu-baremetal, rooms on the Counter rooms",
+		"eu-baremetal: 2 (Agones, 4 rooms each)", "Agones client     arn:secret:agones"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)
 		}

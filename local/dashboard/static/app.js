@@ -78,8 +78,9 @@ function renderRegions(st) {
     const health = el('td', {}, badge(r.health, r.healthReason || undefined),
       r.healthReason ? el('div', { class: 'muted' }, r.healthReason) : null,
       r.healthSince ? el('div', { class: 'muted' }, 'since ' + time(r.healthSince)) : null);
-    const alloc = el('td', {}, r.allocator ? r.allocator : el('span', { class: 'muted' }, 'default'),
-      r.regionString ? el('div', { class: 'muted' }, 'as ' + r.regionString) : null);
+    const alloc = el('td', { 'data-kind': r.kind || 'gamefabric' }, r.allocator ? r.allocator : el('span', { class: 'muted' }, 'default'),
+      r.regionString ? el('div', { class: 'muted' }, 'as ' + r.regionString) : null,
+      el('div', { class: 'muted' }, r.kind === 'agones' ? 'Agones (mTLS)' : 'GameFabric'));
     const targets = el('td', {},
       r.pingTargets.length
         ? el('ul', { class: 'plain' }, r.pingTargets.map((t) => el('li', {}, t.address + ':' + t.port + ' ' + t.protocol)))
@@ -109,7 +110,7 @@ function capacity(r, st) {
       el('div', { class: 'muted' }, 'refills ' + time(r.drainedUntil) + ' (' + until(r.drainedUntil, st.now) + ')')]
     : [el('span', { class: 'muted' }, 'normal')];
   const seconds = dry ? 0 : st.drainForSeconds;
-  const button = st.drainForSeconds && r.allocator
+  const button = st.drainForSeconds && r.allocator && r.kind !== 'agones'
     ? el('button', {
       type: 'button', class: 'drain', 'data-drain': r.region, disabled: draining.has(r.region),
       title: dry ? 'Let its Allocator allocate again now' : 'Run its Allocator dry for ' + seconds + ' s: placements with a queue timeout wait',
