@@ -23,6 +23,7 @@ const coldRegion = "us-west"
 func startColdFixture(ctx context.Context, root string, servers int) (*stack.Components, map[string]string, error) {
 	cfg := stack.Defaults()
 	cfg.AnyFreePorts()
+	cfg.Agones = stack.AgonesConfig{} // GameFabric only, as the earlier runs measured
 	c, err := stack.StartComponents(ctx, cfg, root)
 	if err != nil {
 		return nil, nil, fmt.Errorf("coldstart: starting local components: %w", err)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 
+	"github.com/gamefabric-alloc/allocsvc/local/agonesemu"
 	"github.com/gamefabric-alloc/allocsvc/local/gfemu"
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/stack"
@@ -61,6 +62,7 @@ func StartStack(ctx context.Context, root, workDir string, pool int, standIn *St
 		AllocatorTokens: []string{standInToken}, RegistryTokens: []string{"bench-registry-token-unused"}}}
 	cfg.GameFabric.Ping.Tokens = []string{standInToken}
 	cfg.Fleet.Regions = nil
+	cfg.Agones = stack.AgonesConfig{Region: RegionAgones} // whole servers, as the GameFabric stand-in's
 	maps.Copy(cfg.Parameters, map[string]string{
 		"GameFabricUrl":          standIn.URL,
 		"GameFabricAllocatePath": standIn.AllocatePath(),
@@ -104,6 +106,7 @@ func StartStack(ctx context.Context, root, workDir string, pool int, standIn *St
 		return nil, fmt.Errorf("start the local stack (log: %s): %w", logFile.Name(), err)
 	}
 	b.DDB = harness.NewDynamoDB(harness.AWSConfig(), b.DynamoDB)
+	b.Agones.Allocator.Always(&agonesemu.Answer{Delay: standIn.Delay})
 	return b, nil
 }
 

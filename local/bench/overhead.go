@@ -36,16 +36,26 @@ type OverheadResult struct {
 // MeasureOverhead alternates an allocation through the stack with a direct
 // call, so drift on the machine hits both series alike.
 func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer) (OverheadResult, error) {
+	return measureOverhead(ctx, s, o, log, "overhead", RegionOK, func(ctx context.Context, id string) (time.Duration, error) {
+		return s.StandIn.Direct(ctx, RegionOK, id)
+	})
+}
+
+// measureOverhead alternates an allocation in region through the stack
+// with direct, the same upstream call made straight; name heads the
+// progress line and the errors.
+func measureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Writer, name, region string,
+	direct func(ctx context.Context, gameInstanceID string) (time.Duration, error)) (OverheadResult, error) {
 	ctx, cancel := context.WithTimeout(ctx, o.Cap)
 	defer cancel()
 	client := newAPIClient(s.APIURL, 4)
 	res := OverheadResult{Delay: s.StandIn.Delay, Failures: Counts{}}
 	run := runID()
-	var e2e, direct []time.Duration
+	var e2e, straight []time.Duration
 	for i := 0; i < o.Warmup+o.N && ctx.Err() == nil; i++ {
 		id := fmt.Sprintf("ovh-%s-%d", run, i)
-		r := postAllocation(ctx, client, id, RegionOK)
-		d, derr := s.StandIn.Direct(ctx, RegionOK, id+"-direct")
+		r := postAllocation(ctx, client, id, region)
+		d, derr := direct(ctx, id+"-direct")
 		if i < o.Warmup {
 			continue
 		}
@@ -54,17 +64,17 @@ func MeasureOverhead(ctx context.Context, s *Stack, o OverheadOptions, log io.Wr
 		} else {
 			res.Failures["stack: "+r.Outcome()]++
 		}
-		direct = res.Failures.keep(direct, d, derr, "direct: ")
+		straight = res.Failures.keep(straight, d, derr, "direct: ")
 	}
-	if len(e2e) == 0 || len(direct) == 0 {
-		return res, fmt.Errorf("overhead: no successful calls (%s); see %s", res.Failures, s.LogPath())
+	if len(e2e) == 0 || len(straight) == 0 {
+		return res, fmt.Errorf("%s: no successful calls (%s); see %s", name, res.Failures, s.LogPath())
 	}
-	res.E2E, res.Direct = Summarize(e2e), Summarize(direct)
+	res.E2E, res.Direct = Summarize(e2e), Summarize(straight)
 	res.RatioP50, res.RatioP99 = durRatio(res.E2E.P50, res.Direct.P50), durRatio(res.E2E.P99, res.Direct.P99)
 	res.Met = res.RatioP50 <= OverheadGoal
 	res.Abs = res.E2E.P50 - res.Direct.P50
 	res.BreakEven = time.Duration(float64(res.Abs) / (OverheadGoal - 1))
-	progress(log, "overhead: stack p50 %s p99 %s, direct p50 %s p99 %s (n=%d)",
+	progress(log, "%s: stack p50 %s p99 %s, direct p50 %s p99 %s (n=%d)", name,
 		fmtMs(res.E2E.P50), fmtMs(res.E2E.P99), fmtMs(res.Direct.P50), fmtMs(res.Direct.P99), res.E2E.N)
 	return res, nil
 }

@@ -40,6 +40,7 @@ type Report struct {
 	ColdStart                 *ColdStartReport
 	Sizes                     *SizeReport
 	Overhead                  OverheadResult
+	AgonesOverhead            OverheadResult // the Agones path's, beside Overhead
 	CPUShare                  CPUShareResult
 	Fallback                  FallbackResult
 	Billed                    BilledResult
@@ -64,6 +65,7 @@ type Report struct {
 // Constants are the fixed parameters the report names.
 type Constants struct {
 	RegionOK, RegionFallback, RegionDown string
+	RegionAgones                         string
 	OverheadWarmup, ThroughputWarmup     int
 	OverheadGoal, OverheadSlack          float64
 	FallbackGoal                         time.Duration
@@ -89,7 +91,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		return nil, fmt.Errorf("DynamoDB Local is not installed in %s: run `make deps` (or `make bench`, which depends on it)", dir)
 	}
 	r := &Report{Options: o, Machine: DescribeMachine(ctx, o.Root), Const: Constants{
-		RegionOK: RegionOK, RegionFallback: RegionFallback, RegionDown: RegionDown,
+		RegionOK: RegionOK, RegionFallback: RegionFallback, RegionDown: RegionDown, RegionAgones: RegionAgones,
 		OverheadWarmup: overheadWarmup, ThroughputWarmup: throughputWarmup,
 		OverheadGoal: OverheadGoal, OverheadSlack: OverheadGoal - 1, FallbackGoal: FallbackGoal, HealthCacheTTLSecs: healthCacheTTLSecs,
 		CFSPeriod: cfsPeriodUs * time.Microsecond, CPUShareGoal: CPUShareGoal, CPUShareTarget: CPUShareTarget,
@@ -214,6 +216,8 @@ func (r *Report) measureFull(ctx context.Context, s *Stack) {
 	sample := OverheadOptions{N: o.N, Warmup: overheadWarmup, Cap: 90 * time.Second}
 	r.Overhead, err = MeasureOverhead(ctx, s, sample, o.Log)
 	r.fail("allocate overhead", err)
+	r.AgonesOverhead, err = MeasureAgonesOverhead(ctx, s, sample, o.Log)
+	r.fail("Agones allocate overhead", err)
 	r.CPUShare, err = MeasureCPUShare(ctx, s, OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}, o.Log)
 	r.fail("Lambda CPU share", err)
 	r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log)
