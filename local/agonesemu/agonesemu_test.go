@@ -167,7 +167,7 @@ func TestSDKServesItsGameServer(t *testing.T) {
 		t.Fatalf("below 0: %v", err)
 	}
 	raw := get(t, sdk.URL+"/gameserver")
-	if !strings.Contains(raw, `"rooms":{"count":"0","capacity":"2"}`) || !strings.Contains(raw, `"state":"Allocated"`) {
+	if !strings.Contains(raw, `"rooms":{"capacity":"2","count":"0"}`) || !strings.Contains(raw, `"state":"Allocated"`) {
 		t.Fatalf("GET /gameserver = %s", raw)
 	}
 	if err := client.Shutdown(ctx); err != nil || a.GameServers()[0].State != StateShutdown {

@@ -1,12 +1,13 @@
 package agonesemu
 
 import (
-	"bytes"
+	"cmp"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"io"
 	"log"
+	"maps"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -86,68 +87,52 @@ func (a *Allocator) handleAllocate(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case ans.Status != 0:
-		a.answered(i, ans.Status, "")
-		writeStatus(w, ans.Status, ans.Message)
-		return
+		writeStatus(w, a.answered(i, ans.Status, ""), ans.Message)
 	case ans.RawBody != "":
-		a.answered(i, http.StatusOK, "")
 		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(a.answered(i, http.StatusOK, ""))
 		_, _ = io.WriteString(w, ans.RawBody)
-		return
+	default:
+		a.serve(w, i, req, ans.LoseAnswer)
 	}
-	resp, ok := a.allocate(req)
-	if !ok {
-		a.answered(i, a.cfg.UnallocatedStatus, "")
-		writeStatus(w, a.cfg.UnallocatedStatus, MsgUnallocated)
-		return
-	}
-	if ans.LoseAnswer {
-		a.answered(i, 0, resp.GameServerName)
-		reset(w)
-		return
-	}
-	a.answered(i, http.StatusOK, resp.GameServerName)
-	writeJSON(w, http.StatusOK, resp)
 }
 
-// decode reads the request strictly and checks its enums, as the gateway
-// and the GameServerAllocation's validation do.
-func decode(r *http.Request, req *agones.AllocationRequest) error {
-	raw, err := io.ReadAll(io.LimitReader(r.Body, 1<<20))
-	if err != nil {
-		return err
+// serve answers call i from the GameServers, or loses the answer.
+func (a *Allocator) serve(w http.ResponseWriter, i int, req agones.AllocationRequest, lose bool) {
+	resp, ok := a.allocate(req)
+	switch {
+	case !ok:
+		writeStatus(w, a.answered(i, a.cfg.UnallocatedStatus, ""), MsgUnallocated)
+	case lose:
+		a.answered(i, 0, resp.GameServerName)
+		reset(w)
+	default:
+		writeJSON(w, a.answered(i, http.StatusOK, resp.GameServerName), resp)
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
+}
+
+// decode reads the request strictly and checks its enums and amounts, as
+// the gateway and the GameServerAllocation's validation do.
+func decode(r *http.Request, req *agones.AllocationRequest) error {
+	dec := json.NewDecoder(io.LimitReader(r.Body, 1<<20))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(req); err != nil {
 		return errors.New("invalid AllocationRequest: " + strings.TrimPrefix(err.Error(), "json: "))
 	}
-	req.Namespace = strings.TrimSpace(req.Namespace)
-	if req.Namespace == "" {
-		req.Namespace = "default"
-	}
-	var bad []string
-	check := func(what, v string, ok ...string) {
-		if !slices.Contains(ok, v) {
-			bad = append(bad, what+" "+v+" is not one of "+strings.Join(ok, ", "))
-		}
-	}
-	check("scheduling", req.Scheduling, "", agones.SchedulingPacked, agones.SchedulingSpread)
+	req.Namespace = cmp.Or(req.Namespace, "default")
+	bad := func(v string, ok ...string) bool { return v != "" && !slices.Contains(ok, v) }
+	invalid := bad(req.Scheduling, agones.SchedulingPacked, agones.SchedulingSpread)
 	for _, s := range req.GameServerSelectors {
-		check("gameServerState", s.GameServerState, "", agones.StateReady, agones.StateAllocated)
+		invalid = invalid || bad(s.GameServerState, agones.StateReady, agones.StateAllocated)
 	}
 	for _, p := range req.Priorities {
-		check("priority type", p.Type, "", agones.PriorityCounter)
-		check("priority order", p.Order, "", agones.OrderAscending, agones.OrderDescending)
+		invalid = invalid || bad(p.Type, agones.PriorityCounter) || bad(p.Order, agones.OrderAscending, agones.OrderDescending)
 	}
 	for _, c := range req.Counters {
-		check("counter action", c.Action, "", agones.ActionIncrement, "Decrement")
-		if c.Amount != nil && *c.Amount < 0 || c.Capacity != nil && *c.Capacity < 0 {
-			bad = append(bad, "counter amounts and capacities must be 0 or more")
-		}
+		invalid = invalid || bad(c.Action, agones.ActionIncrement, "Decrement") || c.Amount != nil && *c.Amount < 0 || c.Capacity != nil && *c.Capacity < 0
 	}
-	if len(bad) > 0 {
-		return errors.New(strings.Join(bad, "; "))
+	if invalid {
+		return errors.New("invalid AllocationRequest: an enum allocation.proto does not name, or a negative amount or capacity")
 	}
 	return nil
 }
@@ -162,12 +147,8 @@ func (a *Allocator) allocate(req agones.AllocationRequest) (answer, bool) {
 		return answer{}, false
 	}
 	if req.Metadata != nil {
-		for k, v := range req.Metadata.Labels {
-			gs.Labels[k] = v
-		}
-		for k, v := range req.Metadata.Annotations {
-			gs.Annotations[k] = v
-		}
+		maps.Copy(gs.Labels, req.Metadata.Labels)
+		maps.Copy(gs.Annotations, req.Metadata.Annotations)
 	}
 	gs.Annotations["agones.dev/last-allocated"] = time.Now().UTC().Format(time.RFC3339Nano)
 	gs.State = StateAllocated
@@ -219,18 +200,11 @@ func (a *Allocator) pick(req agones.AllocationRequest) *GameServer {
 			}
 		}
 	}
-	if len(req.GameServerSelectors) == 0 && len(list) > 0 {
-		return list[0]
-	}
 	return nil
 }
 
-func boolOrder(first bool) int {
-	if first {
-		return -1
-	}
-	return 1
-}
+// boolOrder sorts true first.
+func boolOrder(first bool) int { return map[bool]int{true: -1, false: 1}[first] }
 
 // comparePriorities orders by each Counter's available capacity, least
 // first (Ascending) or most (Descending); a GameServer with the Counter
@@ -275,8 +249,8 @@ func matches(sel agones.GameServerSelector, gs *GameServer) bool {
 	return true
 }
 
-// port is a GameServerStatusPort as the gateway writes it: its port is an
-// int32, a JSON number (agones.Port writes a string, and reads either).
+// port is a GameServerStatusPort as the gateways write it: an int32, a
+// JSON number (agones.Port writes a string, and reads either).
 type port struct {
 	Name string `json:"name"`
 	Port int32  `json:"port"`
@@ -332,8 +306,11 @@ func (a *Allocator) record(c Call) int {
 	return len(a.calls) - 1
 }
 
-func (a *Allocator) answered(i, status int, gameServer string) {
+// answered logs how call i is answered, just before it is, and returns
+// the status.
+func (a *Allocator) answered(i, status int, gameServer string) int {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.calls[i].Answered, a.calls[i].GameServer = status, gameServer
+	return status
 }

@@ -122,9 +122,7 @@ func Start(cfg Config) (*Allocator, error) {
 	a := &Allocator{CA: ca, URL: "https://" + ln.Addr().String(), cfg: cfg, servers: map[string]*GameServer{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /gameserverallocation", a.handleAllocate)
-	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
-		writeStatus(w, http.StatusNotFound, "Not Found")
-	})
+	mux.HandleFunc("/", func(w http.ResponseWriter, _ *http.Request) { writeStatus(w, http.StatusNotFound, "Not Found") })
 	// The handshake's failures are the client's to see, not our log's.
 	a.srv = &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second, ErrorLog: discardLog}
 	go func() { _ = a.srv.Serve(tls.NewListener(ln, tlsCfg)) }()
@@ -201,10 +199,7 @@ var grpcCodes = map[int]int{400: 3, 401: 16, 403: 7, 404: 5, 409: 10, 429: 8, 50
 
 // writeStatus answers status with grpc-gateway's error body.
 func writeStatus(w http.ResponseWriter, status int, msg string) {
-	code, ok := grpcCodes[status]
-	if !ok {
-		code = 2 // Unknown
-	}
+	code := cmp.Or(grpcCodes[status], 2) // else Unknown
 	writeJSON(w, status, map[string]any{"code": code, "message": msg, "details": []any{}})
 }
 

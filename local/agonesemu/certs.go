@@ -25,52 +25,43 @@ type CA struct {
 
 // NewCA makes a CA named name, valid for a day.
 func NewCA(name string) (*CA, error) {
-	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		return nil, err
-	}
-	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	tmpl := &x509.Certificate{Subject: pkix.Name{CommonName: name}, IsCA: true, BasicConstraintsValid: true,
+		NotAfter: time.Now().Add(24 * time.Hour), KeyUsage: x509.KeyUsageCertSign}
+	der, key, err := sign(tmpl, nil)
 	if err != nil {
 		return nil, err
 	}
 	cert, err := x509.ParseCertificate(der)
-	if err != nil {
-		return nil, err
-	}
-	return &CA{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), cert: cert, key: key}, nil
+	return &CA{PEM: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), cert: cert, key: key}, err
 }
 
-func serial() *big.Int {
-	n, _ := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
-	return n
-}
-
-// Issue signs a certificate for usage, valid until notAfter (from an hour
-// before now), for 127.0.0.1 and localhost; it returns the certificate and
-// its key as PEM.
-func (ca *CA) Issue(usage x509.ExtKeyUsage, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
+// sign makes a key and signs tmpl for it with ca (nil: itself), valid from
+// an hour before now (or before NotAfter, for an expired one).
+func sign(tmpl *x509.Certificate, ca *CA) ([]byte, *ecdsa.PrivateKey, error) {
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		return nil, nil, err
 	}
-	notBefore := time.Now().Add(-time.Hour)
-	if notAfter.Before(notBefore) { // an expired certificate, for tests
-		notBefore = notAfter.Add(-time.Hour)
+	tmpl.SerialNumber, _ = rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	tmpl.NotBefore = time.Unix(min(time.Now().Unix(), tmpl.NotAfter.Unix())-3600, 0)
+	parent, parentKey := tmpl, key
+	if ca != nil {
+		parent, parentKey = ca.cert, ca.key
 	}
-	tmpl := &x509.Certificate{SerialNumber: serial(), Subject: pkix.Name{CommonName: "agonesemu"}, NotBefore: notBefore, NotAfter: notAfter,
-		ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
-		IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, DNSNames: []string{"localhost"}}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, parent, &key.PublicKey, parentKey)
+	return der, key, err
+}
+
+// Issue signs a certificate for usage, valid until notAfter, for 127.0.0.1
+// and localhost; it returns the certificate and its key as PEM.
+func (ca *CA) Issue(usage x509.ExtKeyUsage, notAfter time.Time) (certPEM, keyPEM []byte, err error) {
+	der, key, err := sign(&x509.Certificate{Subject: pkix.Name{CommonName: "agonesemu"}, NotAfter: notAfter, ExtKeyUsage: []x509.ExtKeyUsage{usage},
+		KeyUsage: x509.KeyUsageDigitalSignature, IPAddresses: []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback}, DNSNames: []string{"localhost"}}, ca)
 	if err != nil {
 		return nil, nil, err
 	}
 	kder, err := x509.MarshalECPrivateKey(key)
-	if err != nil {
-		return nil, nil, err
-	}
-	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), nil
+	return pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), err
 }
 
 // ClientSecret is the Secrets Manager secret a deployment reads

@@ -77,48 +77,23 @@ func (s *SDK) state(state string) http.HandlerFunc {
 	}
 }
 
-// sdkGameServer is sdk.proto's GameServer as the SDK server's gateway
-// writes it (proto names, 64-bit integers as strings).
-type sdkGameServer struct {
-	ObjectMeta struct {
-		Name              string            `json:"name"`
-		Namespace         string            `json:"namespace"`
-		Generation        agones.Int64      `json:"generation"`
-		CreationTimestamp agones.Int64      `json:"creation_timestamp"`
-		Annotations       map[string]string `json:"annotations"`
-		Labels            map[string]string `json:"labels"`
-	} `json:"object_meta"`
-	Status struct {
-		State     string                    `json:"state"`
-		Address   string                    `json:"address"`
-		Addresses []agones.Address          `json:"addresses"`
-		Ports     []port                    `json:"ports"`
-		Counters  map[string]sdkCounterView `json:"counters"`
-	} `json:"status"`
-}
-
-type sdkCounterView struct {
-	Count    agones.Int64 `json:"count"`
-	Capacity agones.Int64 `json:"capacity"`
-}
-
+// gameServer is sdk.proto's GameServer as the SDK server's gateway writes
+// it: proto names, 64-bit integers as strings, int32 ports as numbers.
 func (s *SDK) gameServer(w http.ResponseWriter, _ *http.Request) {
-	var out sdkGameServer
-	if !s.with(w, func(gs *GameServer) {
-		m := &out.ObjectMeta
-		m.Name, m.Namespace, m.Generation, m.CreationTimestamp = gs.Name, gs.Namespace, 1, agones.Int64(time.Now().Unix())
-		m.Annotations, m.Labels = cloneOr(gs.Annotations), cloneOr(gs.Labels)
-		st := &out.Status
-		st.State, st.Address, st.Ports = gs.State, gs.Address, portsOf(gs)
-		st.Addresses = []agones.Address{{Type: agones.AddressExternalIP, Address: gs.Address}}
-		st.Counters = map[string]sdkCounterView{}
+	var out map[string]any
+	if s.with(w, func(gs *GameServer) {
+		counters := map[string]any{}
 		for name, c := range gs.Counters {
-			st.Counters[name] = sdkCounterView{Count: agones.Int64(c.Count), Capacity: agones.Int64(c.Capacity)}
+			counters[name] = map[string]agones.Int64{"count": agones.Int64(c.Count), "capacity": agones.Int64(c.Capacity)}
 		}
+		out = map[string]any{
+			"object_meta": map[string]any{"name": gs.Name, "namespace": gs.Namespace, "generation": agones.Int64(1),
+				"annotations": cloneOr(gs.Annotations), "labels": cloneOr(gs.Labels)},
+			"status": map[string]any{"state": gs.State, "address": gs.Address, "ports": portsOf(gs), "counters": counters,
+				"addresses": []agones.Address{{Type: agones.AddressExternalIP, Address: gs.Address}}}}
 	}) {
-		return
+		writeJSON(w, http.StatusOK, out)
 	}
-	writeJSON(w, http.StatusOK, out)
 }
 
 // updateCounter is beta.proto's UpdateCounter: a capacity or count set,

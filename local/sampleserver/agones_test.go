@@ -46,7 +46,7 @@ func TestAgonesRoomsSessionsFreeTheirRooms(t *testing.T) {
 		}
 		ann["agones.dev/sdk-payload-GameInstanceId"] = gi
 		if _, err := client.Allocate(context.Background(), id, agones.AllocationRequest{Metadata: &agones.MetaPatch{Annotations: ann},
-			Counters: map[string]agones.CounterAction{roomsCounter: {Action: agones.ActionIncrement, Amount: agones.I64(1)}},
+			Counters:            map[string]agones.CounterAction{roomsCounter: {Action: agones.ActionIncrement, Amount: agones.I64(1)}},
 			GameServerSelectors: []agones.GameServerSelector{{GameServerState: agones.StateAllocated}, {GameServerState: agones.StateReady}}}); err != nil {
 			t.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", GameServerURL: "http://127.0.0.1:3001",
 		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}}, Components: &stack.Components{
 			Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
-			Agones: &stack.Agones{AgonesConfig: cfg.Agones, Allocator: &agonesemu.Allocator{URL: "https://127.0.0.1:7402"}, SecretARN: "arn:secret:agones"},
+			Agones:   &stack.Agones{AgonesConfig: cfg.Agones, Allocator: &agonesemu.Allocator{URL: "https://127.0.0.1:7402"}, SecretARN: "arn:secret:agones"},
 			DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
 		}}
 	out := banner(s, cfg, "http://127.0.0.1:8089/")
