@@ -33,13 +33,7 @@ func TestAgonesEndToEnd(t *testing.T) {
 	s, logs := startLocalStack(t, cfg, t.TempDir())
 	g, backend, ctx := s.Agones, backendClient(t, s), context.Background()
 	testkit.WaitFor(t, 30*time.Second, "two Ready GameServers", func() bool { return len(g.Ready()) == 2 })
-	state := func(id string) string {
-		a, err := backend.Get(ctx, id)
-		if err != nil {
-			return ""
-		}
-		return string(a.State)
-	}
+	state := func(id string) string { return agonesGameState(backend, id) }
 	allocate := func(id, placement string) *allocclient.Allocation {
 		t.Helper()
 		status, a, err := allocateOnce(t, backend, allocclient.AllocateRequest{GameInstanceID: id, DesiredRegion: cfg.Agones.Region})
@@ -49,17 +43,7 @@ func TestAgonesEndToEnd(t *testing.T) {
 		testkit.WaitFor(t, 15*time.Second, id+" Linked", func() bool { return state(id) == "Linked" })
 		return a
 	}
-	win := func(a *allocclient.Allocation) {
-		t.Helper()
-		addr, err := player.GameAddress(a.Server)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if out, err := player.SendIWONFor(ctx, addr, a.GameInstanceID); err != nil || !out.GameOver {
-			t.Fatalf("IWON to %s: %+v %v", a.GameInstanceID, out, err)
-		}
-		testkit.WaitFor(t, 10*time.Second, a.GameInstanceID+" Ended", func() bool { return state(a.GameInstanceID) == "Ended" })
-	}
+	win := func(a *allocclient.Allocation) { winAgonesGame(t, backend, a) }
 
 	// Packed with the Counter's priority: the fullest first, so the first
 	// game takes the dedicated process's GameServer (capacity 1), which
@@ -108,4 +92,25 @@ func TestAgonesEndToEnd(t *testing.T) {
 			t.Fatalf("an Agones call %+v", c)
 		}
 	}
+}
+
+func agonesGameState(backend *allocclient.Client, id string) string {
+	a, err := backend.Get(context.Background(), id)
+	if err != nil {
+		return ""
+	}
+	return string(a.State)
+}
+
+// winAgonesGame ends a's game as its player does, and waits for Ended.
+func winAgonesGame(t *testing.T, backend *allocclient.Client, a *allocclient.Allocation) {
+	t.Helper()
+	addr, err := player.GameAddress(a.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := player.SendIWONFor(context.Background(), addr, a.GameInstanceID); err != nil || !out.GameOver {
+		t.Fatalf("IWON to %s: %+v %v", a.GameInstanceID, out, err)
+	}
+	testkit.WaitFor(t, 10*time.Second, a.GameInstanceID+" Ended", func() bool { return agonesGameState(backend, a.GameInstanceID) == "Ended" })
 }
