@@ -184,21 +184,38 @@ func longestRetryAfter(attempts []attempt) time.Duration {
 	return longest
 }
 
-func failureMessage(code gameinstance.Code) string {
+// failureMessage says why the allocation failed, naming the upstreams its
+// attempts asked: GameFabric, Agones, or both.
+func failureMessage(code gameinstance.Code, attempts []attempt) string {
 	switch code {
 	case gameinstance.CodeNoCapacity:
 		return "no game server available in any region tried"
 	case gameinstance.CodeRateLimited:
 		return "GameFabric's Allocators rate-limited this allocation; retry after Retry-After"
 	case gameinstance.CodeUpstreamTimeout:
-		return "GameFabric did not answer in time"
+		return upstreamsOf(attempts) + " did not answer in time"
 	case gameinstance.CodeUpstreamInvalidResponse:
 		return "an Agones allocator answered with something that is not an allocation; see the attempts"
 	case gameinstance.CodePlacementTimedOut:
 		return "no game server was found before the placement's queueTimeoutSeconds ran out"
 	default:
-		return "GameFabric rejected or failed every allocation attempt"
+		return upstreamsOf(attempts) + " rejected or failed every allocation attempt"
 	}
+}
+
+// upstreamsOf names the kinds of Allocator attempts asked.
+func upstreamsOf(attempts []attempt) string {
+	kinds := map[gameinstance.AllocatorKind]bool{}
+	for _, a := range attempts {
+		kinds[a.AllocatorKind] = true
+	}
+	switch {
+	case kinds[gameinstance.AllocatorAgones] && kinds[gameinstance.AllocatorGameFabric]:
+		return "GameFabric and Agones"
+	case kinds[gameinstance.AllocatorAgones]:
+		return "Agones"
+	}
+	return "GameFabric"
 }
 
 // RetryPolicy bounds same-region retries after a 429.

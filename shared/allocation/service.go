@@ -351,7 +351,7 @@ func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Rec
 	if run.timedOut {
 		code = gameinstance.CodePlacementTimedOut
 	}
-	rec.State, rec.Failure = gameinstance.StateFailed, &gameinstance.Failure{Code: code, Message: failureMessage(code)}
+	rec.State, rec.Failure = gameinstance.StateFailed, &gameinstance.Failure{Code: code, Message: failureMessage(code, run.attempts)}
 	rec.ExpiresAt, rec.HealthDeadline = rec.UpdatedAt.Add(s.o.Retention), time.Time{}
 	return rec
 }
