@@ -1,0 +1,58 @@
+package gameinstance
+
+// A GameLift game session placement (StartGameSessionPlacement, served by
+// shared/gameliftapi) is a game instance whose id is the PlacementId. Its
+// record keeps only a digest of what it was asked (Fingerprint.GameLift);
+// the rest is kept beside it (GameSessionPlacement), so that the record a
+// heartbeat rewrites stays small.
+
+// GameProperty is one of a game session's key-value properties.
+type GameProperty struct {
+	Key   string `json:"Key"`
+	Value string `json:"Value"`
+}
+
+// PlayerSession is a player the placement asks a seat for (GameLift's
+// DesiredPlayerSession), with the data handed to the game server.
+type PlayerSession struct {
+	PlayerID   string `json:"PlayerId"`
+	PlayerData string `json:"PlayerData,omitempty"`
+}
+
+// GameSession is what a GameLift placement tells its game server beyond an
+// allocation's payload: the game session's fields under GameLift's names,
+// each a top-level field of the payload (allocation.Payload).
+type GameSession struct {
+	Name                      string          `json:"GameSessionName,omitempty"`
+	Properties                []GameProperty  `json:"GameProperties,omitempty"`
+	Data                      string          `json:"GameSessionData,omitempty"`
+	MaximumPlayerSessionCount *int            `json:"MaximumPlayerSessionCount,omitempty"`
+	DesiredPlayerSessions     []PlayerSession `json:"DesiredPlayerSessions,omitempty"`
+}
+
+// RegionLatency is one of a placement's PlayerLatencies as GameLift takes
+// them: flat, one player and one region each.
+type RegionLatency struct {
+	PlayerID  string  `json:"PlayerId"`
+	Region    string  `json:"RegionIdentifier"`
+	LatencyMs float64 `json:"LatencyInMilliseconds"`
+}
+
+// GameSessionPlacement is what the service keeps of a GameLift placement
+// beside its record (GameSessionPlacementsTable), for
+// DescribeGameSessionPlacement and the placement's events.
+type GameSessionPlacement struct {
+	ID string `json:"placementId"`
+	// Digest is the record's Fingerprint.GameLift: the same digest is the
+	// same placement asked again.
+	Digest         string          `json:"digest"`
+	QueueName      string          `json:"queueName"`
+	QueueArn       string          `json:"queueArn,omitempty"`
+	GameSessionArn string          `json:"gameSessionArn"`
+	Session        GameSession     `json:"session"`
+	Latencies      []RegionLatency `json:"playerLatencies,omitempty"`
+	// LocationOrder and FallbackStrategy are the request's
+	// PriorityConfigurationOverride, echoed back.
+	LocationOrder    []string `json:"locationOrder,omitempty"`
+	FallbackStrategy string   `json:"fallbackStrategy,omitempty"`
+}
