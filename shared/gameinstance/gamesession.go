@@ -56,3 +56,18 @@ type GameSessionPlacement struct {
 	LocationOrder    []string `json:"locationOrder,omitempty"`
 	FallbackStrategy string   `json:"fallbackStrategy,omitempty"`
 }
+
+// IsGameLiftName reports whether s is 1-max letters, digits and -: the
+// pattern [a-zA-Z0-9-]+ of a GameLift PlacementId (max 48) and queue name
+// (max 128).
+func IsGameLiftName(s string, max int) bool {
+	if s == "" || len(s) > max {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; !isAlnum(c) && c != '-' {
+			return false
+		}
+	}
+	return true
+}
