@@ -1,5 +1,13 @@
 package gameinstance
 
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"net"
+	"time"
+)
+
 // A GameLift game session placement (StartGameSessionPlacement, served by
 // shared/gameliftapi) is a game instance whose id is the PlacementId. Its
 // record keeps only a digest of what it was asked (Fingerprint.GameLift);
@@ -57,6 +65,9 @@ type GameSessionPlacement struct {
 	FallbackStrategy string   `json:"fallbackStrategy,omitempty"`
 }
 
+// ErrOtherInputs: a placement with this id is kept with other inputs.
+var ErrOtherInputs = errors.New("the placement id is kept with other inputs")
+
 // IsGameLiftName reports whether s is 1-max letters, digits and -: the
 // pattern [a-zA-Z0-9-]+ of a GameLift PlacementId (max 48) and queue name
 // (max 128).
@@ -70,4 +81,82 @@ func IsGameLiftName(s string, max int) bool {
 		}
 	}
 	return true
+}
+
+// GameLift's GameSessionPlacementState.
+const (
+	PlacementPending   = "PENDING"
+	PlacementFulfilled = "FULFILLED"
+	PlacementCancelled = "CANCELLED"
+	PlacementTimedOut  = "TIMED_OUT"
+	PlacementFailed    = "FAILED"
+)
+
+// PlacementStatus is a placement's state as GameLift names it: waiting
+// (Queued, Allocating) is PENDING; a server (Allocated, Linked, and after
+// its game Ended or Unhealthy) is FULFILLED; a failure is TIMED_OUT,
+// CANCELLED or FAILED by its code.
+func PlacementStatus(r Record) string {
+	switch r.State {
+	case StateAllocated, StateLinked, StateEnded, StateUnhealthy:
+		return PlacementFulfilled
+	case StateFailed:
+		switch {
+		case r.Failure != nil && r.Failure.Code == CodePlacementTimedOut:
+			return PlacementTimedOut
+		case r.Failure != nil && r.Failure.Code == CodePlacementCancelled:
+			return PlacementCancelled
+		}
+		return PlacementFailed
+	}
+	return PlacementPending
+}
+
+// PlacementEnded is when a placement stopped being PENDING (zero while it
+// is): placed (allocatedAt; the link for one recovered by it) or failed.
+func PlacementEnded(r Record) time.Time {
+	switch PlacementStatus(r) {
+	case PlacementPending:
+		return time.Time{}
+	case PlacementFulfilled:
+		switch {
+		case !r.AllocatedAt.IsZero():
+			return r.AllocatedAt
+		case !r.LinkedAt.IsZero():
+			return r.LinkedAt
+		}
+	}
+	return r.UpdatedAt
+}
+
+// PlayerSessionID is the psess- id of a player placed by a placement:
+// the same on every answer and event.
+func PlayerSessionID(placementID, playerID string) string {
+	sum := sha256.Sum256([]byte(placementID + "\x00" + playerID))
+	return "psess-" + hex.EncodeToString(sum[:16])
+}
+
+// Endpoint is where players connect to s: its IP (else its address's
+// host), that host as a DNS name, and its "game" port (its only port when
+// it names no "game"; 0 when it cannot say).
+func Endpoint(s *Server) (ip, dnsName string, port int) {
+	if s == nil {
+		return "", "", 0
+	}
+	host := s.Address
+	if h, _, err := net.SplitHostPort(s.Address); err == nil {
+		host = h
+	}
+	ip = s.IP
+	if ip == "" {
+		ip = host
+	}
+	if p, ok := s.Ports["game"]; ok {
+		port = p
+	} else if len(s.Ports) == 1 {
+		for _, p := range s.Ports {
+			port = p
+		}
+	}
+	return ip, host, port
 }

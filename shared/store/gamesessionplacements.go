@@ -18,9 +18,6 @@ import (
 // PlacementKey is GameSessionPlacementsTable's key attribute.
 const PlacementKey = "placementId"
 
-// ErrOtherInput: a placement with this id is kept with other inputs.
-var ErrOtherInput = errors.New("the placement id is kept with other inputs")
-
 // GameSessionPlacements keeps what the service needs of GameLift game
 // session placements beside their records, one item per PlacementId
 // (GameSessionPlacementsTable): the game session's bulk (its data, its
@@ -49,7 +46,7 @@ type placementItem struct {
 }
 
 // Keep writes p unless its id is kept already with another digest
-// (ErrOtherInput): the same placement asked again (an SDK's retry, or one
+// (gameinstance.ErrOtherInputs): the same placement asked again (an SDK's retry, or one
 // whose reply was lost) writes the same item again, and a placement id is
 // never taken over by other inputs.
 func (s *GameSessionPlacements) Keep(ctx context.Context, p gameinstance.GameSessionPlacement) error {
@@ -69,7 +66,7 @@ func (s *GameSessionPlacements) Keep(ctx context.Context, p gameinstance.GameSes
 	var ccf *types.ConditionalCheckFailedException
 	switch {
 	case errors.As(err, &ccf):
-		return ErrOtherInput
+		return gameinstance.ErrOtherInputs
 	case err != nil:
 		return fmt.Errorf("keep placement %s: %w", p.ID, err)
 	}
