@@ -118,8 +118,8 @@ func (k keys) Secret(_ context.Context, id string) (string, bool, error) {
 }
 
 const (
-	keyID  = "AKIDGAMEFABRIC1"
-	secret = "gamefabric-test-secret"
+	keyID     = "AKIDGAMEFABRIC1"
+	secret    = "gamefabric-test-secret"
 	awsRegion = "eu-west-1"
 )
 

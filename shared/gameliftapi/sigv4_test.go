@@ -54,7 +54,9 @@ func TestSignaturesAndProtocols(t *testing.T) {
 	now := time.Now().UTC()
 	describe := `{"PlacementId": "pl-none"}`
 	cborDescribe := string(cbor.Encode(cbor.Map{"PlacementId": cbor.String("pl-none")}))
-	ok := func() Request { return signed(t, "DescribeGameSessionPlacement", describe, now, awsRegion, secret, false) }
+	ok := func() Request {
+		return signed(t, "DescribeGameSessionPlacement", describe, now, awsRegion, secret, false)
+	}
 	tests := []struct {
 		name   string
 		req    Request
