@@ -23,12 +23,14 @@ type GameLiftAPI struct {
 	// KeysSecretID names the secret of the access keys it accepts
 	// (GAMELIFT_API_KEYS_SECRET_ID): {"<access key id>": "<secret key>"}.
 	KeysSecretID string
-	// Queues are GAMELIFT_QUEUES by queue name.
+	// Queues are GAMELIFT_QUEUES by queue name; unset, one queue named
+	// DefaultGameLiftQueue places in FALLBACK_REGION.
 	Queues map[string]GameLiftQueue
-	// Region is the function's AWS Region (AWS_REGION): the credential
-	// scope's, and the game sessions' ARNs'.
-	Region string
 }
+
+// DefaultGameLiftQueue is the one queue a deployment without
+// GAMELIFT_QUEUES has: FALLBACK_REGION, the fallback version, 600 s.
+const DefaultGameLiftQueue = "default"
 
 // GameLiftQueue is a game session queue, as GAMELIFT_QUEUES describes it.
 type GameLiftQueue struct {
@@ -69,8 +71,7 @@ func LoadGameLiftAPI(getenv func(string) string) (GameLiftAPI, error) {
 		r.problem("%s", strings.TrimPrefix(err.Error(), "invalid configuration: "))
 	}
 	c := GameLiftAPI{Allocate: base, PlacementsTable: r.required("GAME_SESSION_PLACEMENTS_TABLE"),
-		KeysSecretID: r.required("GAMELIFT_API_KEYS_SECRET_ID"), Region: r.required("AWS_REGION"),
-		Queues: r.gameLiftQueues("GAMELIFT_QUEUES")}
+		KeysSecretID: r.required("GAMELIFT_API_KEYS_SECRET_ID"), Queues: r.gameLiftQueues("GAMELIFT_QUEUES", base.Request.Region)}
 	if r.optional("PLACEMENT_QUEUE_URL") == "" {
 		r.problem("PLACEMENT_QUEUE_URL is required: a GameLift placement waits for capacity in the placement queue")
 	}
@@ -81,11 +82,16 @@ func LoadGameLiftAPI(getenv func(string) string) (GameLiftAPI, error) {
 }
 
 // gameLiftQueues reads the queues: a JSON object of queue name to queue,
-// at least one, every problem of every queue reported.
-func (r *reader) gameLiftQueues(name string) map[string]GameLiftQueue {
-	raw := r.required(name)
+// at least one, every problem of every queue reported; unset, the default
+// queue in fallback (FALLBACK_REGION).
+func (r *reader) gameLiftQueues(name, fallback string) map[string]GameLiftQueue {
+	raw := r.optional(name)
 	if raw == "" {
-		return nil
+		if fallback == "" {
+			r.problem("%s is required when FALLBACK_REGION is not set (without it, the one queue %q places in FALLBACK_REGION)", name, DefaultGameLiftQueue)
+			return nil
+		}
+		return map[string]GameLiftQueue{DefaultGameLiftQueue: {Regions: []string{fallback}, Timeout: defaults.GameLiftQueueTimeout}}
 	}
 	var doc map[string]struct {
 		GameLiftQueue
