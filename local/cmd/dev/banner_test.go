@@ -20,13 +20,15 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 		allocators = append(allocators, &stack.Allocator{AllocatorConfig: ac, URL: "http://127.0.0.1:7400", SecretARN: "arn:secret:" + ac.Name})
 	}
 	urls, err := tpl.FunctionURLs(cfg.Parameters)
-	if err != nil || len(urls) != 1 {
+	if err != nil || len(urls) != 2 {
 		t.Fatalf("function URLs %v, %v", urls, err)
 	}
 	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", GameServerURL: "http://127.0.0.1:3001",
-		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}}, Components: &stack.Components{
+		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}, {FunctionURL: urls[1], URL: "http://127.0.0.1:3002/"}},
+		Components: &stack.Components{
 			Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
 			DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
+			Secrets: map[string]stack.GeneratedSecret{"GameLiftApiKeys": {ARN: "arn:keys", Key: "GFGAMELIFTKEY1", Value: "s3cr3t"}},
 		}}
 	out := banner(s, cfg, "http://127.0.0.1:8089/")
 	var dashboardLines []string
@@ -44,7 +46,8 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 	for _, want := range []string{"HTTP API            http://127.0.0.1:3000", "make play ID=gi-1", "End on the dashboard",
 		"function URL        http://127.0.0.1:3001/   (LinkBackFunctionUrl: every path and method -> LinkBackFunction; AuthType NONE)",
 		"game servers        link back to http://127.0.0.1:3001 ",
-		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in us-west host several games at once"} {
+		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in us-west host several games at once",
+		"GameLift API        http://127.0.0.1:3002/", "key pair          GFGAMELIFTKEY1 / s3cr3t", "make gamelift-place"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)
 		}
