@@ -54,28 +54,21 @@ func QueuePlacement(p gameinstance.GameSessionPlacement, e Event, recovered bool
 		return Event{}, false
 	}
 	out := PlacementDetail{PlacementID: d.GameInstanceID, StartTime: d.CreatedAt, EndTime: d.UpdatedAt}
-	switch {
+	var failure *gameinstance.Failure
+	if d.Error != nil {
+		failure = &gameinstance.Failure{Code: d.Error.Code}
+	}
+	switch status := gameinstance.PlacementStatusOf(d.State, failure); {
 	case e.Type == GameServerAllocated || e.Type == GameServerLinked && recovered:
-		out.Type, out.EndTime, out.GameSessionArn, out.GameSessionRegion = PlacementFulfilled, d.AllocatedAt, p.GameSessionArn, d.Region
-		if out.EndTime == "" {
-			out.EndTime = d.LinkedAt
-		}
-		ip, dns, port := gameinstance.Endpoint(d.Server)
-		out.IPAddress, out.DNSName = ip, dns
-		if port > 0 {
-			out.Port = strconv.Itoa(port)
-		}
-		for _, s := range p.Session.DesiredPlayerSessions {
-			out.PlacedPlayerSessions = append(out.PlacedPlayerSessions, PlacedPlayerSession{s.PlayerID, gameinstance.PlayerSessionID(d.GameInstanceID, s.PlayerID)})
-		}
-	case e.Type == AllocationFailed && d.Error != nil && d.Error.Code == gameinstance.CodePlacementTimedOut:
-		out.Type = PlacementTimedOut
-	case e.Type == AllocationFailed && d.Error != nil && d.Error.Code == gameinstance.CodePlacementCancelled:
-		out.Type = PlacementCancelled
-	case e.Type == AllocationFailed:
-		out.Type = PlacementFailed
-	default:
+		fulfilled(&out, p, d)
+	case e.Type != AllocationFailed:
 		return Event{}, false
+	case status == gameinstance.PlacementTimedOut:
+		out.Type = PlacementTimedOut
+	case status == gameinstance.PlacementCancelled:
+		out.Type = PlacementCancelled
+	default:
+		out.Type = PlacementFailed
 	}
 	out.IdempotencyKey = fmt.Sprintf("%s:%d:%s", d.GameInstanceID, d.Version, GameLiftQueuePlacement)
 	var resources []string
@@ -83,4 +76,21 @@ func QueuePlacement(p gameinstance.GameSessionPlacement, e Event, recovered bool
 		resources = []string{p.QueueArn}
 	}
 	return Event{Type: GameLiftQueuePlacement, Time: e.Time, Placement: &out, Resources: resources}, true
+}
+
+// fulfilled completes out for the placement p, placed as d says: where
+// its players connect, and their sessions.
+func fulfilled(out *PlacementDetail, p gameinstance.GameSessionPlacement, d *InstanceDetail) {
+	out.Type, out.EndTime, out.GameSessionArn, out.GameSessionRegion = PlacementFulfilled, d.AllocatedAt, p.GameSessionArn, d.Region
+	if out.EndTime == "" {
+		out.EndTime = d.LinkedAt
+	}
+	ip, dns, port := gameinstance.Endpoint(d.Server)
+	out.IPAddress, out.DNSName = ip, dns
+	if port > 0 {
+		out.Port = strconv.Itoa(port)
+	}
+	for _, s := range p.Session.DesiredPlayerSessions {
+		out.PlacedPlayerSessions = append(out.PlacedPlayerSessions, PlacedPlayerSession{s.PlayerID, gameinstance.PlayerSessionID(d.GameInstanceID, s.PlayerID)})
+	}
 }

@@ -37,6 +37,7 @@ func TestQueuePlacement(t *testing.T) {
 		{"timed out", &queued, rec(gameinstance.StateFailed, gameinstance.CodePlacementTimedOut), `"type":"PlacementTimedOut"`},
 		{"cancelled", &queued, rec(gameinstance.StateFailed, gameinstance.CodePlacementCancelled), `"endTime":"2026-11-29T12:00:03Z","type":"PlacementCancelled"`},
 		{"failed", nil, rec(gameinstance.StateFailed, gameinstance.CodeAllocationFailed), `"type":"PlacementFailed","idempotencyKey":"pl-1:3:GameLift Queue Placement Event"`},
+		{"no capacity within the queue's time: timed out", nil, rec(gameinstance.StateFailed, gameinstance.CodeNoCapacity), `"type":"PlacementTimedOut"`},
 		{"queued: not yet", nil, queued, ""},
 	}
 	for _, tt := range tests {

@@ -94,18 +94,27 @@ const (
 
 // PlacementStatus is a placement's state as GameLift names it: waiting
 // (Queued, Allocating) is PENDING; a server (Allocated, Linked, and after
-// its game Ended or Unhealthy) is FULFILLED; a failure is TIMED_OUT,
-// CANCELLED or FAILED by its code.
-func PlacementStatus(r Record) string {
-	switch r.State {
+// its game Ended or Unhealthy) is FULFILLED; a failure by its code:
+// cancelled is CANCELLED, no capacity found in the queue's time (its
+// deadline passed, or too little of it was left to wait) is TIMED_OUT, as
+// GameLift says of a placement whose queue found no room, anything else
+// FAILED.
+func PlacementStatus(r Record) string { return PlacementStatusOf(r.State, r.Failure) }
+
+// PlacementStatusOf is PlacementStatus of a record in state with failure.
+func PlacementStatusOf(state State, failure *Failure) string {
+	switch state {
 	case StateAllocated, StateLinked, StateEnded, StateUnhealthy:
 		return PlacementFulfilled
 	case StateFailed:
-		switch {
-		case r.Failure != nil && r.Failure.Code == CodePlacementTimedOut:
-			return PlacementTimedOut
-		case r.Failure != nil && r.Failure.Code == CodePlacementCancelled:
+		if failure == nil {
+			return PlacementFailed
+		}
+		switch failure.Code {
+		case CodePlacementCancelled:
 			return PlacementCancelled
+		case CodePlacementTimedOut, CodeNoCapacity, CodeRateLimited:
+			return PlacementTimedOut
 		}
 		return PlacementFailed
 	}
