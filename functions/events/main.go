@@ -20,7 +20,6 @@ func main() {
 	cfg := config.Must(config.LoadEvents(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
-	db := dynamodb.NewFromConfig(awsCfg)
-	kept := eventsapp.Kept{Matches: eventsapp.KeptMatches(db, cfg), Placements: eventsapp.KeptPlacements(db, cfg)}
+	kept := eventsapp.KeptIn(dynamodb.NewFromConfig(awsCfg), cfg)
 	lambda.Start(eventsapp.Handler(cfg, eventbridge.NewFromConfig(awsCfg), kept, metrics.NewEMF(os.Stdout), log))
 }

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"sync"
 	"time"
-
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/service/secretsmanager"
 )
 
 // ParseKeys reads an access-key secret: a JSON object of access key id to
@@ -92,19 +89,13 @@ func (k *Keys) Secret(ctx context.Context, id string) (secret string, found bool
 }
 
 func (k *Keys) read(ctx context.Context) (map[string]string, error) {
-	fail := func(err error) (map[string]string, error) {
-		return nil, &Error{SecretID: k.secretID, Err: err, perm: permanentSecretError(err)}
-	}
-	out, err := k.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(k.secretID)})
+	secret, err := secretString(ctx, k.client, k.secretID)
 	if err != nil {
-		return fail(err)
+		return nil, err
 	}
-	if out.SecretString == nil {
-		return fail(fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
-	}
-	keys, err := ParseKeys(*out.SecretString)
+	keys, err := ParseKeys(secret)
 	if err != nil {
-		return fail(err)
+		return nil, secretError(k.secretID, err)
 	}
 	return keys, nil
 }

@@ -138,20 +138,30 @@ func (s *TokenSource) Refresh(ctx context.Context, stale string) (string, error)
 }
 
 func (s *TokenSource) fetchLocked(ctx context.Context) (string, error) {
-	fail := func(err error) (string, error) {
-		return "", &Error{SecretID: s.secretID, Err: err, perm: permanentSecretError(err)}
-	}
-	out, err := s.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(s.secretID)})
+	secret, err := secretString(ctx, s.client, s.secretID)
 	if err != nil {
-		return fail(err)
+		return "", err
 	}
-	if out.SecretString == nil {
-		return fail(fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
-	}
-	token, err := ParseToken(*out.SecretString)
+	token, err := ParseToken(secret)
 	if err != nil {
-		return fail(err)
+		return "", secretError(s.secretID, err)
 	}
 	s.token, s.fetchedAt = token, s.now()
 	return token, nil
+}
+
+// secretString reads secretID's SecretString; a failure is an *Error.
+func secretString(ctx context.Context, client SecretGetter, secretID string) (string, error) {
+	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretID)})
+	if err != nil {
+		return "", secretError(secretID, err)
+	}
+	if out.SecretString == nil {
+		return "", secretError(secretID, fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
+	}
+	return *out.SecretString, nil
+}
+
+func secretError(secretID string, err error) *Error {
+	return &Error{SecretID: secretID, Err: err, perm: permanentSecretError(err)}
 }

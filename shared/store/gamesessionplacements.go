@@ -3,13 +3,9 @@ package store
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
-	"github.com/aws/aws-sdk-go-v2/aws"
-	"github.com/aws/aws-sdk-go-v2/feature/dynamodb/attributevalue"
-	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -23,17 +19,12 @@ const PlacementKey = "placementId"
 // (GameSessionPlacementsTable): the game session's bulk (its data, its
 // players) stays out of the record a heartbeat rewrites. The same item
 // access as Matches: a conditional PutItem and a GetItem.
-type GameSessionPlacements struct {
-	db        MatchesDB
-	table     string
-	retention time.Duration
-	now       func() time.Time
-}
+type GameSessionPlacements struct{ kept }
 
 // NewGameSessionPlacements uses table through db; items expire after
 // retention.
 func NewGameSessionPlacements(db MatchesDB, table string, retention time.Duration) *GameSessionPlacements {
-	return &GameSessionPlacements{db: db, table: table, retention: retention, now: time.Now}
+	return &GameSessionPlacements{kept{db: db, table: table, key: PlacementKey, what: "placement", retention: retention, now: time.Now}}
 }
 
 type placementItem struct {
@@ -46,47 +37,29 @@ type placementItem struct {
 }
 
 // Keep writes p unless its id is kept already with another digest
-// (gameinstance.ErrOtherInputs): the same placement asked again (an SDK's retry, or one
-// whose reply was lost) writes the same item again, and a placement id is
-// never taken over by other inputs.
+// (gameinstance.ErrOtherInputs): the same placement asked again (an SDK's
+// retry, or one whose reply was lost) writes the same item again, and a
+// placement id is never taken over by other inputs.
 func (s *GameSessionPlacements) Keep(ctx context.Context, p gameinstance.GameSessionPlacement) error {
 	body, err := json.Marshal(p)
 	if err != nil {
 		return fmt.Errorf("encode placement %s: %w", p.ID, err)
 	}
-	now := s.now()
-	av, err := attributevalue.MarshalMap(placementItem{PlacementID: p.ID, Digest: p.Digest, Placement: string(body),
-		CreatedAt: now.Unix(), ExpiresAt: now.Add(s.retention).Unix()})
-	if err != nil {
-		return fmt.Errorf("encode placement %s: %w", p.ID, err)
-	}
-	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: av,
-		ConditionExpression:       aws.String("attribute_not_exists(placementId) OR digest = :digest"),
-		ExpressionAttributeValues: map[string]types.AttributeValue{":digest": &types.AttributeValueMemberS{Value: p.Digest}}})
-	var ccf *types.ConditionalCheckFailedException
-	switch {
-	case errors.As(err, &ccf):
+	created, expires := s.expiry()
+	stored, err := s.put(ctx, p.ID, placementItem{PlacementID: p.ID, Digest: p.Digest, Placement: string(body), CreatedAt: created, ExpiresAt: expires},
+		"attribute_not_exists(placementId) OR digest = :digest", map[string]types.AttributeValue{":digest": &types.AttributeValueMemberS{Value: p.Digest}})
+	if err == nil && !stored {
 		return gameinstance.ErrOtherInputs
-	case err != nil:
-		return fmt.Errorf("keep placement %s: %w", p.ID, err)
 	}
-	return nil
+	return err
 }
 
 // Get returns the kept placement, or gameinstance.ErrNotFound.
 func (s *GameSessionPlacements) Get(ctx context.Context, id string) (gameinstance.GameSessionPlacement, error) {
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.table), ConsistentRead: aws.Bool(true),
-		Key: map[string]types.AttributeValue{PlacementKey: &types.AttributeValueMemberS{Value: id}}})
-	if err != nil {
-		return gameinstance.GameSessionPlacement{}, fmt.Errorf("read placement %s: %w", id, err)
-	}
-	if len(out.Item) == 0 {
-		return gameinstance.GameSessionPlacement{}, gameinstance.ErrNotFound
-	}
 	var it placementItem
 	var p gameinstance.GameSessionPlacement
-	if err := attributevalue.UnmarshalMap(out.Item, &it); err != nil {
-		return p, fmt.Errorf("decode placement %s: %w", id, err)
+	if err := s.get(ctx, id, &it); err != nil {
+		return p, err
 	}
 	if err := json.Unmarshal([]byte(it.Placement), &p); err != nil {
 		return p, fmt.Errorf("decode placement %s: %w", id, err)

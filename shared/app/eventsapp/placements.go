@@ -49,12 +49,16 @@ func placementEvents(ctx context.Context, placements Placements, evs []eventcata
 	return out, nil
 }
 
-// KeptPlacements is GameSessionPlacementsTable through db, or nil when the
-// deployment names none (GAME_SESSION_PLACEMENTS_TABLE unset).
-func KeptPlacements(db store.MatchesDB, cfg config.Events) Placements {
-	if cfg.PlacementsTable == "" {
-		return nil
+// KeptIn is what the deployment keeps in db: MatchesTable and
+// GameSessionPlacementsTable, each nil when the configuration names none.
+// Retention only matters for writes; EventsFunction only reads.
+func KeptIn(db store.MatchesDB, cfg config.Events) Kept {
+	var k Kept
+	if cfg.MatchesTable != "" {
+		k.Matches = store.NewMatches(db, cfg.MatchesTable, 0)
 	}
-	// Retention only matters for writes; EventsFunction only reads.
-	return store.NewGameSessionPlacements(db, cfg.PlacementsTable, 0)
+	if cfg.PlacementsTable != "" {
+		k.Placements = store.NewGameSessionPlacements(db, cfg.PlacementsTable, 0)
+	}
+	return k
 }
