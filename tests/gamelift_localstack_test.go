@@ -40,32 +40,14 @@ func TestGameLiftPlacementAPIWithRealClients(t *testing.T) {
 	}
 	testkit.WaitFor(t, 30*time.Second, "4 eu-central-1 game servers registered", func() bool { return len(registeredAt(eu, "dev-eu-central-1")) == 4 })
 	clients := map[string]placementClient{"go": newGoClient(api), "boto": newBotoClient(t, api), "cli": cliClient{api}}
-	// eu-central-1 stays dry, a few seconds at a time (the Retry-After the
-	// queue worker waits), until every client is through what must happen
-	// while it is: the AWS CLI may take seconds a call on a busy machine.
-	var dry sync.WaitGroup
-	dry.Add(len(clients))
-	wet := make(chan struct{})
-	go func() {
-		for {
-			if _, err := s.Drain("eu-central-1", 3*time.Second); err != nil {
-				t.Error(err)
-			}
-			select {
-			case <-wet:
-				return
-			case <-time.After(time.Second):
-			}
-		}
-	}()
-	go func() { dry.Wait(); close(wet) }()
+	dry := keepDry(t, s, "eu-central-1", len(clients))
 	run := fmt.Sprint(time.Now().Unix() % 100000)
 	var mu sync.Mutex
 	results, cancelledCalls := map[string][]string{}, map[string]int{}
 	var wg sync.WaitGroup
 	for name, c := range clients {
 		wg.Go(func() {
-			got, cancelled := gameLiftScenario(t, c, "pl-"+name+"-"+run, eu, dry.Done)
+			got, cancelled := gameLiftScenario(t, c, "pl-"+name+"-"+run, eu, dry)
 			mu.Lock()
 			defer mu.Unlock()
 			results[name], cancelledCalls[name] = got, cancelled
@@ -104,6 +86,30 @@ func TestGameLiftPlacementAPIWithRealClients(t *testing.T) {
 		}
 	}
 	checkPlacementEvents(t, s, run)
+}
+
+// keepDry keeps region dry, a few seconds at a time (the Retry-After the
+// queue worker waits), until done has been called n times: until every
+// client is through what must happen while it is dry (the AWS CLI may take
+// seconds a call on a busy machine).
+func keepDry(t *testing.T, s *localstack.Stack, region string, n int) (done func()) {
+	var dry sync.WaitGroup
+	dry.Add(n)
+	wet := make(chan struct{})
+	go func() {
+		for {
+			if _, err := s.Drain(region, 3*time.Second); err != nil {
+				t.Error(err)
+			}
+			select {
+			case <-wet:
+				return
+			case <-time.After(time.Second):
+			}
+		}
+	}()
+	go func() { dry.Wait(); close(wet) }()
+	return dry.Done
 }
 
 // gameLiftScenario runs the scenario with client c on placements id-a

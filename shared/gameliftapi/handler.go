@@ -10,6 +10,7 @@ import (
 	"context"
 	"log/slog"
 	"strings"
+	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
@@ -75,7 +76,7 @@ var operations = map[string]operation{
 // Serve answers r; requestID goes in the answer's headers, account (the
 // deployment's AWS account, "" if unknown) into the queues' ARNs.
 func (h *Handler) Serve(ctx context.Context, r Request, requestID, account string) Response {
-	log := logging.FromContext(ctx)
+	log, began := logging.FromContext(ctx), time.Now()
 	p, op, perr := route(r)
 	if perr == nil && len(r.Body) > MaxBodyBytes {
 		perr = invalid("the request body exceeds 256 KiB")
@@ -107,9 +108,10 @@ func (h *Handler) Serve(ctx context.Context, r Request, requestID, account strin
 		res.Status, out = status(p, e.Type), obj{{"__type", e.Type}, {"Message", e.Message}, {"message", e.Message}}
 	} else {
 		out = obj{{"GameSessionPlacement", out}}
-		log.Debug("GameLift operation answered", "operation", op)
 	}
 	res.Body = encode(p, out)
+	log.Info("request", "protocol", [...]string{"json1.1", "rpcv2cbor"}[p], "operation", op, "status", res.Status,
+		"durationMs", time.Since(began).Milliseconds())
 	return res
 }
 
