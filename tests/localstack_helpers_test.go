@@ -37,7 +37,7 @@ func startLocalStackSeen(t *testing.T, cfg localstack.Config, workDir string) (*
 	// Registered before the stack's Close, the reporter's cleanup runs after
 	// it: violations while the stack stops are still the test's.
 	doc, report := contractDocument(t), contractReporter(t)
-	wrap := func(h http.Handler) http.Handler { return seen.wrap(doc.Middleware(h, report)) }
+	wrap := func(h http.Handler) http.Handler { return seen.wrap(gameLiftApart(h, doc.Middleware(h, report))) }
 	s, err := localstack.Start(ctx, cfg, localstack.Options{Root: stack.repoRoot, WorkDir: workDir, Log: logs, WrapAPI: wrap})
 	if err != nil {
 		t.Fatalf("start the local stack: %v\n%s", err, logs.String())
@@ -49,6 +49,19 @@ func startLocalStackSeen(t *testing.T, cfg localstack.Config, workDir string) (*
 		}
 	})
 	return s, logs, seen
+}
+
+// gameLiftApart serves GameLift's protocols (AWS JSON 1.1, RPC v2 CBOR)
+// through plain: the API contract is the HTTP API's, and GameLift's
+// service model is the placement API's (its tests hold it to real clients).
+func gameLiftApart(plain, validated http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("X-Amz-Target") != "" || r.Header.Get("Smithy-Protocol") != "" {
+			plain.ServeHTTP(w, r)
+			return
+		}
+		validated.ServeHTTP(w, r)
+	})
 }
 
 func httpJSON(t *testing.T, method, url, token, body string) (int, map[string]any) {

@@ -28,8 +28,9 @@ func TestLocalStackGameServersOnTheHttpApi(t *testing.T) {
 		Env: []string{"ALLOC_ATTRIBUTES=env=prag,armadaset=sample-game-armada-set", "HEARTBEAT_INTERVAL=300ms", "MAX_GAME_LENGTH=2m"}}}}
 	workDir := t.TempDir()
 	s, _, seen := startLocalStackSeen(t, cfg, workDir)
-	if len(s.FunctionURLs) != 0 || s.GameServerURL != s.APIURL {
-		t.Fatalf("function URLs %+v, game servers at %q; want none, and the API %q", s.FunctionURLs, s.GameServerURL, s.APIURL)
+	// GameLift's placement API keeps its own (GameLiftApi in local/dev.yaml).
+	if len(s.FunctionURLs) != 1 || s.FunctionURLs[0].FunctionLogicalID != "GameLiftApiFunction" || s.GameServerURL != s.APIURL {
+		t.Fatalf("function URLs %+v, game servers at %q; want GameLiftApiFunction's alone, and the API %q", s.FunctionURLs, s.GameServerURL, s.APIURL)
 	}
 	for _, call := range []string{"link", "heartbeat", "end"} {
 		want := template.Route{FunctionLogicalID: "LinkBackFunction", Method: "POST", Path: "/v1/game-instances/{gameInstanceId}/" + call, PayloadFormatVersion: "2.0"}

@@ -276,8 +276,9 @@ func TestLocalStackEndToEnd(t *testing.T) {
 // all, which is what the game servers get as pragmaBackendAddress.
 func functionURL(t *testing.T, s *localstack.Stack) string {
 	t.Helper()
-	if len(s.FunctionURLs) != 1 || s.FunctionURLs[0].LogicalID != "LinkBackFunctionUrl" || s.FunctionURLs[0].FunctionLogicalID != "LinkBackFunction" {
-		t.Fatalf("function URLs %+v, want LinkBackFunctionUrl alone", s.FunctionURLs)
+	// The other is GameLiftApiFunction's (GameLiftApi in local/dev.yaml).
+	if len(s.FunctionURLs) != 2 || s.FunctionURLs[0].LogicalID != "LinkBackFunctionUrl" || s.FunctionURLs[0].FunctionLogicalID != "LinkBackFunction" {
+		t.Fatalf("function URLs %+v, want LinkBackFunctionUrl, then GameLiftApiFunctionUrl", s.FunctionURLs)
 	}
 	u := s.FunctionURLs[0].URL
 	if !strings.HasSuffix(u, "/") || s.GameServerURL+"/" != u || strings.HasPrefix(u, s.APIURL+"/") {

@@ -136,49 +136,55 @@ func TestMatchesStoreConcurrentKeeps(t *testing.T) {
 	}
 }
 
-// The store's Claim keeps a match's Failed record final: its players were
+// A match's Failed record is final on the real store: its players were
 // told (AllocationFailed), so a late copy of its event must not place the
-// match after all. An API call's Failed record is still taken over.
+// match after all. So is a GameLift placement's: a PlacementId is never
+// reused. An API call's Failed record is still taken over.
 func TestClaimKeepsAMatchsFailure(t *testing.T) {
 	ctx := context.Background()
 	tables := newTables(t)
 	records := store.NewGameInstances(stack.ddb, tables["GameInstancesTable"])
 	now := time.Now()
-	failed := func(id string, match bool) gameinstance.Record {
-		return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateFailed, ClaimID: "first", Fingerprint: gameinstance.Fingerprint{Match: match},
+	failed := func(id string, fp gameinstance.Fingerprint) gameinstance.Record {
+		return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateFailed, ClaimID: "first", Fingerprint: fp,
 			Failure: &gameinstance.Failure{Code: gameinstance.CodeNoCapacity, Message: "no servers"}, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
 	}
-	claim := func(id string, match bool) gameinstance.Record {
-		return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "second", Fingerprint: gameinstance.Fingerprint{Match: match},
+	claim := func(id string, fp gameinstance.Fingerprint) gameinstance.Record {
+		return gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "second", Fingerprint: fp,
 			LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
 	}
 	for _, tc := range []struct {
 		name      string
-		match     bool
+		fp        gameinstance.Fingerprint
+		attribute string // what marks the record as final
 		takenOver bool
 	}{
-		{"a match's Failed record is final", true, false},
-		{"an API call's Failed record is taken over", false, true},
+		{"a match's Failed record is final", gameinstance.Fingerprint{Match: true}, "fromMatch", false},
+		{"a GameLift placement's Failed record is final", gameinstance.Fingerprint{GameLift: "digest"}, "gameLift", false},
+		{"an API call's Failed record is taken over", gameinstance.Fingerprint{}, "", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := unique("gi")
-			if err := records.Claim(ctx, failed(id, tc.match), now.Add(-2*time.Minute)); err != nil {
+			if err := records.Claim(ctx, failed(id, tc.fp), now.Add(-2*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
-			if _, ok := rawItemOf(t, tables["GameInstancesTable"], store.GameInstanceKey, id)["fromMatch"]; ok != tc.match {
-				t.Fatalf("fromMatch stored %v, want %v", ok, tc.match)
+			item := rawItemOf(t, tables["GameInstancesTable"], store.GameInstanceKey, id)
+			for _, attr := range []string{"fromMatch", "gameLift"} {
+				if _, ok := item[attr]; ok != (attr == tc.attribute) {
+					t.Fatalf("%s stored %v", attr, ok)
+				}
 			}
-			err := records.Claim(ctx, claim(id, tc.match), now.Add(-2*time.Minute))
+			err := records.Claim(ctx, claim(id, tc.fp), now.Add(-2*time.Minute))
 			var conflict *gameinstance.ClaimConflictError
 			switch {
 			case tc.takenOver && err != nil:
 				t.Fatalf("claim: %v, want the Failed record taken over", err)
-			case !tc.takenOver && (!errors.As(err, &conflict) || conflict.Existing.ClaimID != "first" || !conflict.Existing.Fingerprint.Match):
-				t.Fatalf("claim: %v, want a conflict with the match's Failed record", err)
+			case !tc.takenOver && (!errors.As(err, &conflict) || conflict.Existing.ClaimID != "first" || conflict.Existing.Fingerprint != tc.fp):
+				t.Fatalf("claim: %v, want a conflict with the final Failed record", err)
 			}
 			got, err := records.Get(ctx, id)
 			want := map[bool]string{true: "second", false: "first"}[tc.takenOver]
-			if err != nil || got.ClaimID != want || got.Fingerprint.Match != tc.match {
+			if err != nil || got.ClaimID != want || got.Fingerprint != tc.fp {
 				t.Fatalf("stored %+v, %v; want claim %s", got, err, want)
 			}
 		})

@@ -3,6 +3,7 @@
 package tests
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -147,6 +148,14 @@ var eventExpectations = []struct {
 	{"stream-queued.json", "EventsFunction", 0, streamCheck("AllocationQueued gi-q:2:AllocationQueued")},
 	{"stream-unhealthy.json", "EventsFunction", 0, streamCheck("GameInstanceUnhealthy gi-1:5:GameInstanceUnhealthy")},
 	{"stream-region-unhealthy.json", "EventsFunction", 0, streamCheck("RegionHealthChanged us-west:Unhealthy:")},
+	// A DescribeGameSessionPlacement as botocore signs it (AWS JSON 1.1),
+	// with the event's key, but signed on 1 January 2025: refused as too
+	// old, in GameLift's error shape.
+	{"gamelift-describe-placement.json", "GameLiftApiFunction", 400, func(t *testing.T, b map[string]any) {
+		if b["__type"] != "UnauthorizedException" || !strings.Contains(fmt.Sprint(b["Message"]), "15 minutes") {
+			t.Errorf("body = %v", b)
+		}
+	}},
 	{"get-regions.json", "RegionsFunction", 200, func(t *testing.T, b map[string]any) {
 		regions, _ := b["regions"].([]any)
 		// us-west and eu-baremetal have allocated (Deployed); the GameFabric
@@ -181,7 +190,11 @@ var functionDirs = map[string]string{
 	"EventsFunction":      "events",
 	"PlacementFunction":   "placement",
 	"MatchmakingFunction": "matchmaking",
+	"GameLiftApiFunction": "gameliftapi",
 }
+
+// contentTypes are the functions' answers' Content-Type, when not JSON.
+var contentTypes = map[string]string{"GameLiftApiFunction": "application/x-amz-json-1.1"}
 
 // matchRefs and matchTickets are what matchmaking-succeeded.json's check
 // reads: the tables, and the GameLift stand-in its bootstrap asked.
@@ -306,6 +319,7 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 		"FallbackEnvironment":     "prag",
 		"FallbackArmadaSet":       "sample-game-armada-set",
 		"ZonesByRegion":           "us-west=US_WEST,eu-central-1=EU_CENTRAL",
+		"GameLiftApiKeys":         newSecret(t, `{"GFGAMELIFTKEY1": "dev-gamelift-secret-key-0123456789abcdef"}`),
 	} {
 		refs[k] = v
 	}
@@ -351,7 +365,7 @@ func TestBootstrapServesEveryEvent(t *testing.T) {
 			if err := json.Unmarshal([]byte(resp.Body), &body); err != nil {
 				t.Fatalf("body %q is not JSON", resp.Body)
 			}
-			if resp.StatusCode != x.status || resp.Headers["Content-Type"] != "application/json" {
+			if resp.StatusCode != x.status || resp.Headers["Content-Type"] != cmp.Or(contentTypes[x.function], "application/json") {
 				t.Fatalf("status %d (%v), want %d: %s\nlogs:\n%s", resp.StatusCode, resp.Headers, x.status, resp.Body, rt.Logs())
 			}
 			x.check(t, body)

@@ -20,6 +20,6 @@ func main() {
 	cfg := config.Must(config.LoadEvents(os.Getenv))
 	log := logging.New(os.Stdout, cfg.LogLevel)
 	awsCfg := config.AWS(log)
-	matches := eventsapp.KeptMatches(dynamodb.NewFromConfig(awsCfg), cfg)
-	lambda.Start(eventsapp.Handler(cfg, eventbridge.NewFromConfig(awsCfg), matches, metrics.NewEMF(os.Stdout), log))
+	kept := eventsapp.KeptIn(dynamodb.NewFromConfig(awsCfg), cfg)
+	lambda.Start(eventsapp.Handler(cfg, eventbridge.NewFromConfig(awsCfg), kept, metrics.NewEMF(os.Stdout), log))
 }

@@ -64,7 +64,7 @@ func MeasureEvents(ctx context.Context, s *Stack, l LifecycleResult, log io.Writ
 	}
 	bus := &countingBus{API: eb}
 	out := &countingWriter{}
-	handler := eventsapp.Handler(config.Events{Bus: busName}, bus, nil, metrics.NewEMF(out), logging.New(out, slog.LevelInfo))
+	handler := eventsapp.Handler(config.Events{Bus: busName}, bus, eventsapp.Kept{}, metrics.NewEMF(out), logging.New(out, slog.LevelInfo))
 	games := map[string]bool{}
 	var took []time.Duration
 	for _, r := range records {

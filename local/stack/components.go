@@ -37,6 +37,8 @@ type Components struct {
 	// GameLiftURL: tests and PutMatch put tickets in it.
 	GameLift    *gamelift.StandIn
 	GameLiftURL string
+	// Secrets are the template's generated secrets, by logical ID.
+	Secrets map[string]GeneratedSecret
 	// Rules are the EventBridge rules StartRules created, as evaluated.
 	Rules []template.EventRule
 	// EventsTapURL is the queue of every event of EventsSource published on
@@ -49,9 +51,9 @@ type Components struct {
 }
 
 // StartComponents starts DynamoDB Local and moto, creates the template's
-// tables, SQS queues and EventBridge buses, and serves the emulated
-// Allocators and Ping Service with their token secrets, and the GameLift
-// stand-in.
+// tables, SQS queues, EventBridge buses and generated secrets, and serves
+// the emulated Allocators and Ping Service with their token secrets, and
+// the GameLift stand-in.
 func StartComponents(ctx context.Context, cfg Config, root string) (c *Components, err error) {
 	c = &Components{}
 	defer func() {
@@ -88,6 +90,9 @@ func StartComponents(ctx context.Context, cfg Config, root string) (c *Component
 	if err := c.startGameFabric(ctx, cfg.GameFabric, sm); err != nil {
 		return c, err
 	}
+	if err := c.createSecrets(ctx, cfg.Parameters, sm); err != nil {
+		return c, err
+	}
 	if err := c.startAgones(ctx, cfg, sm); err != nil {
 		return c, fmt.Errorf("Agones allocator: %w", err)
 	}
@@ -112,6 +117,9 @@ func (c *Components) Refs(cfg Config, apiURL string) map[string]string {
 	}
 	maps.Copy(refs, cfg.Parameters)
 	maps.Copy(refs, c.Tables)
+	for id, s := range c.Secrets {
+		refs[id] = s.ARN // Ref of a secret is its ARN
+	}
 	c.eventRefs(refs)
 	c.functionURLRefs(cfg.FunctionURLs.Port, refs)
 	return refs

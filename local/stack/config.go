@@ -133,6 +133,12 @@ func LoadConfig(path string) (Config, error) {
 	return c, nil
 }
 
+// DevGameLiftQueues is make dev's game session queue: both Regions,
+// players' latencies capped at 150 ms for 10 s, a minute's wait.
+const DevGameLiftQueues = `{"arena": {"regions": ["us-west", "eu-central-1"], "timeoutSeconds": 60, ` +
+	`"gameServerVersion": "prag::sample-game-armada-set", ` +
+	`"playerLatencyPolicies": [{"maximumIndividualPlayerLatencyMilliseconds": 150, "policyDurationSeconds": 10}]}}`
+
 // Defaults is a working configuration: us-west and eu-central-1 behind two
 // Allocators with their own tokens, region strings and rate limits, a Ping
 // Service, and two game servers per region, us-west's with 4 rooms each.
@@ -160,6 +166,10 @@ func Defaults() Config {
 		// The FlexMatch front door is played locally: MatchmakingRule on the
 		// default bus (make match, the dashboard's Play a match).
 		"FlexMatchIntegration": "true",
+		// GameLift's placement API on its own function URL, with a key
+		// pair generated into GameLiftApiKeys (make gamelift-place).
+		"GameLiftApi":    "true",
+		"GameLiftQueues": DevGameLiftQueues,
 	}
 	c.Fleet.Stagger = 300 * time.Millisecond
 	server := func(rooms int) []FleetProcess {

@@ -116,11 +116,16 @@ func EventLine(p Published) string {
 	case subject != "":
 	case d.MatchID != "":
 		subject = "match " + d.MatchID
+	case d.PlacementID != "": // GameLift's own placement event
+		subject = "placement " + d.PlacementID
 	default:
 		subject = "region " + d.Region
 	}
 	if at := d.ConnectTo(); d.State == "" && at != "" {
 		return fmt.Sprintf("event %s %s at %s (%s)", p.DetailType, subject, at, d.IdempotencyKey)
+	}
+	if d.State == "" && d.Type != "" {
+		return fmt.Sprintf("event %s %s %s (%s)", p.DetailType, subject, d.Type, d.IdempotencyKey)
 	}
 	prev := d.PreviousState
 	if prev == "" {
@@ -134,6 +139,8 @@ type EventFields struct {
 	IdempotencyKey  string `json:"idempotencyKey"`
 	GameInstanceID  string `json:"gameInstanceId"`
 	MatchID         string `json:"matchId"`
+	PlacementID     string `json:"placementId"`
+	Type            string `json:"type"` // a GameLift placement event's
 	Region          string `json:"region"`
 	State           string `json:"state"`
 	PreviousState   string `json:"previousState"`

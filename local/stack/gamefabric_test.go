@@ -53,6 +53,14 @@ func repoComponents(t *testing.T) *Components {
 		c.Queues[q.LogicalID] = "http://127.0.0.1:5000/123456789012/" + q.LogicalID
 		c.QueueARNs[q.LogicalID] = "arn:aws:sqs:us-east-1:123456789012:" + q.LogicalID
 	}
+	secrets, err := c.Template.Secrets(Defaults().Parameters)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Secrets = map[string]GeneratedSecret{}
+	for _, s := range secrets {
+		c.Secrets[s.LogicalID] = GeneratedSecret{ARN: "arn:aws:secretsmanager:us-east-1:123456789012:secret:local/" + s.LogicalID, Key: s.Key}
+	}
 	return c
 }
 

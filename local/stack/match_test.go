@@ -129,4 +129,8 @@ func TestEventLineOfAMatch(t *testing.T) {
 	if got, want := EventLine(p), "event AllocationFailed m-2 Allocating → Failed (k)"; got != want {
 		t.Errorf("got  %s\nwant %s", got, want)
 	}
+	p = Published{DetailType: "GameLift Queue Placement Event", Detail: json.RawMessage(`{"placementId":"pl-1","type":"PlacementTimedOut","idempotencyKey":"k"}`)}
+	if got, want := EventLine(p), "event GameLift Queue Placement Event placement pl-1 PlacementTimedOut (k)"; got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
+	}
 }

@@ -20,6 +20,7 @@ var loaders = map[string]func(func(string) string) (any, error){
 	"EventsFunction":      func(g func(string) string) (any, error) { return config.LoadEvents(g) },
 	"RegionsFunction":     func(g func(string) string) (any, error) { return config.LoadRegions(g) },
 	"PingRefreshFunction": func(g func(string) string) (any, error) { return config.LoadPingRefresh(g) },
+	"GameLiftApiFunction": func(g func(string) string) (any, error) { return config.LoadGameLiftAPI(g) },
 }
 
 // TestTemplateDefaultsAreTheConfigurations: a deployment without overrides

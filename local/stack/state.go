@@ -35,6 +35,9 @@ type State struct {
 	GameLift string `json:"gameLiftEndpoint,omitempty"`
 	// Dashboard is make dev's dashboard, whose API make match calls.
 	Dashboard string `json:"dashboardUrl,omitempty"`
+	// GameLiftAPI is GameLift's placement API and its key pair, which
+	// make gamelift-place uses.
+	GameLiftAPI *GameLiftAPI `json:"gameLiftApi,omitempty"`
 }
 
 // StateFile is where the state lives under a work dir.
@@ -60,7 +63,8 @@ func (s *Stack) State() State {
 	}
 	return State{APIURL: s.APIURL, GameServerURL: s.GameServerURL, DynamoDB: s.DynamoDB, SecretsManager: s.SecretsManager,
 		GameFabric: append(gf, s.Ping.URL), Refs: s.Refs, PID: os.Getpid(),
-		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL, GameLift: s.GameLiftURL}
+		Moto: s.Moto, Queues: s.Queues, EventBuses: s.EventBuses, Streams: s.Streams, EventsTap: s.EventsTapURL, GameLift: s.GameLiftURL,
+		GameLiftAPI: s.GameLiftAPI()}
 }
 
 // Components are enough of the state's components to run a function

@@ -110,7 +110,7 @@ func TestRepoTemplatePlacementPolicies(t *testing.T) {
 		t.Errorf("AllocateFunction may not %s", send)
 	}
 	for _, fn := range tpl.LogicalIDs(TypeServerlessFunction) {
-		if fn == "AllocateFunction" || fn == "PlacementFunction" || fn == "MatchmakingFunction" {
+		if fn == "AllocateFunction" || fn == "PlacementFunction" || fn == "MatchmakingFunction" || fn == "GameLiftApiFunction" {
 			continue
 		}
 		for _, g := range grantsOf(t, tpl, fn) {

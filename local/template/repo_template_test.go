@@ -63,11 +63,12 @@ func TestRepoTemplate(t *testing.T) {
 			NonKeyAttributes: []string{"ip", "ports", "callbackUrl", "callbackToken", "callbackFailures", "roomCapacity", "roomsInUse"}},
 	}}
 	wantTables := map[string]Table{
-		"GameInstancesTable": {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
-		"GameServersTable":   {LogicalID: "GameServersTable", Input: gameServers, TTLAttribute: "expiresAt"},
-		"PingCacheTable":     {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
-		"MatchesTable":       {LogicalID: "MatchesTable", Input: hashKeyTable("matchId"), TTLAttribute: "expiresAt"},
-		"RegionHealthTable":  {LogicalID: "RegionHealthTable", Input: regionHealth},
+		"GameInstancesTable":         {LogicalID: "GameInstancesTable", Input: gameInstances, TTLAttribute: "expiresAt"},
+		"GameServersTable":           {LogicalID: "GameServersTable", Input: gameServers, TTLAttribute: "expiresAt"},
+		"PingCacheTable":             {LogicalID: "PingCacheTable", Input: hashKeyTable("region"), TTLAttribute: "expiresAt"},
+		"MatchesTable":               {LogicalID: "MatchesTable", Input: hashKeyTable("matchId"), TTLAttribute: "expiresAt"},
+		"GameSessionPlacementsTable": {LogicalID: "GameSessionPlacementsTable", Input: hashKeyTable("placementId"), TTLAttribute: "expiresAt"},
+		"RegionHealthTable":          {LogicalID: "RegionHealthTable", Input: regionHealth},
 	}
 	if len(tables) != len(wantTables) {
 		t.Fatalf("tables = %+v, want %d", tables, len(wantTables))

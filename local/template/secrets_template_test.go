@@ -10,7 +10,8 @@ import (
 )
 
 // TestRepoTemplateGrantsExactlyTheNamedSecrets: each function may read
-// only the secrets the deployment names in its parameters, never a pattern.
+// only the secrets the deployment names in its parameters (or the stack
+// creates), never a pattern.
 func TestRepoTemplateGrantsExactlyTheNamedSecrets(t *testing.T) {
 	tpl, err := Load("../../template.yaml")
 	if err != nil {
@@ -23,6 +24,8 @@ func TestRepoTemplateGrantsExactlyTheNamedSecrets(t *testing.T) {
 		"PlacementFunction": {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns"},
 		// A match is allocated as an API call is.
 		"MatchmakingFunction": {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns"},
+		// So is a GameLift placement; its access keys are its alone.
+		"GameLiftApiFunction": {"AllocatorTokenSecretArn", "AllocatorTokenSecretArns", "GameLiftApiKeys"},
 	}
 	got := map[string][]string{}
 	for id, res := range tpl.byID {

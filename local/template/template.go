@@ -27,6 +27,7 @@ const (
 	TypeSQSQueue           = "AWS::SQS::Queue"
 	TypeEventsEventBus     = "AWS::Events::EventBus"
 	TypeEventsRule         = "AWS::Events::Rule"
+	TypeSecret             = "AWS::SecretsManager::Secret"
 )
 
 // Template is a parsed template. It is immutable after Load/Parse.

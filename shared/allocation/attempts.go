@@ -53,12 +53,7 @@ func (s *Service) runPlan(ctx context.Context, b budget, rec gameinstance.Record
 	if s.o.Defaults.Region != "" {
 		run.known[s.o.Defaults.Region] = true
 	}
-	payload := Payload{
-		GameInstanceID:       spec.GameInstanceID,
-		PartnerSocialToken:   spec.PartnerSocialToken,
-		PragmaBackendAddress: s.o.BackendAddress,
-		ServerArgs:           spec.Fingerprint.ServerArgs,
-	}
+	payload := spec.payload(s.o.BackendAddress)
 	var all []string
 	for _, t := range tokens {
 		all = append(all, t...)

@@ -27,8 +27,10 @@ func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBef
 	if m.claimErr != nil {
 		return m.claimErr
 	}
-	// As the DynamoDB store's condition: a match's Failed record is final.
-	if old, ok := m.records[rec.GameInstanceID]; ok && !(old.State == gameinstance.StateFailed && !old.Fingerprint.Match) &&
+	// As the DynamoDB store's condition: a match's or a GameLift
+	// placement's Failed record is final.
+	final := func(r gameinstance.Record) bool { return r.Fingerprint.Match || r.Fingerprint.GameLift != "" }
+	if old, ok := m.records[rec.GameInstanceID]; ok && !(old.State == gameinstance.StateFailed && !final(old)) &&
 		!(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
 		return &gameinstance.ClaimConflictError{Existing: old}
 	}

@@ -27,6 +27,9 @@ type QueuedPlacement struct {
 	// Match: the request is a FlexMatch match's (Service.AllocateMatch);
 	// the request's own JSON cannot say so, as an API caller cannot.
 	Match bool `json:"match,omitempty"`
+	// GameSession: the request is a GameLift placement's
+	// (Service.AllocateGameSession), with what its game server is told.
+	GameSession *GameSessionPlacement `json:"gameSession,omitempty"`
 }
 
 // How long a queued placement waits between attempts: the Allocators'

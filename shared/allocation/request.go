@@ -120,17 +120,24 @@ type Spec struct {
 	// Cap is the latency cap in force for Plan (0 = none); each attempt
 	// records it.
 	Cap float64
+	// Session is a GameLift placement's game session, for the payload.
+	Session *gameinstance.GameSession
 	// routes re-plans a queued placement as its latency cap relaxes.
 	routes routes
 }
 
 // Resolve validates req and applies the version and region rules. Every
 // problem is reported at once.
-func (d Defaults) Resolve(req Request) (Spec, error) { return d.resolve(req, false) }
+func (d Defaults) Resolve(req Request) (Spec, error) { return d.resolve(req, origin{}) }
 
-// resolve is Resolve for a request that is a FlexMatch match's (match) or
-// an API caller's: the fingerprint keeps the two apart.
-func (d Defaults) resolve(req Request, match bool) (Spec, error) {
+// resolve is Resolve for a request from o: an API caller's, a FlexMatch
+// match's or a GameLift placement's; the fingerprint keeps them apart. A
+// GameLift placement's regions are its queue's alone: FALLBACK_REGION is
+// not added to them.
+func (d Defaults) resolve(req Request, o origin) (Spec, error) {
+	if o.session != nil {
+		d.Region = ""
+	}
 	var problems []string
 	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 
@@ -193,8 +200,10 @@ func (d Defaults) resolve(req Request, match bool) (Spec, error) {
 			RegionInputs:      sel.digest,
 			Scheduling:        stored,
 			Dedicated:         req.Dedicated,
-			Match:             match,
+			Match:             o.match,
+			GameLift:          o.digest(),
 		},
+		Session:            o.gameSession(),
 		PartnerGameToken:   req.PartnerGameToken,
 		PartnerSocialToken: req.PartnerSocialToken,
 		Scheduling:         scheduling,

@@ -20,7 +20,7 @@ import (
 func (s *Service) Resume(ctx context.Context, m QueuedPlacement) error {
 	b := s.budgetFor(ctx)
 	log := logging.FromContext(ctx).With("gameInstanceId", m.GameInstanceID)
-	spec, err := s.o.Defaults.resolve(m.Request, m.Match)
+	spec, err := s.o.Defaults.resolve(m.Request, m.origin())
 	if err != nil || spec.GameInstanceID != m.GameInstanceID {
 		log.Error("placement message dropped: it does not hold a valid allocation request for its game instance", "error", err)
 		return nil

@@ -17,7 +17,8 @@ import (
 // retried by the SDK) and reports it as success.
 type Store interface {
 	// Claim writes rec (state Allocating) unless the game instance has a
-	// record that is neither Failed (a match's Failed record is final) nor
+	// record that is neither Failed (a match's or a GameLift placement's
+	// Failed record is final) nor
 	// an Allocating claim whose lease expired before takeoverBefore; then
 	// it returns *ClaimConflictError holding that record.
 	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error
@@ -183,19 +184,19 @@ func (s *Service) Get(ctx context.Context, gameInstanceID string) (gameinstance.
 // Allocate allocates a game server for req.GameInstanceID at most once:
 // claim, try the plan's regions, record the outcome, all inside one budget.
 func (s *Service) Allocate(ctx context.Context, req Request) (Result, error) {
-	return s.allocate(ctx, req, false)
+	return s.allocate(ctx, req, origin{})
 }
 
 // AllocateMatch is Allocate for a FlexMatch match's request
 // (shared/matchmaking): its record says so (Fingerprint.Match), and an API
 // caller's request for the same id does not replay it.
 func (s *Service) AllocateMatch(ctx context.Context, req Request) (Result, error) {
-	return s.allocate(ctx, req, true)
+	return s.allocate(ctx, req, origin{match: true})
 }
 
-func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result, error) {
+func (s *Service) allocate(ctx context.Context, req Request, o origin) (Result, error) {
 	b := s.budgetFor(ctx)
-	spec, err := s.o.Defaults.resolve(req, match)
+	spec, err := s.o.Defaults.resolve(req, o)
 	if err != nil {
 		return Result{}, err
 	}
@@ -219,7 +220,7 @@ func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result
 	if delay, ok := s.waits(spec, q, run); ok {
 		// Without a message sent, nothing would retry: then the outcome
 		// is answered as it stands, a failure like any other.
-		if res, queued, err := s.requeue(ctx, b, rec, run, QueuedPlacement{GameInstanceID: rec.GameInstanceID, Request: req, Match: match}, q, delay); queued {
+		if res, queued, err := s.requeue(ctx, b, rec, run, o.message(rec.GameInstanceID, req), q, delay); queued {
 			return res, err
 		}
 	}
@@ -342,6 +343,7 @@ func (s *Service) outcome(rec gameinstance.Record, run planRun) gameinstance.Rec
 		rec.State, rec.Region, rec.FallbackUsed = gameinstance.StateAllocated, run.region, run.step > 0
 		rec.Server, rec.Placement, rec.RoomServer = run.server, run.placement, run.roomServer
 		rec.PartnerGameTokenHash = gameinstance.HashToken(run.partnerToken)
+		rec.AllocatedAt = rec.UpdatedAt
 		// A live instance does not expire; the health sweep marks it
 		// Unhealthy if its server never links.
 		rec.ExpiresAt = time.Time{}

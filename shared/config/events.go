@@ -16,14 +16,18 @@ type Events struct {
 	// MatchmakingEventName is the detail-type (and detail.type) a placed
 	// match's event is published again under (MATCHMAKING_EVENT_NAME).
 	MatchmakingEventName string
-	LogLevel             slog.Level
+	// PlacementsTable is where GameLiftApiFunction keeps placements
+	// (GAME_SESSION_PLACEMENTS_TABLE); "" = no GameLift events.
+	PlacementsTable string
+	LogLevel        slog.Level
 }
 
 // LoadEvents reads EventsFunction's configuration.
 func LoadEvents(getenv func(string) string) (Events, error) {
 	r := reader{getenv: getenv}
 	c := Events{Bus: r.required("EVENT_BUS_NAME"), MatchesTable: r.optional("MATCHES_TABLE"),
-		MatchmakingEventName: r.optional("MATCHMAKING_EVENT_NAME"), LogLevel: r.level("LOG_LEVEL")}
+		MatchmakingEventName: r.optional("MATCHMAKING_EVENT_NAME"), PlacementsTable: r.optional("GAME_SESSION_PLACEMENTS_TABLE"),
+		LogLevel: r.level("LOG_LEVEL")}
 	if c.MatchmakingEventName == "" {
 		c.MatchmakingEventName = defaults.MatchmakingEventName
 	} else if !validEventName(c.MatchmakingEventName) {

@@ -110,3 +110,19 @@ const (
 func AgonesMatchLabels() map[string]string {
 	return map[string]string{"allocator.nitrado.net/env": "{env}", "allocator.nitrado.net/armadaset": "{armadaset}"}
 }
+
+// GameLift's placement API (GameLiftApiFunction).
+const (
+	// GameLiftQueueTimeout is a GAMELIFT_QUEUES queue's timeoutSeconds
+	// when it names none: GameLift's own default for a game session queue.
+	GameLiftQueueTimeout = 600 * time.Second
+	// GameLiftInProgressWait bounds how long one call waits out another's
+	// claim on its placement (ALLOCATION_IN_PROGRESS is retried inside the
+	// call, never answered) before it answers ThrottlingException, which
+	// the SDKs retry (not configurable).
+	GameLiftInProgressWait = 10 * time.Second
+	// GameLiftKeysRefreshEvery is how often, at most, an unknown access key
+	// re-reads the keys' secret, so a key just added works at once and a
+	// flood of made-up keys costs one Secrets Manager read per period.
+	GameLiftKeysRefreshEvery = 5 * time.Second
+)

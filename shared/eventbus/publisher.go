@@ -63,6 +63,7 @@ func (p Publisher) Publish(ctx context.Context, evs []eventcatalog.Event) (int, 
 		if !e.Time.IsZero() {
 			entries[i].Time = aws.Time(e.Time)
 		}
+		entries[i].Resources = e.Resources
 		if sizes[i] = entrySize(entries[i]); sizes[i] > maxBatchBytes {
 			return 0, fmt.Errorf("event %s %s: %w", e.Type, e.Key(), ErrTooLarge)
 		}

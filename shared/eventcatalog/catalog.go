@@ -35,8 +35,8 @@ const (
 var DetailTypes = []DetailType{AllocationQueued, GameServerAllocated, AllocationFailed, GameServerLinked, GameInstanceEnded,
 	GameInstanceUnhealthy, SuspectedOrphan, RegionHealthChanged}
 
-// Event is one entry for the bus. Exactly one of Instance, Region and
-// Match is set.
+// Event is one entry for the bus. Exactly one of Instance, Region, Match
+// and Placement is set.
 type Event struct {
 	Type DetailType
 	// Time is when the change was stored (EventBridge's event time).
@@ -45,6 +45,10 @@ type Event struct {
 	Region   *RegionDetail
 	// Match is a placed FlexMatch match's event, published again.
 	Match *MatchDetail
+	// Placement is a GameLift placement's end, as GameLift publishes it.
+	Placement *PlacementDetail
+	// Resources are the event's resources' ARNs (a placement's queue).
+	Resources []string
 	// LinkTime is, on a GameServerLinked event after Allocated, how long
 	// the server took to link (zero otherwise): the LinkTime metric.
 	LinkTime time.Duration
@@ -59,6 +63,8 @@ func (e Event) Key() string {
 		return e.Instance.IdempotencyKey
 	case e.Match != nil:
 		return e.Match.IdempotencyKey
+	case e.Placement != nil:
+		return e.Placement.IdempotencyKey
 	}
 	return e.Region.IdempotencyKey
 }
@@ -70,6 +76,8 @@ func (e Event) Subject() string {
 		return e.Instance.GameInstanceID
 	case e.Match != nil:
 		return e.Match.MatchID
+	case e.Placement != nil:
+		return e.Placement.PlacementID
 	}
 	return e.Region.Region
 }
@@ -81,6 +89,8 @@ func (e Event) Detail() ([]byte, error) {
 		return json.Marshal(e.Instance)
 	case e.Match != nil:
 		return e.Match.Body, nil
+	case e.Placement != nil:
+		return json.Marshal(e.Placement)
 	}
 	return json.Marshal(e.Region)
 }

@@ -67,6 +67,8 @@ type InstanceDetail struct {
 	// match's tickets, so a game service can tell their players.
 	MatchID   string   `json:"matchId,omitempty"`
 	TicketIDs []string `json:"ticketIds,omitempty"`
+	// PlacementID is set on a GameLift placement's instance (its id).
+	PlacementID string `json:"placementId,omitempty"`
 }
 
 // MaxTextBytes bounds each free-text field copied from a record (attempt
@@ -158,6 +160,9 @@ func instanceDetail(old *gameinstance.Record, cur gameinstance.Record) InstanceD
 	}
 	if cur.Fingerprint.Match {
 		d.MatchID = cur.GameInstanceID
+	}
+	if cur.Fingerprint.GameLift != "" {
+		d.PlacementID = cur.GameInstanceID
 	}
 	if cur.Queue != nil {
 		d.QueuedUntil = timestamp(cur.Queue.Until)

@@ -83,23 +83,8 @@ func marshal(v any) ([]byte, error) {
 	return bytes.TrimSuffix(b.Bytes(), []byte("\n")), nil
 }
 
-// endpoint is where players connect: the server's IP (its address when it
-// has none) and its "game" port (its only port when it names no "game").
+// endpoint is where players connect: the server's IP and its game port.
 func endpoint(s *gameinstance.Server) (string, int) {
-	if s == nil {
-		return "", 0
-	}
-	ip := s.IP
-	if ip == "" {
-		ip = s.Address
-	}
-	if p, ok := s.Ports["game"]; ok {
-		return ip, p
-	}
-	if len(s.Ports) == 1 {
-		for _, p := range s.Ports {
-			return ip, p
-		}
-	}
-	return ip, 0
+	ip, _, port := gameinstance.Endpoint(s)
+	return ip, port
 }

@@ -86,8 +86,11 @@ type Record struct {
 	// on it (optimistic concurrency, like a Kubernetes resourceVersion).
 	Version int64
 
-	LinkedAt time.Time
-	LinkInfo *LinkInfo
+	// AllocatedAt is when the outcome Allocated was recorded; kept while
+	// the instance lives on (a GameLift placement's EndTime).
+	AllocatedAt time.Time
+	LinkedAt    time.Time
+	LinkInfo    *LinkInfo
 	// RecoveredByLink: the allocation's outcome was never recorded (the
 	// store failed after GameFabric answered); the game server's link-back
 	// supplied it, so Server is what the server reported about itself.
@@ -208,4 +211,9 @@ type Fingerprint struct {
 	// Match: the instance is a FlexMatch match's (its id is the matchId),
 	// so no API request is the same request, and its failure is final.
 	Match bool
+	// GameLift digests what a GameLift game session placement was asked
+	// (its queue and game session; see GameSessionPlacement); "" for any
+	// other instance. Like Match, it keeps API requests apart and makes
+	// the placement's failure final: a PlacementId is never reused.
+	GameLift string
 }

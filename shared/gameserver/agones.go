@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // A game server on an Agones cluster (its own, behind the allocation
@@ -138,12 +140,52 @@ func (a *AgonesSDK) Payload(gs AgonesGameServer, seen string) (Payload, error) {
 		return Payload{}, ErrIncompletePayload
 	}
 	p := Payload{GameInstanceID: id, PartnerGameToken: field("PartnerGameToken"), PartnerSocialToken: field("PartnerSocialToken"),
-		BackendAddress: field("pragmaBackendAddress"), ServerArgs: field("ServerArgs")}
+		BackendAddress: field("pragmaBackendAddress"), ServerArgs: field("ServerArgs"), GameSession: a.gameSession(ann)}
 	err := p.Validate()
 	if _, marked := ann[a.Prefix+"last-applied"]; err != nil && !marked && ann[AgonesSDKAnnotationPrefix+"last-applied"] == "" {
 		return Payload{}, ErrIncompletePayload
 	}
 	return p, err
+}
+
+// gameSession is a GameLift placement's game session from the annotations,
+// its lists flattened as the sidecar writes them (GameProperties.0.Key,
+// DesiredPlayerSessions.1.PlayerId); nil when there is none.
+func (a *AgonesSDK) gameSession(ann map[string]string) *gameinstance.GameSession {
+	at := func(name string) (string, bool) { v, ok := ann[a.Prefix+name]; return v, ok }
+	var gs gameinstance.GameSession
+	found := false
+	if v, ok := at("GameSessionName"); ok {
+		gs.Name, found = v, true
+	}
+	if v, ok := at("GameSessionData"); ok {
+		gs.Data, found = v, true
+	}
+	if v, ok := at("MaximumPlayerSessionCount"); ok {
+		if n, err := strconv.Atoi(v); err == nil {
+			gs.MaximumPlayerSessionCount, found = &n, true
+		}
+	}
+	for i := 0; ; i++ {
+		key, ok := at("GameProperties." + strconv.Itoa(i) + ".Key")
+		if !ok {
+			break
+		}
+		value, _ := at("GameProperties." + strconv.Itoa(i) + ".Value")
+		gs.Properties, found = append(gs.Properties, gameinstance.GameProperty{Key: key, Value: value}), true
+	}
+	for i := 0; ; i++ {
+		player, ok := at("DesiredPlayerSessions." + strconv.Itoa(i) + ".PlayerId")
+		if !ok {
+			break
+		}
+		data, _ := at("DesiredPlayerSessions." + strconv.Itoa(i) + ".PlayerData")
+		gs.DesiredPlayerSessions, found = append(gs.DesiredPlayerSessions, gameinstance.PlayerSession{PlayerID: player, PlayerData: data}), true
+	}
+	if !found {
+		return nil
+	}
+	return &gs
 }
 
 // WaitForPayload polls the SDK until the game server is Allocated with a

@@ -135,3 +135,26 @@ func TestAgonesSDKFromEnv(t *testing.T) {
 		}
 	}
 }
+
+// A GameLift placement's game session comes back from its flattened
+// annotations; any other allocation has none.
+func TestAgonesGameSession(t *testing.T) {
+	ann := payloadAnnotations("gi-gl")
+	sdk := &AgonesSDK{Prefix: "agones.dev/sdk-payload-"}
+	gs := AgonesGameServer{}
+	gs.Status.State, gs.ObjectMeta.Annotations = AgonesStateAllocated, ann
+	if p, err := sdk.Payload(gs, ""); err != nil || p.GameSession != nil {
+		t.Fatalf("plain payload: %+v, %v", p.GameSession, err)
+	}
+	for k, v := range map[string]string{"GameSessionName": "arena", "GameSessionData": "42", "MaximumPlayerSessionCount": "8",
+		"GameProperties.0.Key": "mode", "GameProperties.0.Value": "ctf", "GameProperties.1.Key": "map", "GameProperties.1.Value": "x",
+		"DesiredPlayerSessions.0.PlayerId": "p1", "DesiredPlayerSessions.0.PlayerData": "true"} {
+		ann["agones.dev/sdk-payload-"+k] = v
+	}
+	p, err := sdk.Payload(gs, "")
+	g := p.GameSession
+	if err != nil || g == nil || g.Name != "arena" || g.Data != "42" || g.MaximumPlayerSessionCount == nil || *g.MaximumPlayerSessionCount != 8 ||
+		len(g.Properties) != 2 || g.Properties[1].Value != "x" || len(g.DesiredPlayerSessions) != 1 || g.DesiredPlayerSessions[0].PlayerData != "true" {
+		t.Fatalf("game session = %+v, %v", g, err)
+	}
+}

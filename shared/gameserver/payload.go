@@ -34,6 +34,11 @@ type Payload struct {
 	BackendAddress string `json:"pragmaBackendAddress"`
 	// ServerArgs are the arguments the backend asked for, e.g. "-map=arena".
 	ServerArgs string `json:"ServerArgs,omitempty"`
+	// GameSession is a GameLift placement's game session, its fields
+	// top-level as the service sends them (GameSessionName,
+	// GameProperties, GameSessionData, MaximumPlayerSessionCount,
+	// DesiredPlayerSessions); nil for any other allocation.
+	*gameinstance.GameSession
 }
 
 // MaxPayloadSize bounds what ReadPayload reads: the allocate call's

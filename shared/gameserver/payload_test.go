@@ -177,3 +177,18 @@ func TestWaitForPayload(t *testing.T) {
 		})
 	}
 }
+
+// A GameLift placement's payload carries its game session, top-level; any
+// other payload has none.
+func TestParsePayloadOfAGameLiftPlacement(t *testing.T) {
+	raw := `{"GameInstanceId":"pl-1","PartnerGameToken":"t","pragmaBackendAddress":"http://x","GameSessionName":"duel",
+		"GameProperties":[{"Key":"mode","Value":"ctf"}],"MaximumPlayerSessionCount":4,"DesiredPlayerSessions":[{"PlayerId":"p1","PlayerData":"red"}]}`
+	p, err := ParsePayload([]byte(raw))
+	if err != nil || p.GameSession == nil || p.Name != "duel" || len(p.Properties) != 1 || *p.MaximumPlayerSessionCount != 4 ||
+		p.DesiredPlayerSessions[0].PlayerData != "red" {
+		t.Fatalf("got %+v, %v", p.GameSession, err)
+	}
+	if p, err := ParsePayload([]byte(validPayload)); err != nil || p.GameSession != nil {
+		t.Fatalf("a plain payload's game session: %+v, %v", p.GameSession, err)
+	}
+}

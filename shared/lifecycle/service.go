@@ -180,8 +180,7 @@ func (s *Service) EndByBackend(ctx context.Context, id string) (gameinstance.Rec
 		case gameinstance.StateAllocating:
 			// A queued placement's attempt in flight too: it may be placing
 			// the instance right now, so it is not cancelled under it.
-			return rec, false, &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: time.Second, State: rec.State,
-				Message: fmt.Sprintf("game instance %q is still being allocated; end it once the allocation has finished", id)}
+			return rec, false, stillAllocating(rec, "end it")
 		case gameinstance.StateQueued:
 			return s.Policy.Cancel(rec, now)
 		case gameinstance.StateFailed:
@@ -191,6 +190,29 @@ func (s *Service) EndByBackend(ctx context.Context, id string) (gameinstance.Rec
 		}
 		return s.Policy.End(rec, now, "EndedByBackend")
 	})))
+}
+
+// CancelPlacement cancels id's queued placement (Queued → Failed
+// PLACEMENT_CANCELLED) and never ends an instance: any other state is
+// answered as it is, a cancelled placement included, and while an attempt
+// is in flight ALLOCATION_IN_PROGRESS. Unlike EndByBackend, a placement
+// placed between the caller's look and this write is left alone.
+func (s *Service) CancelPlacement(ctx context.Context, id string) (gameinstance.Record, error) {
+	return result(s.apply(ctx, id, nil, plain(func(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
+		switch rec.State {
+		case gameinstance.StateAllocating:
+			return rec, false, stillAllocating(rec, "cancel it")
+		case gameinstance.StateQueued:
+			return s.Policy.Cancel(rec, now)
+		}
+		return rec, false, nil
+	})))
+}
+
+// stillAllocating: rec is claimed; what may be done to it waits.
+func stillAllocating(rec gameinstance.Record, what string) error {
+	return &gameinstance.Error{Code: gameinstance.CodeAllocationInProgress, RetryAfter: time.Second, State: rec.State,
+		Message: fmt.Sprintf("game instance %q is still being allocated; %s once the allocation has finished", rec.GameInstanceID, what)}
 }
 
 // storeUnavailable: the store did not answer. A write may still have been

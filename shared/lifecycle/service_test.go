@@ -103,3 +103,47 @@ func TestHeartbeatIndexDeadline(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// CancelPlacement cancels only a queued placement: a placed instance is
+// answered as it is and never ended, an attempt in flight is waited for.
+func TestCancelPlacement(t *testing.T) {
+	now := time.Date(2026, 11, 23, 12, 0, 0, 0, time.UTC)
+	cancelled := &gameinstance.Failure{Code: gameinstance.CodePlacementCancelled, Message: "cancelled"}
+	tests := []struct {
+		name      string
+		stored    *gameinstance.Record
+		wantCode  gameinstance.Code
+		wantState gameinstance.State
+		written   bool
+	}{
+		{"queued: cancelled", &gameinstance.Record{State: gameinstance.StateQueued, Version: 3}, "", gameinstance.StateFailed, true},
+		{"allocating: wait", &gameinstance.Record{State: gameinstance.StateAllocating, Version: 3}, gameinstance.CodeAllocationInProgress, gameinstance.StateAllocating, false},
+		{"allocated: left alone", &gameinstance.Record{State: gameinstance.StateAllocated, Version: 3}, "", gameinstance.StateAllocated, false},
+		{"linked: left alone", &gameinstance.Record{State: gameinstance.StateLinked, Version: 3}, "", gameinstance.StateLinked, false},
+		{"cancelled already", &gameinstance.Record{State: gameinstance.StateFailed, Failure: cancelled, Version: 3}, "", gameinstance.StateFailed, false},
+		{"unknown", nil, gameinstance.CodeNotFound, "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeStore(1)
+			if tt.stored != nil {
+				tt.stored.GameInstanceID = "pl"
+				f.recs["pl"] = *tt.stored
+			}
+			svc := &Service{Store: f, Policy: DefaultPolicy, Now: func() time.Time { return now }}
+			got, err := svc.CancelPlacement(context.Background(), "pl")
+			if gameinstance.CodeOf(err) != tt.wantCode && !(tt.wantCode == "" && err == nil) {
+				t.Fatalf("err = %v, want code %q", err, tt.wantCode)
+			}
+			if got.State != tt.wantState {
+				t.Errorf("state %q, want %q", got.State, tt.wantState)
+			}
+			if wrote := f.recs["pl"].Version != 3; tt.stored != nil && wrote != tt.written {
+				t.Errorf("written %v, want %v", wrote, tt.written)
+			}
+			if tt.written && (got.Failure == nil || got.Failure.Code != gameinstance.CodePlacementCancelled) {
+				t.Errorf("cancelled with %+v", got.Failure)
+			}
+		})
+	}
+}

@@ -157,22 +157,32 @@ func (s *Source[T]) Expire(stale T) {
 
 func (s *Source[T]) fetchLocked(ctx context.Context) (T, error) {
 	var zero T
-	fail := func(err error) (T, error) {
-		return zero, &Error{SecretID: s.secretID, Err: err, perm: permanentSecretError(err)}
-	}
-	out, err := s.client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(s.secretID)})
+	secret, err := secretString(ctx, s.client, s.secretID)
 	if err != nil {
-		return fail(err)
+		return zero, err
 	}
-	if out.SecretString == nil {
-		return fail(fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
-	}
-	v, err := s.parse(*out.SecretString)
+	v, err := s.parse(secret)
 	if err != nil {
-		return fail(err)
+		return zero, secretError(s.secretID, err)
 	}
 	s.value, s.has, s.fetchedAt = v, true, s.now()
 	return v, nil
+}
+
+// secretString reads secretID's SecretString; a failure is an *Error.
+func secretString(ctx context.Context, client SecretGetter, secretID string) (string, error) {
+	out, err := client.GetSecretValue(ctx, &secretsmanager.GetSecretValueInput{SecretId: aws.String(secretID)})
+	if err != nil {
+		return "", secretError(secretID, err)
+	}
+	if out.SecretString == nil {
+		return "", secretError(secretID, fmt.Errorf("%w: it has no SecretString", ErrBadSecret))
+	}
+	return *out.SecretString, nil
+}
+
+func secretError(secretID string, err error) *Error {
+	return &Error{SecretID: secretID, Err: err, perm: permanentSecretError(err)}
 }
 
 // TokenSource hands out the current bearer token of a secret (ParseToken).

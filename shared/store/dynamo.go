@@ -46,8 +46,10 @@ func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, take
 	// A claim in doubt that may hold a room is not taken over: the health
 	// sweep fails it first, giving the room back in the same transaction.
 	// A match's Failed record is final: its players were told (AllocationFailed),
-	// so a late copy of its event must not place it after all.
-	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR (#c_state = :c_failed AND attribute_not_exists(fromMatch)) OR "+
+	// so a late copy of its event must not place it after all. So is a
+	// GameLift placement's: GameLift never reuses a PlacementId.
+	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR "+
+		"(#c_state = :c_failed AND attribute_not_exists(fromMatch) AND attribute_not_exists(gameLift)) OR "+
 		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))",
 		map[string]types.AttributeValue{
 			":c_failed":     &types.AttributeValueMemberS{Value: string(gameinstance.StateFailed)},

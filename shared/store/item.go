@@ -31,7 +31,10 @@ type item struct {
 	Dedicated         bool        `dynamodbav:"dedicated,omitempty"`
 	// FromMatch: a FlexMatch match's instance (MatchesTable keeps the
 	// rest); its Failed record is final.
-	FromMatch            bool          `dynamodbav:"fromMatch,omitempty"`
+	FromMatch bool `dynamodbav:"fromMatch,omitempty"`
+	// GameLift: a GameLift placement's input digest (its kept placement
+	// has the rest); its Failed record is final too.
+	GameLift             string        `dynamodbav:"gameLift,omitempty"`
 	Attempts             []attemptItem `dynamodbav:"attempts,omitempty"`
 	FailureCode          string        `dynamodbav:"failureCode,omitempty"`
 	FailureMessage       string        `dynamodbav:"failureMessage,omitempty"`
@@ -43,6 +46,7 @@ type item struct {
 	UpdatedAt            string        `dynamodbav:"updatedAt"`
 	ExpiresAt            int64         `dynamodbav:"expiresAt,omitempty"`
 	Version              int64         `dynamodbav:"version"`
+	AllocatedAt          string        `dynamodbav:"allocatedAt,omitempty"`
 	LinkedAt             string        `dynamodbav:"linkedAt,omitempty"`
 	LinkInfo             *linkInfoItem `dynamodbav:"linkInfo,omitempty"`
 	RecoveredByLink      bool          `dynamodbav:"recoveredByLink,omitempty"`
@@ -66,7 +70,7 @@ type item struct {
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
-var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "placement", "roomServer", "scheduling", "dedicated", "fromMatch",
+var optional = []string{"candidateTokenHashes", "regionInputs", "latencyRelaxed", "region", "server", "placement", "roomServer", "scheduling", "dedicated", "fromMatch", "gameLift", "allocatedAt",
 	"attempts", "failureCode", "failureMessage", "expiresAt",
 	"linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason", "unhealthyAt", "unhealthyReason",
 	"healthShard", "healthDeadline", "queueStartedAt", "queuedUntil", "queueTicket", "queueNextAt"}
@@ -126,6 +130,8 @@ func toItem(r gameinstance.Record) item {
 		Scheduling:           string(r.Fingerprint.Scheduling),
 		Dedicated:            r.Fingerprint.Dedicated,
 		FromMatch:            r.Fingerprint.Match,
+		GameLift:             r.Fingerprint.GameLift,
+		AllocatedAt:          FormatTime(r.AllocatedAt),
 		Placement:            string(r.Placement),
 		RoomServer:           r.RoomServer,
 		LatencyRelaxed:       r.LatencyRelaxed,
@@ -191,7 +197,9 @@ func (it item) record() gameinstance.Record {
 			Scheduling:        gameinstance.Scheduling(it.Scheduling),
 			Dedicated:         it.Dedicated,
 			Match:             it.FromMatch,
+			GameLift:          it.GameLift,
 		},
+		AllocatedAt:          ParseTime(it.AllocatedAt),
 		Placement:            gameinstance.Placement(it.Placement),
 		RoomServer:           it.RoomServer,
 		LatencyRelaxed:       it.LatencyRelaxed,

@@ -31,6 +31,8 @@ Dashboard           {{.Dashboard}}   (regions, game servers, game instances, eve
 HTTP API            {{.S.APIURL}}   (NO IAM auth locally; deployed, the allocation routes need SigV4)
 {{range .S.Routes}}  {{printf "%-7s %-45s" .Method .Path}} -> {{.FunctionLogicalID}}
 {{end}}{{range .S.FunctionURLs}}function URL        {{.URL}}   ({{.LogicalID}}: every path and method -> {{.FunctionLogicalID}}; AuthType {{.AuthType}})
+{{end}}{{with .S.GameLiftAPI}}GameLift API        {{.URL}}   (StartGameSessionPlacement, DescribeGameSessionPlacement, StopGameSessionPlacement; SigV4 for gamelift in {{.Region}})
+  key pair          {{.AccessKeyID}} / {{.SecretAccessKey}}   (GameLiftApiKeys in moto's Secrets Manager)
 {{end}}game servers        link back to {{.S.GameServerURL}}   (their pragmaBackendAddress: link, heartbeat, end)
 {{range .S.Schedules}}schedule            {{printf "%-18s" .Expression}} -> {{.FunctionLogicalID}}
 {{end}}{{range $i, $a := .S.Allocators}}Allocator {{printf "%-9s" .Name}} {{.URL}}   allocate: {{.AllocateURL}}   registry: {{.RegistryURL}}
@@ -67,6 +69,8 @@ Try:
 with "queueTimeoutSeconds":60,"dedicated":true: 202 Queued ("queuedUntil"), then Allocated when the region refills.
 {{if .S.Rules}}Play FlexMatch: make match PLAYERS=4 (or Play a match on the dashboard) puts a MatchmakingSucceeded event on the default bus;
 MatchmakingFunction places the match (its game instance is the matchId) and GameFabricMatchmakingSucceeded follows with its server.
+{{end}}{{if .S.GameLiftAPI}}Place a GameLift game session with the AWS CLI: make gamelift-place (start-game-session-placement in the queue "arena",
+then describe-game-session-placement until it is FULFILLED, with the server's IpAddress and Port).
 {{end}}Ctrl-C stops everything.
 `))
 

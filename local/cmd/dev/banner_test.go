@@ -21,14 +21,16 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 		allocators = append(allocators, &stack.Allocator{AllocatorConfig: ac, URL: "http://127.0.0.1:7400", SecretARN: "arn:secret:" + ac.Name})
 	}
 	urls, err := tpl.FunctionURLs(cfg.Parameters)
-	if err != nil || len(urls) != 1 {
+	if err != nil || len(urls) != 2 {
 		t.Fatalf("function URLs %v, %v", urls, err)
 	}
 	s := &stack.Stack{APIURL: "http://127.0.0.1:3000", GameServerURL: "http://127.0.0.1:3001",
-		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}}, Components: &stack.Components{
+		FunctionURLs: []stack.FunctionURL{{FunctionURL: urls[0], URL: "http://127.0.0.1:3001/"}, {FunctionURL: urls[1], URL: "http://127.0.0.1:3002/"}},
+		Components: &stack.Components{
 			Template: tpl, Allocators: allocators, Ping: &stack.PingService{URL: "http://127.0.0.1:7500/ping"},
 			Agones:   &stack.Agones{AgonesConfig: cfg.Agones, Allocator: &agonesemu.Allocator{URL: "https://127.0.0.1:7402"}, SecretARN: "arn:secret:agones"},
 			DynamoDB: "http://127.0.0.1:8000", Tables: map[string]string{"GameInstancesTable": "GameInstancesTable"},
+			Secrets: map[string]stack.GeneratedSecret{"GameLiftApiKeys": {ARN: "arn:keys", Key: "GFGAMELIFTKEY1", Value: "s3cr3t"}},
 		}}
 	out := banner(s, cfg, "http://127.0.0.1:8089/")
 	var dashboardLines []string
@@ -49,7 +51,8 @@ func TestBannerNamesTheDashboard(t *testing.T) {
 		"us-west: 2 (Allocator us, 4 rooms each)", "Servers in eu-baremetal, us-west host several games at once",
 		// The Agones cluster: its allocator service, its Fleet, its client secret.
 		"Agones allocator    https://127.0.0.1:7402/gameserverallocation   (mutual TLS, a CA made for this run) serves eu-baremetal, rooms on the Counter rooms",
-		"eu-baremetal: 2 (Agones, 4 rooms each)", "Agones client     arn:secret:agones"} {
+		"eu-baremetal: 2 (Agones, 4 rooms each)", "Agones client     arn:secret:agones",
+		"GameLift API        http://127.0.0.1:3002/", "key pair          GFGAMELIFTKEY1 / s3cr3t", "make gamelift-place"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the banner lacks %q:\n%s", want, out)
 		}

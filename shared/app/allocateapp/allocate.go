@@ -52,13 +52,17 @@ func Handler(cfg config.Allocate, c Clients, log *slog.Logger) http.Handler {
 
 // Routes are the function's routes, for callers that serve several
 // functions' routes on one server (the tests). DELETE ends an instance
-// through the lifecycle; the retention of Ended records is all the
-// lifecycle policy it needs.
+// through the lifecycle (Ender).
 func Routes(cfg config.Allocate, c Clients) map[string]http.HandlerFunc {
 	records, servers := app.Records(c.DynamoDB, cfg.GameInstancesTable, cfg.GameServersTable, cfg.Allocation.Retention)
-	// Ending a session on a shared server gives its room back.
-	ender := &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Health: defaults.Health{Retention: cfg.Allocation.Retention}}, Rooms: servers != nil}
-	return allocationsapi.Routes(Service(cfg, c, records, servers), ender)
+	return allocationsapi.Routes(Service(cfg, c, records, servers), Ender(cfg, records, servers))
+}
+
+// Ender is the lifecycle as a backend's DELETE (or a GameLift placement's
+// stop) runs it: the retention of Ended records is all the policy it
+// needs, and ending a session on a shared server gives its room back.
+func Ender(cfg config.Allocate, records *store.GameInstances, servers *store.GameServers) *lifecycle.Service {
+	return &lifecycle.Service{Store: records, Policy: lifecycle.Policy{Health: defaults.Health{Retention: cfg.Allocation.Retention}}, Rooms: servers != nil}
 }
 
 // Service is the allocate use case as the functions run it (this one and

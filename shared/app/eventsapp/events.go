@@ -28,20 +28,28 @@ import (
 // it -- in order, never skipping one -- and, once its retries are spent,
 // sends the batch's description to the on-failure destination.
 //
-// matches is nil when the deployment keeps no FlexMatch matches.
-func Handler(cfg config.Events, bus eventbus.API, matches Matches, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
+// kept holds what the front doors keep: matches is nil when the
+// deployment keeps no FlexMatch matches, placements when it keeps no
+// GameLift placements.
+func Handler(cfg config.Events, bus eventbus.API, kept Kept, emf *metrics.EMF, log *slog.Logger) func(context.Context, events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 	p := publisher{bus: eventbus.Publisher{API: bus, Bus: cfg.Bus, Attempts: defaults.EventPublishAttempts, Backoff: defaults.EventPublishBackoff},
-		metrics: metrics.Events{EMF: emf}, matches: matches, matchEvent: cfg.MatchmakingEventName}
+		metrics: metrics.Events{EMF: emf}, kept: kept, matchEvent: cfg.MatchmakingEventName}
 	return func(ctx context.Context, ev events.DynamoDBEvent) (events.DynamoDBEventResponse, error) {
 		ctx = logging.WithLogger(ctx, log)
 		return p.publish(ctx, ev.Records), nil
 	}
 }
 
+// Kept is what the front doors keep beside the records.
+type Kept struct {
+	Matches    Matches
+	Placements Placements
+}
+
 type publisher struct {
 	bus        eventbus.Publisher
 	metrics    metrics.Events
-	matches    Matches
+	kept       Kept
 	matchEvent string
 }
 
@@ -55,7 +63,10 @@ func (p publisher) publish(ctx context.Context, records []events.DynamoDBEventRe
 	for i, r := range records {
 		derived, err := derive(r)
 		if err == nil {
-			derived, err = matchEvents(ctx, p.matches, p.matchEvent, derived)
+			derived, err = matchEvents(ctx, p.kept.Matches, p.matchEvent, derived)
+		}
+		if err == nil {
+			derived, err = placementEvents(ctx, p.kept.Placements, derived)
 		}
 		if err != nil {
 			// A record that cannot be read is not dropped: Lambda retries

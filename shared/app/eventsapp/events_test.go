@@ -96,7 +96,7 @@ func TestHandler(t *testing.T) {
 			}
 			b := &bus{refuse: tt.refuse}
 			var out, emf bytes.Buffer
-			h := Handler(config.Events{Bus: "bus"}, b, nil, metrics.NewEMF(&emf), slog.New(slog.NewJSONHandler(&out, nil)))
+			h := Handler(config.Events{Bus: "bus"}, b, Kept{}, metrics.NewEMF(&emf), slog.New(slog.NewJSONHandler(&out, nil)))
 			res, err := h(context.Background(), ev)
 			if err != nil {
 				t.Fatal(err)

@@ -5,11 +5,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/gamefabric-alloc/allocsvc/shared/config"
 	"github.com/gamefabric-alloc/allocsvc/shared/eventcatalog"
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
-	"github.com/gamefabric-alloc/allocsvc/shared/store"
 )
 
 // Matches reads what MatchmakingFunction kept of a match (MatchesTable).
@@ -63,14 +61,4 @@ func matchEvents(ctx context.Context, matches Matches, name string, evs []eventc
 // lost (the record went from Allocating straight to Linked).
 func recovered(e eventcatalog.Event) bool {
 	return e.Type == eventcatalog.GameServerLinked && e.Instance.RecoveredByLink && e.Instance.PreviousState == gameinstance.StateAllocating
-}
-
-// KeptMatches is MatchesTable through db, or nil when the deployment
-// names none (MATCHES_TABLE unset).
-func KeptMatches(db store.MatchesDB, cfg config.Events) Matches {
-	if cfg.MatchesTable == "" {
-		return nil
-	}
-	// Retention only matters for writes; EventsFunction only reads.
-	return store.NewMatches(db, cfg.MatchesTable, 0)
 }

@@ -263,7 +263,7 @@ func TestHandlerPublishesMatches(t *testing.T) {
 			}
 			b := &bus{}
 			var out, emf bytes.Buffer
-			h := Handler(config.Events{Bus: "bus", MatchmakingEventName: matchEventName}, b, tc.matches, metrics.NewEMF(&emf), slog.New(slog.NewJSONHandler(&out, nil)))
+			h := Handler(config.Events{Bus: "bus", MatchmakingEventName: matchEventName}, b, Kept{Matches: tc.matches}, metrics.NewEMF(&emf), slog.New(slog.NewJSONHandler(&out, nil)))
 			res, err := h(context.Background(), ev)
 			if err != nil {
 				t.Fatal(err)
