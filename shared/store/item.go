@@ -77,8 +77,9 @@ type linkInfoItem struct {
 	ServerName string         `dynamodbav:"serverName,omitempty"`
 }
 
-// HealthShards spreads the health index over partitions: every heartbeat
-// rewrites healthDeadline, and one index partition takes ~1,000 writes/s.
+// HealthShards spreads the health index over partitions, so the sweep
+// lists its shards at once and no partition takes every claim's and end's
+// index write (one takes ~1,000 writes/s); heartbeats write none.
 const HealthShards = 16
 
 // HealthShard is the index shard of a game instance.
