@@ -25,6 +25,7 @@ type Options struct {
 	Throughput                 ThroughputOptions
 	RaceInstances, RaceCallers int
 	ColdStarts, SweepBacklog   int
+	SweepGames                 []int // games in play the sweep's reads are priced at
 	Queued                     QueuedOptions
 	BenchTime                  string
 }
@@ -57,6 +58,7 @@ type Report struct {
 	Bottleneck                Bottleneck
 	Cost                      CostModel
 	Sweep                     SweepResult
+	SweepReads                SweepReadsResult
 	Micro                     MicroResult
 	Errors                    []string
 }
@@ -114,6 +116,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.Sweep, err = MeasureSweep(ctx, o.Root, o.SweepBacklog, o.Log)
 		r.fail("health sweep backlog", err)
 	}
+	if len(o.SweepGames) > 0 {
+		progress(o.Log, "health sweep reads: %v games in play, heartbeating", o.SweepGames)
+		r.SweepReads, err = MeasureSweepReads(ctx, o.Root, o.SweepGames, o.Log)
+		r.fail("health sweep reads", err)
+	}
 	r.Micro = RunMicroBenchmarks(ctx, o.Root, o.BenchTime, o.Log)
 	r.fail("micro-benchmarks", r.Micro.Err)
 	r.derive()
@@ -144,7 +151,7 @@ func (r *Report) derive() {
 	r.Bottleneck = AnalyseThroughput(r.Throughput, r.Billed.Duration.P50)
 	r.Cost = NewCostModel(costInputs(r.Billed, r.Requests))
 	if len(r.Cost.Scenarios) > 0 {
-		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame)
+		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame, r.SweepReads.USD)
 	}
 	r.Rooms.price(r.Cost, &r.Lifecycle, r.Events.PerGame)
 	r.Queued.price(r.Cost)
