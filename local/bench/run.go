@@ -42,6 +42,7 @@ type Report struct {
 	Sizes                     *SizeReport
 	Overhead                  OverheadResult
 	CPUShare                  CPUShareResult
+	OwnTime                   OwnTimeResult
 	Fallback                  FallbackResult
 	Billed                    BilledResult
 	Requests                  RequestsResult
@@ -223,6 +224,8 @@ func (r *Report) measureFull(ctx context.Context, s *Stack) {
 	r.fail("allocate overhead", err)
 	r.CPUShare, err = MeasureCPUShare(ctx, s, OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}, o.Log)
 	r.fail("Lambda CPU share", err)
+	r.OwnTime, err = MeasureOwnTime(ctx, s, o.N, o.Log)
+	r.fail("own time beyond the floor", err)
 	r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log)
 	r.fail("fallback cost", err)
 	r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log)
