@@ -122,6 +122,9 @@ type Spec struct {
 	Cap float64
 	// routes re-plans a queued placement as its latency cap relaxes.
 	routes routes
+	// roomsListed is the first region's free rooms, listed while the claim
+	// was written (Service.listRoomsAhead); nil: listed when tried.
+	roomsListed <-chan RoomListing
 }
 
 // Resolve validates req and applies the version and region rules. Every

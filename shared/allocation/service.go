@@ -211,6 +211,7 @@ func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result
 	if err != nil {
 		return Result{}, err
 	}
+	spec.roomsListed = s.listRoomsAhead(uctx, spec, tokens)
 	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
 		return replayOf(existing), err
 	}
@@ -224,6 +225,20 @@ func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result
 		}
 	}
 	return s.finish(ctx, b, rec, run)
+}
+
+// listRoomsAhead starts listing the first region's free rooms, to be
+// read while the claim is written (see RoomLister); nil when the plan will
+// not ask the room pool there. The listing ends with ctx at the latest.
+func (s *Service) listRoomsAhead(ctx context.Context, spec Spec, tokens [][]string) <-chan RoomListing {
+	lister, ok := s.o.Rooms.(RoomLister)
+	if !ok || spec.Fingerprint.Dedicated || len(spec.Plan) == 0 || len(tokens[0]) < 2 {
+		return nil
+	}
+	pool := gameinstance.RoomPool{Region: spec.Plan[0].Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet}
+	listed := make(chan RoomListing, 1)
+	go func() { listed <- lister.ListRooms(ctx, pool, spec.Scheduling) }()
+	return listed
 }
 
 // finish records the plan's outcome on the claim rec, then region health
