@@ -2,6 +2,7 @@ package store
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,5 +54,29 @@ func TestRecordRoundTrips(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, rec) {
 		t.Fatalf("decoded\n%+v\nwant\n%+v", got, rec)
+	}
+}
+
+// Every attribute a record has is written: attributeOrder names each of
+// item's but the key and the version, and every optional one.
+func TestAttributeOrderCoversTheItem(t *testing.T) {
+	order := map[string]bool{}
+	for _, name := range attributeOrder {
+		order[name] = true
+	}
+	typ := reflect.TypeFor[item]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("dynamodbav"), ",")
+		if name != "gameInstanceId" && name != "version" && !order[name] {
+			t.Errorf("attributeOrder lacks %q", name)
+		}
+	}
+	for _, name := range optional {
+		if !order[name] {
+			t.Errorf("attributeOrder lacks the optional %q", name)
+		}
+	}
+	if len(order) != typ.NumField()-2 {
+		t.Errorf("attributeOrder has %d names, item %d attributes besides its key and version", len(order), typ.NumField()-2)
 	}
 }

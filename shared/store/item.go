@@ -63,6 +63,15 @@ type item struct {
 	QueueNextAt    int64  `dynamodbav:"queueNextAt,omitempty"`
 }
 
+// attributeOrder is every attribute a write of a record sets or clears but
+// its key and version (those have their own clauses), in item's order:
+// the order of an update's clauses.
+var attributeOrder = []string{"state", "desiredRegion", "gameServerVersion", "serverArgs", "regionInputs", "latencyRelaxed",
+	"environment", "armadaSet", "region", "fallbackUsed", "server", "placement", "roomServer", "scheduling", "dedicated", "fromMatch",
+	"attempts", "failureCode", "failureMessage", "partnerGameTokenHash", "candidateTokenHashes", "claimId", "leaseExpiresAt",
+	"createdAt", "updatedAt", "expiresAt", "linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason",
+	"unhealthyAt", "unhealthyReason", "healthShard", "healthDeadline", "queueStartedAt", "queuedUntil", "queueTicket", "queueNextAt"}
+
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
