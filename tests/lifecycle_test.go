@@ -72,7 +72,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 		},
 		"Allocating": func(id string) {
 			now := clk.Now()
-			if err := e.store.Claim(context.Background(), gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating,
+			if _, err := e.store.Claim(context.Background(), gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating,
 				ClaimID: "c", PartnerGameTokenHash: gameinstance.HashToken(tokenFor(id)), LeaseExpiresAt: now.Add(time.Minute),
 				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}, now); err != nil {
 				t.Fatal(err)

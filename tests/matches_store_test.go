@@ -162,13 +162,13 @@ func TestClaimKeepsAMatchsFailure(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := unique("gi")
-			if err := records.Claim(ctx, failed(id, tc.match), now.Add(-2*time.Minute)); err != nil {
+			if _, err := records.Claim(ctx, failed(id, tc.match), now.Add(-2*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 			if _, ok := rawItemOf(t, tables["GameInstancesTable"], store.GameInstanceKey, id)["fromMatch"]; ok != tc.match {
 				t.Fatalf("fromMatch stored %v, want %v", ok, tc.match)
 			}
-			err := records.Claim(ctx, claim(id, tc.match), now.Add(-2*time.Minute))
+			_, err := records.Claim(ctx, claim(id, tc.match), now.Add(-2*time.Minute))
 			var conflict *gameinstance.ClaimConflictError
 			switch {
 			case tc.takenOver && err != nil:

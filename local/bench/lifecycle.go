@@ -87,7 +87,7 @@ func allocated(ctx context.Context, records *store.GameInstances, g game, now ti
 	rec := gameinstance.Record{GameInstanceID: g.id, State: gameinstance.StateAllocating, ClaimID: "bench-" + g.id,
 		PartnerGameTokenHash: gameinstance.HashToken(g.token), Fingerprint: gameinstance.Fingerprint{DesiredRegion: RegionOK},
 		LeaseExpiresAt: now.Add(time.Minute), CreatedAt: now, UpdatedAt: now, HealthDeadline: now.Add(lifecycle.DefaultPolicy.LinkTimeout)}
-	err := records.Claim(ctx, rec, now)
+	_, err := records.Claim(ctx, rec, now)
 	if err == nil {
 		rec.State, rec.Region = gameinstance.StateAllocated, RegionOK
 		rec.Server = &gameinstance.Server{Address: "127.0.0.1:7777", IP: "127.0.0.1", Ports: map[string]int{"game": 7777}}

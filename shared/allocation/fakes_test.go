@@ -20,19 +20,19 @@ type memStore struct {
 	claimErr, finishErr error
 }
 
-func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.claimErr != nil {
-		return m.claimErr
+		return gameinstance.Record{}, m.claimErr
 	}
 	// As the DynamoDB store's condition: a match's Failed record is final.
 	if old, ok := m.records[rec.GameInstanceID]; ok && !(old.State == gameinstance.StateFailed && !old.Fingerprint.Match) &&
 		!(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
-		return &gameinstance.ClaimConflictError{Existing: old}
+		return gameinstance.Record{}, &gameinstance.ClaimConflictError{Existing: old}
 	}
 	m.records[rec.GameInstanceID] = rec
-	return nil
+	return rec, nil
 }
 
 func (m *memStore) Finish(_ context.Context, rec gameinstance.Record) (gameinstance.Record, error) {

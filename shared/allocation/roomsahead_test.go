@@ -37,12 +37,12 @@ type claimAfterListing struct {
 	seen  []gameinstance.RoomPool
 }
 
-func (c *claimAfterListing) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+func (c *claimAfterListing) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
 	select {
 	case pool := <-c.rooms.listed:
 		c.seen = append(c.seen, pool)
 	case <-time.After(5 * time.Second):
-		return context.DeadlineExceeded
+		return gameinstance.Record{}, context.DeadlineExceeded
 	}
 	return c.memStore.Claim(ctx, rec, takeoverBefore)
 }

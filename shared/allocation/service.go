@@ -19,10 +19,13 @@ type Store interface {
 	// Claim writes rec (state Allocating) unless the game instance has a
 	// record that is neither Failed (a match's Failed record is final) nor
 	// an Allocating claim whose lease expired before takeoverBefore; then
-	// it returns *ClaimConflictError holding that record.
-	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error
+	// it returns *ClaimConflictError holding that record. It returns the
+	// claim as stored: its createdAt (an earlier record's survives) and
+	// version.
+	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error)
 	// Finish writes the outcome if rec.ClaimID still holds the claim
-	// (ErrClaimLost otherwise) and returns the stored record.
+	// (ErrClaimLost otherwise) and returns the stored record. rec.Version
+	// is the claim's as Claim returned it, or 0 when unknown.
 	Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error)
 	// Get returns the record or ErrNotFound.
 	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
@@ -212,11 +215,15 @@ func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result
 		return Result{}, err
 	}
 	spec.roomsListed = s.listRoomsAhead(uctx, spec, tokens)
-	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
+	started := rec.CreatedAt
+	claimed, existing, err := s.claim(uctx, b, rec)
+	if existing != nil || err != nil {
 		return replayOf(existing), err
 	}
+	// Written as stored, the outcome need not be read back (Store.Finish).
+	rec.Version, rec.CreatedAt = claimed.Version, claimed.CreatedAt
 	run := s.runPlan(uctx, b, rec, spec, creds, tokens)
-	q := gameinstance.Queue{StartedAt: rec.CreatedAt, Until: rec.CreatedAt.Add(spec.QueueTimeout)}
+	q := gameinstance.Queue{StartedAt: started, Until: started.Add(spec.QueueTimeout)}
 	if delay, ok := s.waits(spec, q, run); ok {
 		// Without a message sent, nothing would retry: then the outcome
 		// is answered as it stands, a failure like any other.

@@ -42,8 +42,9 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 
 // Claim takes the game instance if it is new, Failed, or an Allocating claim
 // whose lease expired before takeoverBefore. createdAt survives a retry or
-// takeover.
-func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+// takeover. It returns the claim as stored: rec with the createdAt and
+// version the write left (from what it replaced, if anything).
+func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
 	// A claim in doubt that may hold a room is not taken over: the health
 	// sweep fails it first, giving the room back in the same transaction.
 	// A match's Failed record is final: its players were told (AllocationFailed),
@@ -62,19 +63,22 @@ func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, take
 // ticket, so of the copies of a queue message only one runs, and none once
 // a DELETE cancelled the placement.
 func (s *GameInstances) Resume(ctx context.Context, rec gameinstance.Record, ticket string) error {
-	return s.claim(ctx, rec, "#c_state = :c_queued AND queueTicket = :c_ticket", map[string]types.AttributeValue{
+	_, err := s.claim(ctx, rec, "#c_state = :c_queued AND queueTicket = :c_ticket", map[string]types.AttributeValue{
 		":c_queued": &types.AttributeValueMemberS{Value: string(gameinstance.StateQueued)},
 		":c_ticket": &types.AttributeValueMemberS{Value: ticket},
 	})
+	return err
 }
 
 // claim writes rec under condition (whose #c_state is the state); a refusal
 // is *ClaimConflictError with the record that refused it, unless that
-// record is rec's own claim, saved with its reply lost.
-func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, condition string, values map[string]types.AttributeValue) error {
+// record is rec's own claim, saved with its reply lost. It returns the
+// claim as stored: the write's UPDATED_OLD image (nothing for a new item)
+// holds the createdAt it kept and the version it counted from.
+func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, condition string, values map[string]types.AttributeValue) (gameinstance.Record, error) {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
-		return err
+		return gameinstance.Record{}, err
 	}
 	in.ConditionExpression = aws.String(condition)
 	in.ExpressionAttributeNames["#c_state"] = "state"
@@ -82,25 +86,42 @@ func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, cond
 		in.ExpressionAttributeValues[k] = v
 	}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	in.ReturnValues = types.ReturnValueUpdatedOld
 
-	_, err = s.db.UpdateItem(ctx, in)
+	out, err := s.db.UpdateItem(ctx, in)
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		if err != nil {
-			return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+			return gameinstance.Record{}, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
 		}
-		return nil
+		return claimed(rec, out.Attributes), nil
 	}
 	existing, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
 	if err != nil {
-		return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+		return gameinstance.Record{}, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
 	}
 	if existing.ClaimedBy(rec.ClaimID) {
 		// Our own claim: the write was saved, its reply lost, and the SDK's
 		// retry failed the condition against it.
-		return nil
+		return existing, nil
 	}
-	return &gameinstance.ClaimConflictError{Existing: existing}
+	return gameinstance.Record{}, &gameinstance.ClaimConflictError{Existing: existing}
+}
+
+// claimed is the claim rec as its write stored it, from the write's
+// UPDATED_OLD image: the createdAt it kept, the version after the one it
+// replaced.
+func claimed(rec gameinstance.Record, old map[string]types.AttributeValue) gameinstance.Record {
+	rec.Version = 1
+	if v, ok := old["version"].(*types.AttributeValueMemberN); ok {
+		if n, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
+			rec.Version = n + 1
+		}
+	}
+	if c, ok := old["createdAt"].(*types.AttributeValueMemberS); ok && c.Value != "" {
+		rec.CreatedAt = ParseTime(c.Value)
+	}
+	return rec
 }
 
 // conflicting is the record a failed condition met: the ALL_OLD image, or a
@@ -116,7 +137,10 @@ func (s *GameInstances) conflicting(ctx context.Context, id string, ccf *types.C
 	return rec, err
 }
 
-// Finish writes the outcome only while rec.ClaimID still holds the claim.
+// Finish writes the outcome only while rec.ClaimID still holds the claim,
+// and returns the record as stored. When rec.Version is the claim's as
+// stored (Claim returned it), that is rec at the next version: DynamoDB is
+// not asked to send the whole record back. Otherwise (0) it is.
 func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
@@ -126,7 +150,9 @@ func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (ga
 	in.ExpressionAttributeNames["#c_state"] = "state"
 	in.ExpressionAttributeValues[":c_claim"] = &types.AttributeValueMemberS{Value: rec.ClaimID}
 	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)}
-	in.ReturnValues = types.ReturnValueAllNew
+	if rec.Version == 0 {
+		in.ReturnValues = types.ReturnValueAllNew
+	}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
 
 	out, err := s.db.UpdateItem(ctx, in, outcomeWrite)
@@ -142,6 +168,10 @@ func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (ga
 	}
 	if err != nil {
 		return gameinstance.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, err)
+	}
+	if rec.Version != 0 {
+		rec.Version++
+		return toItem(rec).record(), nil // as the table holds it (times in ms, TTL in s)
 	}
 	return decode(out.Attributes)
 }
