@@ -262,30 +262,26 @@ func (s *GameInstances) update(rec gameinstance.Record, keep ...string) (*dynamo
 	names["#v"] = "version"
 	values[":v0"], values[":v1"] = &types.AttributeValueMemberN{Value: "0"}, &types.AttributeValueMemberN{Value: "1"}
 	var set, remove strings.Builder
-	set.Grow(24 * len(av))
+	set.Grow(32 * len(av))
 	set.WriteString("SET #v = if_not_exists(#v, :v0) + :v1")
 	written := 2 // the key and the version
-	for _, name := range attributeOrder {
-		value, ok := av[name]
-		n := "#" + name
-		switch {
+	for _, a := range attributeClauses {
+		switch value, ok := av[a.name]; {
 		case ok:
 			written++
-			v := ":" + name
-			names[n], values[v] = name, value
-			if slices.Contains(keep, name) {
-				set.WriteString(", " + n + " = if_not_exists(" + n + ", " + v + ")")
+			names[a.placeholder], values[a.value] = a.name, value
+			if slices.Contains(keep, a.name) {
+				set.WriteString(a.keep)
 			} else {
-				set.WriteString(", " + n + " = " + v)
+				set.WriteString(a.set)
 			}
-		case slices.Contains(optional, name):
-			names[n] = name
+		case a.optional:
+			names[a.placeholder] = a.name
 			if remove.Len() == 0 {
-				remove.WriteString(" REMOVE ")
+				remove.WriteString(" REMOVE " + a.placeholder)
 			} else {
-				remove.WriteString(", ")
+				remove.WriteString(", " + a.placeholder)
 			}
-			remove.WriteString(n)
 		}
 	}
 	if written != len(av) {
@@ -299,6 +295,24 @@ func (s *GameInstances) update(rec gameinstance.Record, keep ...string) (*dynamo
 		ExpressionAttributeValues: values,
 	}, nil
 }
+
+// attributeClause is an attribute's part of an update, spelt once: its
+// placeholders and its SET clauses, plain and if absent.
+type attributeClause struct {
+	name, placeholder, value, set, keep string
+	optional                            bool
+}
+
+// attributeClauses are attributeOrder's clauses; built once, never changed.
+var attributeClauses = func() []attributeClause {
+	out := make([]attributeClause, len(attributeOrder))
+	for i, name := range attributeOrder {
+		n, v := "#"+name, ":"+name
+		out[i] = attributeClause{name: name, placeholder: n, value: v, set: ", " + n + " = " + v,
+			keep: ", " + n + " = if_not_exists(" + n + ", " + v + ")", optional: slices.Contains(optional, name)}
+	}
+	return out
+}()
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 
