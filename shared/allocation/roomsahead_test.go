@@ -72,3 +72,51 @@ func TestAllocateListsRoomsWhileClaiming(t *testing.T) {
 		t.Fatal("a dedicated request listed rooms ahead")
 	}
 }
+
+// placingRooms places every instance on one server (a take and a callback).
+type placingRooms struct{}
+
+func (placingRooms) Place(_ context.Context, req RoomRequest) RoomResult {
+	return RoomResult{Server: &gameinstance.Server{Address: "10.0.0.9:7777"}, Address: "10.0.0.9:7777",
+		Attempts: []gameinstance.Attempt{{Region: req.Pool.Region, Status: 200, Placement: gameinstance.PlacementRoom, Server: "10.0.0.9:7777"}}}
+}
+
+// versionedStore stores claims at version 4, as if over an older record,
+// and notes the version each outcome is written with.
+type versionedStore struct {
+	*memStore
+	finished []int64
+}
+
+func (v *versionedStore) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
+	stored, err := v.memStore.Claim(ctx, rec, takeoverBefore)
+	stored.Version = 4
+	return stored, err
+}
+
+func (v *versionedStore) Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
+	v.finished = append(v.finished, rec.Version)
+	return v.memStore.Finish(ctx, rec)
+}
+
+// The outcome goes out with the claim's stored version, so the store need
+// not read it back; unless a room was taken for it, which wrote the record
+// and moved its version on: then 0, read it back.
+func TestOutcomeCarriesTheClaimsVersionUnlessARoomMovedIt(t *testing.T) {
+	for _, rooms := range []Rooms{nil, placingRooms{}} {
+		alloc := &script{queue: map[string][]error{"us-west": {nil}}}
+		svc, store := newTestService(alloc)
+		vs := &versionedStore{memStore: store}
+		svc.o.Store, svc.o.Rooms = vs, rooms
+		if _, err := svc.Allocate(context.Background(), Request{GameInstanceID: "gi-1", DesiredRegion: "us-west"}); err != nil {
+			t.Fatal(err)
+		}
+		want := int64(4)
+		if rooms != nil {
+			want = 0
+		}
+		if len(vs.finished) != 1 || vs.finished[0] != want {
+			t.Errorf("rooms %T: outcome written with versions %v, want [%d]", rooms, vs.finished, want)
+		}
+	}
+}

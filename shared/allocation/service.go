@@ -223,6 +223,9 @@ func (s *Service) allocate(ctx context.Context, req Request, match bool) (Result
 	// Written as stored, the outcome need not be read back (Store.Finish).
 	rec.Version, rec.CreatedAt = claimed.Version, claimed.CreatedAt
 	run := s.runPlan(uctx, b, rec, spec, creds, tokens)
+	if run.tookRooms() {
+		rec.Version = 0 // a take (and a give-back) moved it on: read the outcome back
+	}
 	q := gameinstance.Queue{StartedAt: started, Until: started.Add(spec.QueueTimeout)}
 	if delay, ok := s.waits(spec, q, run); ok {
 		// Without a message sent, nothing would retry: then the outcome
@@ -246,6 +249,17 @@ func (s *Service) listRoomsAhead(ctx context.Context, spec Spec, tokens [][]stri
 	listed := make(chan RoomListing, 1)
 	go func() { listed <- lister.ListRooms(ctx, pool, spec.Scheduling) }()
 	return listed
+}
+
+// tookRooms: a room was taken for the claim (and maybe given back), each
+// a write of the instance's record that moved its version on.
+func (run planRun) tookRooms() bool {
+	for _, a := range run.attempts {
+		if a.outcome == outcomeRoom {
+			return true
+		}
+	}
+	return false
 }
 
 // finish records the plan's outcome on the claim rec, then region health
