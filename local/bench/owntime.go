@@ -29,8 +29,9 @@ const (
 // OwnTimeResult is the allocate function's own time beyond its floor, on
 // a full core and (where the machine can confine it) at 128 MB's share.
 type OwnTimeResult struct {
-	Rows        []OwnTimeRow
-	Unavailable string // why there is no 128 MB row
+	Rows          []OwnTimeRow
+	Unavailable   string // why there is no 128 MB row
+	Goal, Goal128 time.Duration
 }
 
 // OwnTimeRow is one CPU share: the function's duration (as the Runtime API
@@ -52,7 +53,7 @@ type OwnTimeRow struct {
 // size of the function's (a claim that the item is new, an outcome that
 // the claim is still ours), each pair in turn.
 func MeasureOwnTime(ctx context.Context, s *Stack, n int, log io.Writer) (OwnTimeResult, error) {
-	var res OwnTimeResult
+	res := OwnTimeResult{Goal: OwnTimeGoal, Goal128: OwnTimeGoal128}
 	ctx, cancel := context.WithTimeout(ctx, 3*time.Minute)
 	defer cancel()
 	env, err := s.FunctionEnv(AllocateFunction, s.Refs)

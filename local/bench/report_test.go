@@ -110,6 +110,11 @@ func fixedReport() *Report {
 				{N: 1, FirstShard: 2, TakenOn: 10000, Reviewed: 10000, Took: 24 * time.Second, PerSecond: 417, MinShard: 625, MaxShard: 625},
 				{N: 2, FirstShard: 3, TakenOn: 10000, Reviewed: 10000, Took: 16 * time.Second, PerSecond: 625, MinShard: 613, MaxShard: 635},
 			}},
+		OwnTime: OwnTimeResult{Goal: OwnTimeGoal, Goal128: OwnTimeGoal128, Rows: []OwnTimeRow{
+			{Function: Summary{N: 200, P50: 31 * msec}, Floor: Summary{N: 200, P50: 28500 * time.Microsecond}, Direct: Summary{P50: 21 * msec},
+				Writes: Summary{P50: 7500 * time.Microsecond}, Own: 2500 * time.Microsecond, Paired: 2400 * time.Microsecond, Goal: OwnTimeGoal, Met: true},
+			{MemoryMB: 128, Function: Summary{N: 200, P50: 34 * msec}, Floor: Summary{N: 200, P50: 28 * msec}, Direct: Summary{P50: 21 * msec},
+				Writes: Summary{P50: 7 * msec}, Own: 6 * msec, Paired: 5800 * time.Microsecond, Goal: OwnTimeGoal128, ThrottledPerInvoke: 1.2}}},
 		SweepReads: SweepReadsResult{Goal: SweepReadsGoal, At: []SweepReadsAt{sweepReadsAt(1000, 8, 1.5), sweepReadsAt(100000, 704, 150)}},
 		Micro:      MicroResult{Command: "go test -run '^$' -bench . ./shared/...", Lines: []string{"pkg: x", "BenchmarkX-2 \t 10 \t 5 ns/op"}, Took: 7 * time.Second},
 	}
@@ -173,6 +178,9 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		"| 5. A heartbeat's write units, on average (FunctionUrl every 30s; a refused write counted as 1) | 1.50 (0.50 on the index) | ≤ 1.05 | ❌ no |",
 		"| Health sweep reads per 1M 20m0s games, warm, at 1000 / 100000 games in play | $0.58 / $0.58 (cold every run: $1.14 / $1.14) | < $1.00 | ✅ yes |",
 		"| 100000 | cold | 100000 | 100000 | 116, 704.0 | 1666, 50000.0 | 10s | 150ms |",
+		"| 2. Allocate: the function's own p50 beyond its floor (a direct allocator call + two conditional writes), on a full core | 2.5 ms (paired 2.4 ms) | ≤ 3.0 ms | ✅ yes |",
+		"| 2. Allocate: the function's own p50 beyond its floor (a direct allocator call + two conditional writes), at 128 MB's CPU share | 6.0 ms (paired 5.8 ms) | ≤ 5.0 ms | ❌ no |",
+		"| 128 MB's share | 34.0 ms | 28.0 ms (21.0 ms + 7.0 ms) | **6.0 ms** | 5.8 ms | 1.20 | ≤ 5.0 ms | ❌ no |",
 		"| 100000 | 0.0070 | 0.50 (1.00) | 0.250 | **$0.58** | $1.14 |",
 		"| **FunctionUrl, 30s** (default) | 42.0 | 42.0 | 2.00 | 65.00 (23.00) | $49.49 | **$57.90** |",
 		"| HttpApi, 30s | 42.0 | 42.0 | 22.00 | 65.00 (23.00) | $93.99 | $102.40 |",
@@ -271,7 +279,8 @@ func TestMarkdownRendersEverySection(t *testing.T) {
 		}
 	}
 	wantHeadings := []string{"# Benchmarks", "## Summary", "## Machine", "## Method", "## 1. Cold start and binary size", "### Cold start",
-		"### Binary size", "## 2. Allocate overhead", "### At Lambda's CPU share", "### DynamoDB and Secrets Manager requests per allocation",
+		"### Binary size", "## 2. Allocate overhead", "### At Lambda's CPU share", "### The function's own time beyond its floor",
+		"### DynamoDB and Secrets Manager requests per allocation",
 		"### A session placed in a room", "## 3. Fallback cost",
 		"## 4. Throughput", "## 5. Cost model", "### The game server's calls (not part of the per-allocation goal)", "### Lifecycle events (not part of the per-allocation goal)",
 		"### A game when servers hold 4 rooms (not part of the per-allocation goal)",
