@@ -46,11 +46,34 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 // whose lease expired before takeoverBefore. createdAt survives a retry or
 // takeover. It returns the claim as stored: rec with the createdAt and
 // version the write left (from what it replaced, if anything).
+//
+// Most claims are of a new game instance, so the first write is the
+// cheapest DynamoDB has: a PutItem of the whole record, on the condition
+// that there is none (no update expression to parse). Only when a record is
+// there does an UpdateItem decide, one that keeps its createdAt and counts
+// its version on: a retry of a Failed allocation or a takeover, which so
+// pay one refused write more. A replay pays the refused put alone, as it
+// paid the refused update.
 func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
+	stored, existing, err := s.claimNew(ctx, rec)
+	switch {
+	case err != nil:
+		return gameinstance.Record{}, err
+	case existing == nil && stored.GameInstanceID != "":
+		return stored, nil
+	case existing == nil:
+		// Refused, yet gone when read (a record expiring): the update's
+		// condition decides.
+	case existing.ClaimedBy(rec.ClaimID):
+		return *existing, nil // our own put, saved with its reply lost
+	case !claimable(*existing, takeoverBefore):
+		return gameinstance.Record{}, &gameinstance.ClaimConflictError{Existing: *existing}
+	}
 	// A claim in doubt that may hold a room is not taken over: the health
 	// sweep fails it first, giving the room back in the same transaction.
 	// A match's Failed record is final: its players were told (AllocationFailed),
-	// so a late copy of its event must not place it after all.
+	// so a late copy of its event must not place it after all. The condition
+	// decides, claimable only saves a write that would be refused.
 	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR (#c_state = :c_failed AND attribute_not_exists(fromMatch)) OR "+
 		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))",
 		map[string]types.AttributeValue{
@@ -58,6 +81,51 @@ func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, take
 			":c_allocating": &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)},
 			":c_takeover":   &types.AttributeValueMemberN{Value: formatInt(takeoverBefore.UnixMilli())},
 		})
+}
+
+// claimable is Claim's condition on a record found: Failed (a match's is
+// final), or an Allocating claim whose lease ran out before takeoverBefore
+// and that holds no room.
+func claimable(rec gameinstance.Record, takeoverBefore time.Time) bool {
+	switch rec.State {
+	case gameinstance.StateFailed:
+		return !rec.Fingerprint.Match
+	case gameinstance.StateAllocating:
+		return rec.LeaseExpiresAt.Before(takeoverBefore) && rec.RoomServer == ""
+	}
+	return false
+}
+
+// claimNew puts rec, at version 1, if the game instance has no record
+// (stored is then rec as stored); existing is the record there when it has
+// one. Both are empty when the put was refused and the record then gone.
+func (s *GameInstances) claimNew(ctx context.Context, rec gameinstance.Record) (stored gameinstance.Record, existing *gameinstance.Record, err error) {
+	rec.Version = 1
+	item, err := Encode(rec)
+	if err != nil {
+		return gameinstance.Record{}, nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
+	}
+	if size := ItemSize(item); size > MaxItemBytes-itemSizeMargin {
+		return gameinstance.Record{}, nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, gameinstance.ErrTooLarge)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+		ConditionExpression:                 aws.String("attribute_not_exists(gameInstanceId)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		if err != nil {
+			return gameinstance.Record{}, nil, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+		}
+		return toItem(rec).record(), nil, nil
+	}
+	found, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
+	if errors.Is(err, gameinstance.ErrNotFound) {
+		return gameinstance.Record{}, nil, nil
+	}
+	if err != nil {
+		return gameinstance.Record{}, nil, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+	}
+	return gameinstance.Record{}, &found, nil
 }
 
 // Resume takes a queued placement for the queue worker's next attempt: rec
