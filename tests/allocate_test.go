@@ -189,7 +189,7 @@ func TestClaimInFlightAndExpiredLease(t *testing.T) {
 		rec := gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating, ClaimID: "dead-lambda",
 			Fingerprint: gameinstance.Fingerprint{DesiredRegion: "us-west"}, LeaseExpiresAt: now.Add(lease),
 			CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
-		if err := e.store.Claim(ctx, rec, now); err != nil {
+		if _, err := e.store.Claim(ctx, rec, now); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -209,9 +209,14 @@ func TestClaimInFlightAndExpiredLease(t *testing.T) {
 	}
 	claim("gi-dead", -lifecycle.DefaultPolicy.LinkTimeout-time.Second)
 	created := str(e.rawItem(t, "gi-dead"), "createdAt")
-	e.allocate(t, `{"gameInstanceId":"gi-dead","desiredRegion":"us-west"}`).expect(t, http.StatusCreated, "")
-	if got := str(e.rawItem(t, "gi-dead"), "createdAt"); got != created {
-		t.Fatalf("createdAt changed on takeover: %s -> %s", created, got)
+	r = e.allocate(t, `{"gameInstanceId":"gi-dead","desiredRegion":"us-west"}`).expect(t, http.StatusCreated, "")
+	if got := str(e.rawItem(t, "gi-dead"), "createdAt"); got != created || r.Body["createdAt"] != created {
+		t.Fatalf("createdAt changed on takeover: %s -> stored %s, answered %v", created, got, r.Body["createdAt"])
+	}
+	// The outcome is answered as stored without being read back: the
+	// answer is what a GET reads.
+	if got := e.do(t, http.MethodGet, "/v1/allocations/gi-dead", "").expect(t, http.StatusOK, ""); got.Raw != r.Raw {
+		t.Fatalf("answered\n%s\nbut stored\n%s", r.Raw, got.Raw)
 	}
 	if n := len(e.stub.Calls()); n != 1 {
 		t.Fatalf("%d upstream calls, want 1 (only the takeover)", n)

@@ -53,7 +53,7 @@ func TestContractCoversEveryOperation(t *testing.T) {
 	e.allocate(t, alloc(unique("gi-contract"), "slow")).expect(t, 504, "UPSTREAM_TIMEOUT")
 	now := time.Now().UTC()
 	// An allocation in flight: a claim of the same request.
-	if err := e.store.Claim(ctx, gameinstance.Record{GameInstanceID: claimed, State: gameinstance.StateAllocating, ClaimID: "c",
+	if _, err := e.store.Claim(ctx, gameinstance.Record{GameInstanceID: claimed, State: gameinstance.StateAllocating, ClaimID: "c",
 		Fingerprint:          gameinstance.Fingerprint{DesiredRegion: "us-west", GameServerVersion: "prag::sample-game-armada-set", ServerArgs: "-map=arena"},
 		PartnerGameTokenHash: gameinstance.HashToken(tokenFor(claimed)), LeaseExpiresAt: now.Add(time.Minute),
 		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}, now); err != nil {

@@ -26,6 +26,7 @@ const (
 // fails its condition against the write itself.
 type lostReply struct {
 	name  string
+	op    string // the write's operation: PutItem, else UpdateItem
 	write string // which write loses its reply
 	times int    // how many of its replies in a row (the SDK tries 3 times, the outcome write 5)
 	// setup brings the game instance to where the call starts, with the
@@ -56,15 +57,23 @@ func TestLostReplies(t *testing.T) {
 		e.server(t, "link", id, "").expect(t, http.StatusOK, "")
 	}
 	rows := []lostReply{
-		{name: "claim", write: claimWrite, times: 1, call: allocate,
+		{name: "claim", op: "PutItem", write: claimWrite, times: 1, call: allocate,
 			status: 201, state: "Allocated", version: "2", next: replay},
-		{name: "claim, every SDK attempt", write: claimWrite, times: 3, call: allocate,
+		{name: "claim, every SDK attempt", op: "PutItem", write: claimWrite, times: 3, call: allocate,
 			status: 201, state: "Allocated", version: "2", next: replay},
-		{name: "outcome", write: outcomeWrite, times: 1, call: allocate,
+		// A claim over a record (here a Failed one) is the update after the
+		// refused put.
+		{name: "claim over a Failed record", write: claimWrite, times: 1,
+			setup: func(t *testing.T, e *env, _ *harness.Clock, id string) {
+				e.stub.Queue("us-west", gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"})
+				allocate(t, e, id).expect(t, http.StatusServiceUnavailable, "NO_CAPACITY")
+			},
+			call: allocate, status: 201, state: "Allocated", version: "4", next: replay},
+		{name: "outcome", op: "PutItem", write: outcomeWrite, times: 1, call: allocate,
 			status: 201, state: "Allocated", version: "2", next: replay},
-		{name: "outcome, every SDK attempt", write: outcomeWrite, times: 5, call: allocate,
+		{name: "outcome, every SDK attempt", op: "PutItem", write: outcomeWrite, times: 5, call: allocate,
 			status: 201, state: "Allocated", version: "2", next: replay},
-		{name: "failed outcome", write: outcomeWrite, times: 1,
+		{name: "failed outcome", op: "PutItem", write: outcomeWrite, times: 1,
 			setup: func(t *testing.T, e *env, _ *harness.Clock, _ string) {
 				e.stub.Queue("us-west", gfemu.Answer{Status: http.StatusNotFound, Error: "no game server available"})
 			},
@@ -126,7 +135,11 @@ func TestLostReplies(t *testing.T) {
 			if row.setup != nil {
 				row.setup(t, e, clk, id)
 			}
-			rule := proxy.Lose("UpdateItem", row.write, row.times)
+			op := row.op
+			if op == "" {
+				op = "UpdateItem"
+			}
+			rule := proxy.Lose(op, row.write, row.times)
 			r := row.call(t, e, id).expect(t, row.status, row.code)
 			if lost := proxy.Lost(rule); lost != row.times {
 				t.Fatalf("%d replies lost, want %d: the write under test was not the one called", lost, row.times)

@@ -72,7 +72,7 @@ func TestLifecycleStateMachine(t *testing.T) {
 		},
 		"Allocating": func(id string) {
 			now := clk.Now()
-			if err := e.store.Claim(context.Background(), gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating,
+			if _, err := e.store.Claim(context.Background(), gameinstance.Record{GameInstanceID: id, State: gameinstance.StateAllocating,
 				ClaimID: "c", PartnerGameTokenHash: gameinstance.HashToken(tokenFor(id)), LeaseExpiresAt: now.Add(time.Minute),
 				CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}, now); err != nil {
 				t.Fatal(err)
@@ -251,12 +251,12 @@ func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 
 	clk.Set(t0.Add(150 * time.Second))
 	sum, err := e.lifecycle.Sweep(context.Background())
-	// A heartbeat puts the index key at its deadline rounded down to a
-	// minute (it moves the key at most once a minute), so a heartbeating
-	// instance's key may be early: then it is found, its real deadline
-	// re-derived, and its key moved, never marked.
-	if err != nil || sum.Marked != 16 || sum.LinkTimeouts != 8 || sum.MissedHeartbeats != 8 || sum.Due != 16+sum.Moved || sum.Moved > len(heartbeating) {
-		t.Fatalf("sweep = %+v, %v; want 16 marked: 8 link timeouts, 8 missed heartbeats (and at most the 8 heartbeating moved)", sum, err)
+	// A heartbeat leaves the index key where the claim put it (t0+2m), so
+	// the heartbeating instances are listed too: read, found alive, left
+	// where they are, never marked or moved.
+	if err != nil || sum.Marked != 16 || sum.LinkTimeouts != 8 || sum.MissedHeartbeats != 8 || sum.Due != 16 || sum.Moved != 0 ||
+		sum.Listed != 24 || sum.Checked != 24 {
+		t.Fatalf("sweep = %+v, %v; want 24 listed and read, 16 marked: 8 link timeouts, 8 missed heartbeats", sum, err)
 	}
 	expectStates := func(ids []string, state, reason string) {
 		t.Helper()
@@ -273,8 +273,9 @@ func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 	expectStates(fresh, "Allocated", "")
 	expectStates(ended, "Ended", "")
 
-	if sum, err := e.lifecycle.Sweep(context.Background()); err != nil || sum.Due != 0 || sum.Marked != 0 {
-		t.Fatalf("second sweep = %+v, %v; want nothing due", sum, err)
+	// The warm sweep knows the heartbeating ones cannot be overdue yet.
+	if sum, err := e.lifecycle.Sweep(context.Background()); err != nil || sum.Due != 0 || sum.Marked != 0 || sum.Listed != 8 || sum.Checked != 0 {
+		t.Fatalf("second sweep = %+v, %v; want nothing due, nothing read", sum, err)
 	}
 	// A heartbeat does not revive an Unhealthy instance.
 	if r := e.server(t, "heartbeat", silent[0], "").expect(t, 200, ""); r.Body["state"] != "Unhealthy" {
@@ -289,7 +290,8 @@ func TestHealthSweepFindsExactlyTheDue(t *testing.T) {
 // A heartbeat is written at most once per HEALTH_PERIOD when servers beat
 // faster (read first), and at once when they beat once a period (write
 // first); either way the recorded deadline is never more than a period
-// earlier than the last heartbeat's own.
+// earlier than the last heartbeat's own, and no heartbeat moves the health
+// index key the link left.
 func TestHeartbeatWrites(t *testing.T) {
 	tests := []struct {
 		name       string
@@ -312,6 +314,7 @@ func TestHeartbeatWrites(t *testing.T) {
 			id := unique("gi-beat")
 			e.allocated(t, id)
 			e.server(t, "link", id, "").expect(t, 200, "")
+			key := num(e.rawItem(t, id), "healthDeadline")
 			clk.Set(clk.Now().Add(p.InitialDelay))
 			writes := 0
 			for at := tc.every; at <= 3*time.Minute; at += tc.every {
@@ -324,6 +327,9 @@ func TestHeartbeatWrites(t *testing.T) {
 				}
 				if num(e.rawItem(t, id), "version") != before {
 					writes++
+				}
+				if k := num(e.rawItem(t, id), "healthDeadline"); k != key {
+					t.Fatalf("at %v a heartbeat moved the index key from %s to %s", at, key, k)
 				}
 				rec, err := e.store.Get(context.Background(), id)
 				if err != nil {

@@ -165,7 +165,7 @@ func TestClaimKeepsAMatchsFailure(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			id := unique("gi")
-			if err := records.Claim(ctx, failed(id, tc.fp), now.Add(-2*time.Minute)); err != nil {
+			if _, err := records.Claim(ctx, failed(id, tc.fp), now.Add(-2*time.Minute)); err != nil {
 				t.Fatal(err)
 			}
 			item := rawItemOf(t, tables["GameInstancesTable"], store.GameInstanceKey, id)
@@ -174,7 +174,7 @@ func TestClaimKeepsAMatchsFailure(t *testing.T) {
 					t.Fatalf("%s stored %v", attr, ok)
 				}
 			}
-			err := records.Claim(ctx, claim(id, tc.fp), now.Add(-2*time.Minute))
+			_, err := records.Claim(ctx, claim(id, tc.fp), now.Add(-2*time.Minute))
 			var conflict *gameinstance.ClaimConflictError
 			switch {
 			case tc.takenOver && err != nil:

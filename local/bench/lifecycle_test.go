@@ -28,10 +28,14 @@ func TestLifecycleScenarioPrice(t *testing.T) {
 	if fn.Calls != 42 || fn.Heartbeats != 40 || !near(fn.WriteUnits, 3+40*1.5+2) || !near(fn.IndexWrites, 2+40*0.5+1) || !near(fn.ReadUnits, 2) {
 		t.Fatalf("per game: %+v", fn)
 	}
-	fn.price(3.25, 4.5)
+	fn.price(3.25, 4.5, 0.6)
 	calls := 42*0.20 + 42*3*lambdaUSDPerMs + 2*prices.DynamoRRU + 65*prices.DynamoWRU
-	if !near(fn.CallsUSD, calls) || !near(fn.WholeLife, 3.25+calls+4.5) {
-		t.Errorf("function URL: calls $%.4f, whole life $%.4f; want $%.4f, $%.4f", fn.CallsUSD, fn.WholeLife, calls, 3.25+calls+4.5)
+	if !near(fn.CallsUSD, calls) || !near(fn.WholeLife, 3.25+calls+4.5+0.6) {
+		t.Errorf("function URL: calls $%.4f, whole life $%.4f; want $%.4f, $%.4f", fn.CallsUSD, fn.WholeLife, calls, 3.25+calls+4.5+0.6)
+	}
+	// 1.5 write units a heartbeat: over issue 35's 1.05.
+	if fn.HeartbeatMet || !near(fn.HeartbeatWrites, 60) {
+		t.Errorf("heartbeats: met %v, %.2f write units per game", fn.HeartbeatMet, fn.HeartbeatWrites)
 	}
 	// The calls' price is the per-call prices summed, however itemised.
 	if sum := fn.Link.At(FunctionURL) + 40*fn.Heartbeat.At(FunctionURL) + fn.End.At(FunctionURL); !near(sum, fn.CallsUSD) {
@@ -42,12 +46,12 @@ func TestLifecycleScenarioPrice(t *testing.T) {
 		t.Errorf("top %+v, met %v, missed by %.2f", fn.Top, fn.Met, fn.MissedBy)
 	}
 	api := measuredGame(HTTPAPI, 10*time.Second, 0.5, 0.1)
-	api.price(3.25, 4.5)
+	api.price(3.25, 4.5, 0.6)
 	want := 42*(1.00+0.20+3*lambdaUSDPerMs) + (2+40*0.5)*prices.DynamoRRU + (5+40*0.1)*prices.DynamoWRU
 	if !near(api.CallsUSD, want) || !api.Default {
 		t.Errorf("HTTP API: calls $%.4f, want $%.4f (default %v)", api.CallsUSD, want, api.Default)
 	}
-	if api.Top.Item != "HTTP API requests" {
+	if api.Top.Item != "HTTP API requests" || !api.HeartbeatMet {
 		t.Errorf("HTTP API: top %+v", api.Top)
 	}
 }
@@ -62,7 +66,7 @@ func TestLifecycleDefaults(t *testing.T) {
 	for i, sc := range l.Scenarios {
 		l.Scenarios[i] = measuredGame(sc.Endpoint, sc.Every, 0, 1)
 	}
-	l.price(3, 4)
+	l.price(3, 4, 0.5)
 	if l.Default == nil || l.Default.Endpoint != FunctionURL || l.Default.Every != 30*time.Second ||
 		l.HTTPDefault == nil || l.HTTPDefault.Endpoint != HTTPAPI || l.HTTPDefault.Every != 10*time.Second {
 		t.Fatalf("defaults %+v, %+v", l.Default, l.HTTPDefault)

@@ -33,9 +33,9 @@ func TestSharedGame(t *testing.T) {
 		e   Endpoint
 		per float64 // the endpoint's charge per call
 	}{{FunctionURL, 0}, {HTTPAPI, 1}} {
-		got := SharedGame(4, tt.e, 3, 7, 50, g, 4, 8)
-		want := GameCost{Allocation: (3 + 3*7) / 4.0, Link: (8 + 3*4 + 2 + 5*tt.per) / 4.0, End: 5 + tt.per, Events: (4 + 3*8) / 4.0, Heartbeats: 50}
-		want.Total = want.Allocation + want.Link + want.End + want.Events + want.Heartbeats
+		got := SharedGame(4, tt.e, 3, 7, 50, 0.6, g, 4, 8)
+		want := GameCost{Allocation: (3 + 3*7) / 4.0, Link: (8 + 3*4 + 2 + 5*tt.per) / 4.0, End: 5 + tt.per, Events: (4 + 3*8) / 4.0, Heartbeats: 50, Sweep: 0.6}
+		want.Total = want.Allocation + want.Link + want.End + want.Events + want.Heartbeats + want.Sweep
 		for _, c := range []struct {
 			item      string
 			got, want float64
@@ -47,7 +47,7 @@ func TestSharedGame(t *testing.T) {
 		}
 	}
 	// A capacity of one is a dedicated server: nothing is shared.
-	if one := SharedGame(1, FunctionURL, 3, 7, 50, g, 4, 8); !near(one.Allocation, 3) || !near(one.Events, 4) || !near(one.Link, 10) {
+	if one := SharedGame(1, FunctionURL, 3, 7, 50, 0.6, g, 4, 8); !near(one.Allocation, 3) || !near(one.Events, 4) || !near(one.Link, 10) {
 		t.Errorf("capacity 1: %+v", one)
 	}
 }
@@ -55,7 +55,7 @@ func TestSharedGame(t *testing.T) {
 // A dedicated game is the scenario's measured whole game as priced.
 func TestDedicatedGame(t *testing.T) {
 	sc := measuredGame(HTTPAPI, 10*time.Second, 0.5, 0.1)
-	sc.price(3.25, 4.5)
+	sc.price(3.25, 4.5, 0.6)
 	if g := DedicatedGame(sc); !near(g.Total, sc.WholeLife) || !near(g.Heartbeats, 40*sc.Heartbeat.At(HTTPAPI)) {
 		t.Errorf("dedicated $%.4f (heartbeats $%.4f), scenario's whole life $%.4f", g.Total, g.Heartbeats, sc.WholeLife)
 	}
@@ -66,7 +66,7 @@ func TestDedicatedGame(t *testing.T) {
 func TestRoomsPriceNeedsItsPhases(t *testing.T) {
 	m := NewCostModel(CostInputs{BilledMs: 30, WRU: 3, IndexWRU: 1, HealthReadRRU: 2})
 	l := LifecycleResult{Scenarios: []LifecycleScenario{measuredGame(FunctionURL, 30*time.Second, 0, 1), measuredGame(HTTPAPI, 10*time.Second, 0.5, 0.1)}}
-	l.price(m.Scenarios[0].Total, 4.5)
+	l.price(m.Scenarios[0].Total, 4.5, 0.6)
 	var none RoomsResult
 	none.price(m, &l, 4.5)
 	if len(none.ByEndpoint) != 0 || none.PlacementUSD != 0 {
@@ -80,7 +80,7 @@ func TestRoomsPriceNeedsItsPhases(t *testing.T) {
 	}
 	for _, a := range r.ByEndpoint {
 		if a.Dedicated.Allocation != m.Scenarios[0].Total || a.Shared.Total == 0 || !near(a.SharedRatio, a.Shared.Total/a.Dedicated.Total) ||
-			a.Met != (a.Shared.Total <= RoomsGoal) || a.Top.USD < a.Shared.Heartbeats {
+			a.Met != (a.Shared.Total < a.Dedicated.Total) || a.Top.USD < a.Shared.Heartbeats || !near(a.Shared.Sweep, 0.6) {
 			t.Errorf("priced %+v", a)
 		}
 	}

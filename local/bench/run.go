@@ -25,6 +25,7 @@ type Options struct {
 	Throughput                 ThroughputOptions
 	RaceInstances, RaceCallers int
 	ColdStarts, SweepBacklog   int
+	SweepGames                 []int // games in play the sweep's reads are priced at
 	Queued                     QueuedOptions
 	BenchTime                  string
 }
@@ -42,6 +43,7 @@ type Report struct {
 	Overhead                  OverheadResult
 	AgonesOverhead            OverheadResult // the Agones path's, beside Overhead
 	CPUShare                  CPUShareResult
+	OwnTime                   OwnTimeResult
 	Fallback                  FallbackResult
 	Billed                    BilledResult
 	Requests                  RequestsResult
@@ -58,6 +60,7 @@ type Report struct {
 	Bottleneck                Bottleneck
 	Cost                      CostModel
 	Sweep                     SweepResult
+	SweepReads                SweepReadsResult
 	Micro                     MicroResult
 	Errors                    []string
 }
@@ -116,6 +119,11 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		r.Sweep, err = MeasureSweep(ctx, o.Root, o.SweepBacklog, o.Log)
 		r.fail("health sweep backlog", err)
 	}
+	if len(o.SweepGames) > 0 {
+		progress(o.Log, "health sweep reads: %v games in play, heartbeating", o.SweepGames)
+		r.SweepReads, err = MeasureSweepReads(ctx, o.Root, o.SweepGames, o.Log)
+		r.fail("health sweep reads", err)
+	}
 	r.Micro = RunMicroBenchmarks(ctx, o.Root, o.BenchTime, o.Log)
 	r.fail("micro-benchmarks", r.Micro.Err)
 	r.derive()
@@ -146,7 +154,7 @@ func (r *Report) derive() {
 	r.Bottleneck = AnalyseThroughput(r.Throughput, r.Billed.Duration.P50)
 	r.Cost = NewCostModel(costInputs(r.Billed, r.Requests))
 	if len(r.Cost.Scenarios) > 0 {
-		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame)
+		r.Lifecycle.price(r.Cost.Scenarios[0].Total, r.Events.PerGame, r.SweepReads.USD)
 	}
 	r.Rooms.price(r.Cost, &r.Lifecycle, r.Events.PerGame)
 	r.Queued.price(r.Cost)
@@ -220,6 +228,8 @@ func (r *Report) measureFull(ctx context.Context, s *Stack) {
 	r.fail("Agones allocate overhead", err)
 	r.CPUShare, err = MeasureCPUShare(ctx, s, OverheadOptions{N: max(o.N/2, 20), Warmup: overheadWarmup, Cap: 60 * time.Second}, o.Log)
 	r.fail("Lambda CPU share", err)
+	r.OwnTime, err = MeasureOwnTime(ctx, s, o.N, o.Log)
+	r.fail("own time beyond the floor", err)
 	r.Fallback, err = MeasureFallback(ctx, s, sample, o.Log)
 	r.fail("fallback cost", err)
 	r.Billed, err = MeasureBilled(ctx, s, o.N, o.Log)

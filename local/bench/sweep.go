@@ -8,6 +8,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
+
 	"github.com/gamefabric-alloc/allocsvc/local/harness"
 	"github.com/gamefabric-alloc/allocsvc/local/sweepload"
 	"github.com/gamefabric-alloc/allocsvc/local/template"
@@ -76,25 +78,13 @@ func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (Sweep
 		Dispatch: dispatch, Floor: float64(lifecycle.SweepLimit) / dispatch.Seconds()}
 	ctx, cancel := context.WithTimeout(ctx, sweepMaxRuns*sweepload.LambdaTimeout+2*time.Minute)
 	defer cancel()
-	ddb, err := harness.StartDynamoDBLocal(ctx)
+	ddb, db, tables, err := ownDynamoDB(ctx, root)
 	if err != nil {
-		return res, fmt.Errorf("DynamoDB Local: %w", err)
+		return res, err
 	}
 	defer ddb.Stop()
-	tpl, err := template.Load(filepath.Join(root, "template.yaml"))
+	names, err := tables("bench-sweep-")
 	if err != nil {
-		return res, err
-	}
-	tables, err := tpl.Tables()
-	if err != nil {
-		return res, err
-	}
-	names := map[string]string{}
-	for _, t := range tables {
-		names[t.LogicalID] = "bench-sweep-" + t.LogicalID
-	}
-	db := harness.NewDynamoDB(harness.AWSConfig(), ddb.Endpoint)
-	if err := template.CreateTables(ctx, db, tpl, names); err != nil {
 		return res, err
 	}
 	table := names["GameInstancesTable"]
@@ -128,4 +118,30 @@ func MeasureSweep(ctx context.Context, root string, n int, log io.Writer) (Sweep
 		return res, fmt.Errorf("after %d runs: %d still due, stored states %v, %d runs starved a shard", len(res.Runs), res.Left, res.States, res.StarvedRuns)
 	}
 	return res, nil
+}
+
+// ownDynamoDB starts a DynamoDB Local of a phase's own (no stack or
+// scheduled sweep competes); tables creates template.yaml's tables on it,
+// each named prefix+logical ID, and returns their names by logical ID.
+func ownDynamoDB(ctx context.Context, root string) (*harness.Process, *dynamodb.Client, func(prefix string) (map[string]string, error), error) {
+	tpl, err := template.Load(filepath.Join(root, "template.yaml"))
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	ddb, err := harness.StartDynamoDBLocal(ctx)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("DynamoDB Local: %w", err)
+	}
+	db := harness.NewDynamoDB(harness.AWSConfig(), ddb.Endpoint)
+	return ddb, db, func(prefix string) (map[string]string, error) {
+		tables, err := tpl.Tables()
+		if err != nil {
+			return nil, err
+		}
+		names := map[string]string{}
+		for _, t := range tables {
+			names[t.LogicalID] = prefix + t.LogicalID
+		}
+		return names, template.CreateTables(ctx, db, tpl, names)
+	}, nil
 }

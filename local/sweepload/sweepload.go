@@ -37,6 +37,27 @@ const seedWriters = 8
 // Seed writes n records due at now under policy, as the service would have
 // left them, and returns their ids (prefix-0 … prefix-(n-1)).
 func Seed(ctx context.Context, db *dynamodb.Client, table, prefix string, n int, policy lifecycle.Policy, now time.Time) ([]string, error) {
+	return seed(ctx, db, table, prefix, n, func(id string, i int) gameinstance.Record {
+		return dueRecord(id, i%LinkedEvery == 0, policy, now)
+	})
+}
+
+// SeedLive writes n Linked instances (prefix-0 … prefix-(n-1)) linked at
+// linkedAt whose servers heartbeat every policy.Period, each at its own
+// offset, up to now: their last heartbeat is within a Period before now,
+// their index key where the link left it. Called again with a later now,
+// it writes the heartbeats since.
+func SeedLive(ctx context.Context, db *dynamodb.Client, table, prefix string, n int, policy lifecycle.Policy, linkedAt, now time.Time) ([]string, error) {
+	return seed(ctx, db, table, prefix, n, func(id string, i int) gameinstance.Record {
+		rec := dueRecord(id, true, policy, linkedAt.Add(time.Hour-5*time.Second))
+		rec.LastHeartbeatAt = now.Add(-time.Duration(i) * 997 * time.Millisecond % policy.Period)
+		rec.UpdatedAt, rec.HealthDeadline = rec.LastHeartbeatAt, linkedAt.Add(policy.InitialDelay+policy.Period*time.Duration(policy.FailureThreshold))
+		return rec
+	})
+}
+
+// seed writes record(id, i) for ids prefix-0 … prefix-(n-1), in batches.
+func seed(ctx context.Context, db *dynamodb.Client, table, prefix string, n int, record func(id string, i int) gameinstance.Record) ([]string, error) {
 	ids := make([]string, n)
 	g, gctx := errgroup.WithContext(ctx)
 	g.SetLimit(seedWriters)
@@ -44,7 +65,7 @@ func Seed(ctx context.Context, db *dynamodb.Client, table, prefix string, n int,
 		batch := make([]types.WriteRequest, 0, 25)
 		for i := start; i < min(start+25, n); i++ {
 			ids[i] = fmt.Sprintf("%s-%d", prefix, i)
-			av, err := store.Encode(dueRecord(ids[i], i%LinkedEvery == 0, policy, now))
+			av, err := store.Encode(record(ids[i], i))
 			if err != nil {
 				return ids, errors.Join(err, g.Wait())
 			}

@@ -149,9 +149,13 @@ func (s *Service) tryRooms(ctx context.Context, b budget, rec gameinstance.Recor
 		payloads[k] = payload
 		payloads[k].PartnerGameToken = tokens[k+1]
 	}
-	res := s.o.Rooms.Place(ctx, RoomRequest{GameInstanceID: spec.GameInstanceID, ClaimID: rec.ClaimID, Scheduling: spec.Scheduling,
+	req := RoomRequest{GameInstanceID: spec.GameInstanceID, ClaimID: rec.ClaimID, Scheduling: spec.Scheduling,
 		Pool:     gameinstance.RoomPool{Region: step.Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet},
-		Payloads: payloads, Deadline: b.upstream})
+		Payloads: payloads, Deadline: b.upstream}
+	if i == 0 {
+		req.Listed = spec.roomsListed
+	}
+	res := s.o.Rooms.Place(ctx, req)
 	tried := make([]attempt, len(res.Attempts))
 	for k, a := range res.Attempts {
 		tried[k] = attempt{Attempt: a, outcome: outcomeRoom}

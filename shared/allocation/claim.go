@@ -10,25 +10,26 @@ import (
 	"github.com/gamefabric-alloc/allocsvc/shared/logging"
 )
 
-// claim takes the game instance for this call: nil, nil when it did. A
-// claim that found the instance taken answers instead: the finished
-// allocation (a replay), or an error saying why this call must wait or
-// change. A claim whose reply never arrived is read back: if it was saved,
-// it is ours and the call goes on.
-func (s *Service) claim(ctx context.Context, b budget, rec gameinstance.Record) (*gameinstance.Record, error) {
+// claim takes the game instance for this call: the claim as stored when
+// it did. A claim that found the instance taken answers instead: the
+// finished allocation (a replay), or an error saying why this call must
+// wait or change. A claim whose reply never arrived is read back: if it
+// was saved, it is ours and the call goes on.
+func (s *Service) claim(ctx context.Context, b budget, rec gameinstance.Record) (claimed gameinstance.Record, existing *gameinstance.Record, err error) {
 	now := rec.CreatedAt
 	// An expired claim is in doubt until its server had time to link back:
 	// taking it over sooner could allocate a second server.
-	err := s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout))
+	claimed, err = s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout))
 	var conflict *gameinstance.ClaimConflictError
 	switch {
 	case err == nil:
-		return nil, nil
+		return claimed, nil, nil
 	case errors.As(err, &conflict):
-		return s.onConflict(rec, now, conflict.Existing)
+		existing, err = s.onConflict(rec, now, conflict.Existing)
+		return rec, existing, err
 	case errors.Is(err, gameinstance.ErrTooLarge):
 		// Cannot happen within the request's limits; nothing was written.
-		return nil, internal("the claim record is too large", err)
+		return rec, nil, internal("the claim record is too large", err)
 	}
 	// Saved or not? Only the record can say.
 	rctx, cancel := detached(ctx, b.upstream, 0)
@@ -36,11 +37,12 @@ func (s *Service) claim(ctx context.Context, b budget, rec gameinstance.Record) 
 	stored, gerr := s.o.Store.Get(rctx, rec.GameInstanceID)
 	switch {
 	case gerr == nil && stored.ClaimedBy(rec.ClaimID):
-		return nil, nil
+		return stored, nil, nil
 	case gerr == nil:
-		return s.onConflict(rec, now, stored)
+		existing, err = s.onConflict(rec, now, stored)
+		return rec, existing, err
 	}
-	return nil, unavailable("the allocation store is unavailable; nothing was allocated; retry", err)
+	return rec, nil, unavailable("the allocation store is unavailable; nothing was allocated; retry", err)
 }
 
 func (s *Service) onConflict(rec gameinstance.Record, now time.Time, existing gameinstance.Record) (*gameinstance.Record, error) {

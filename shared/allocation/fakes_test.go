@@ -21,21 +21,21 @@ type memStore struct {
 	claimErr, finishErr error
 }
 
-func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+func (m *memStore) Claim(_ context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.claimErr != nil {
-		return m.claimErr
+		return gameinstance.Record{}, m.claimErr
 	}
 	// As the DynamoDB store's condition: a match's or a GameLift
 	// placement's Failed record is final.
 	final := func(r gameinstance.Record) bool { return r.Fingerprint.Match || r.Fingerprint.GameLift != "" }
 	if old, ok := m.records[rec.GameInstanceID]; ok && !(old.State == gameinstance.StateFailed && !final(old)) &&
 		!(old.State == gameinstance.StateAllocating && old.LeaseExpiresAt.Before(takeoverBefore)) {
-		return &gameinstance.ClaimConflictError{Existing: old}
+		return gameinstance.Record{}, &gameinstance.ClaimConflictError{Existing: old}
 	}
 	m.records[rec.GameInstanceID] = rec
-	return nil
+	return rec, nil
 }
 
 func (m *memStore) Finish(_ context.Context, rec gameinstance.Record) (gameinstance.Record, error) {

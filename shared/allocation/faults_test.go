@@ -20,11 +20,11 @@ type lossyStore struct {
 	events                        *[]string
 }
 
-func (l lossyStore) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
-	if err := l.memStore.Claim(ctx, rec, takeoverBefore); err != nil || l.claimSavedErr == nil {
-		return err
+func (l lossyStore) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
+	if stored, err := l.memStore.Claim(ctx, rec, takeoverBefore); err != nil || l.claimSavedErr == nil {
+		return stored, err
 	}
-	return l.claimSavedErr
+	return gameinstance.Record{}, l.claimSavedErr
 }
 
 func (l lossyStore) Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {

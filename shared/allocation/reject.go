@@ -24,7 +24,7 @@ func (s *Service) Reject(ctx context.Context, gameInstanceID string, f gameinsta
 	now := s.o.Now()
 	rec = gameinstance.Record{GameInstanceID: gameInstanceID, State: gameinstance.StateFailed, Fingerprint: gameinstance.Fingerprint{Match: true},
 		Failure: &f, ClaimID: claimID, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(s.o.Retention)}
-	err = s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout))
+	_, err = s.o.Store.Claim(ctx, rec, now.Add(-s.o.LinkTimeout))
 	var conflict *gameinstance.ClaimConflictError
 	switch {
 	case err == nil:

@@ -18,13 +18,13 @@ type lostReply struct {
 	getErr error
 }
 
-func (l lostReply) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+func (l lostReply) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
 	if l.save {
-		if err := l.memStore.Claim(ctx, rec, takeoverBefore); err != nil {
-			return err
+		if _, err := l.memStore.Claim(ctx, rec, takeoverBefore); err != nil {
+			return gameinstance.Record{}, err
 		}
 	}
-	return errors.New("read tcp 127.0.0.1:8000: i/o timeout")
+	return gameinstance.Record{}, errors.New("read tcp 127.0.0.1:8000: i/o timeout")
 }
 
 func (l lostReply) Get(ctx context.Context, id string) (gameinstance.Record, error) {

@@ -124,6 +124,9 @@ type Spec struct {
 	Session *gameinstance.GameSession
 	// routes re-plans a queued placement as its latency cap relaxes.
 	routes routes
+	// roomsListed is the first region's free rooms, listed while the claim
+	// was written (Service.listRoomsAhead); nil: listed when tried.
+	roomsListed <-chan RoomListing
 }
 
 // Resolve validates req and applies the version and region rules. Every

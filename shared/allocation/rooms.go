@@ -40,6 +40,28 @@ type RoomRequest struct {
 	Payloads []Payload
 	// Deadline ends every take and callback.
 	Deadline time.Time
+	// Listed, when not nil, delivers the first page of the pool's servers
+	// with a free room, listed while the claim was being written (see
+	// RoomLister), in place of listing it now.
+	Listed <-chan RoomListing
+}
+
+// RoomListing is a page of a pool's game servers with a free room, in
+// scheduling order; Next continues it ("" when there are no more).
+type RoomListing struct {
+	Servers []gameinstance.GameServer
+	Next    string
+	Err     error
+}
+
+// RoomLister is a room pool that lists a pool's free rooms on their own.
+// Allocate lists the first region's while it writes the claim, so the
+// listing's round trip overlaps the claim's instead of following it; the
+// list is only read (every take is conditional), so it may be listed before
+// the claim is known to hold. A claim that turns out to be a replay wastes
+// that read.
+type RoomLister interface {
+	ListRooms(ctx context.Context, pool gameinstance.RoomPool, order gameinstance.Scheduling) RoomListing
 }
 
 // RoomResult is what the room pool did.

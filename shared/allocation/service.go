@@ -20,10 +20,13 @@ type Store interface {
 	// record that is neither Failed (a match's or a GameLift placement's
 	// Failed record is final) nor
 	// an Allocating claim whose lease expired before takeoverBefore; then
-	// it returns *ClaimConflictError holding that record.
-	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error
+	// it returns *ClaimConflictError holding that record. It returns the
+	// claim as stored: its createdAt (an earlier record's survives) and
+	// version.
+	Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error)
 	// Finish writes the outcome if rec.ClaimID still holds the claim
-	// (ErrClaimLost otherwise) and returns the stored record.
+	// (ErrClaimLost otherwise) and returns the stored record. rec.Version
+	// is the claim's as Claim returned it, or 0 when unknown.
 	Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error)
 	// Get returns the record or ErrNotFound.
 	Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error)
@@ -212,11 +215,19 @@ func (s *Service) allocate(ctx context.Context, req Request, o origin) (Result, 
 	if err != nil {
 		return Result{}, err
 	}
-	if existing, err := s.claim(uctx, b, rec); existing != nil || err != nil {
+	spec.roomsListed = s.listRoomsAhead(uctx, spec, tokens)
+	started := rec.CreatedAt
+	claimed, existing, err := s.claim(uctx, b, rec)
+	if existing != nil || err != nil {
 		return replayOf(existing), err
 	}
+	// Written as stored, the outcome need not be read back (Store.Finish).
+	rec.Version, rec.CreatedAt = claimed.Version, claimed.CreatedAt
 	run := s.runPlan(uctx, b, rec, spec, creds, tokens)
-	q := gameinstance.Queue{StartedAt: rec.CreatedAt, Until: rec.CreatedAt.Add(spec.QueueTimeout)}
+	if run.tookRooms() {
+		rec.Version = 0 // a take (and a give-back) moved it on: read the outcome back
+	}
+	q := gameinstance.Queue{StartedAt: started, Until: started.Add(spec.QueueTimeout)}
 	if delay, ok := s.waits(spec, q, run); ok {
 		// Without a message sent, nothing would retry: then the outcome
 		// is answered as it stands, a failure like any other.
@@ -225,6 +236,31 @@ func (s *Service) allocate(ctx context.Context, req Request, o origin) (Result, 
 		}
 	}
 	return s.finish(ctx, b, rec, run)
+}
+
+// listRoomsAhead starts listing the first region's free rooms, to be
+// read while the claim is written (see RoomLister); nil when the plan will
+// not ask the room pool there. The listing ends with ctx at the latest.
+func (s *Service) listRoomsAhead(ctx context.Context, spec Spec, tokens [][]string) <-chan RoomListing {
+	lister, ok := s.o.Rooms.(RoomLister)
+	if !ok || spec.Fingerprint.Dedicated || len(spec.Plan) == 0 || len(tokens[0]) < 2 {
+		return nil
+	}
+	pool := gameinstance.RoomPool{Region: spec.Plan[0].Region, Environment: spec.Environment, ArmadaSet: spec.ArmadaSet}
+	listed := make(chan RoomListing, 1)
+	go func() { listed <- lister.ListRooms(ctx, pool, spec.Scheduling) }()
+	return listed
+}
+
+// tookRooms: a room was taken for the claim (and maybe given back), each
+// a write of the instance's record that moved its version on.
+func (run planRun) tookRooms() bool {
+	for _, a := range run.attempts {
+		if a.outcome == outcomeRoom {
+			return true
+		}
+	}
+	return false
 }
 
 // finish records the plan's outcome on the claim rec, then region health

@@ -348,7 +348,7 @@ type claimSpy struct {
 	claimed *gameinstance.Record
 }
 
-func (c claimSpy) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+func (c claimSpy) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
 	*c.claimed = rec
 	return c.memStore.Claim(ctx, rec, takeoverBefore)
 }

@@ -100,12 +100,21 @@ type Record struct {
 	EndReason       string
 	UnhealthyAt     time.Time
 	UnhealthyReason string
-	// HealthDeadline is when the health sweep must look at the instance;
-	// zero when it is not watched (every state but Allocating, Queued,
-	// Allocated and Linked).
+	// HealthDeadline is when the health sweep must start to look at the
+	// instance (its health index key); zero when it is not watched (every
+	// state but Allocating, Queued, Allocated and Linked). A Linked
+	// instance's stays put while it heartbeats: from then on the sweep
+	// reads lastHeartbeatAt itself.
 	HealthDeadline time.Time
 	// Queue is set once the placement has been queued; kept afterwards.
 	Queue *Queue
+}
+
+// IndexEntry is an instance as the health index lists it: its id and its
+// key, the HealthDeadline it had when the index was read.
+type IndexEntry struct {
+	ID       string
+	Deadline time.Time
 }
 
 // Queue is a queued placement's schedule (GameLift game session queues).

@@ -29,17 +29,21 @@ type fakeStore struct {
 	panicOn  map[string]bool
 	conflict map[string]bool // every write of these conflicts
 	dueErr   map[int]error   // per shard
-	queries  atomic.Int64
-	inFlight atomic.Int64
-	maxIn    atomic.Int64
-	servers  map[string]*fakeServer // game servers' records, by address
-	released int                    // rooms given back
-	beats    int                    // conditional heartbeat writes tried
+	// healthErr fails HealthOf for these ids; reads counts what it read.
+	healthErr map[string]error
+	reads     map[string]int
+	queries   atomic.Int64
+	inFlight  atomic.Int64
+	maxIn     atomic.Int64
+	servers   map[string]*fakeServer // game servers' records, by address
+	released  int                    // rooms given back
+	beats     int                    // conditional heartbeat writes tried
 }
 
 func newFakeStore(shards int) *fakeStore {
 	return &fakeStore{shards: make([][]string, shards), recs: map[string]gameinstance.Record{},
-		getErr: map[string]error{}, panicOn: map[string]bool{}, conflict: map[string]bool{}, dueErr: map[int]error{}}
+		getErr: map[string]error{}, panicOn: map[string]bool{}, conflict: map[string]bool{}, dueErr: map[int]error{},
+		healthErr: map[string]error{}, reads: map[string]int{}}
 }
 
 // addDue adds n Allocated instances to shard, past their link deadline at
@@ -59,7 +63,7 @@ func (f *fakeStore) addDue(shard, n int, now time.Time) []string {
 
 func (f *fakeStore) HealthShards() int { return len(f.shards) }
 
-func (f *fakeStore) Due(_ context.Context, shard int, now time.Time, limit int, cursor string) ([]string, string, error) {
+func (f *fakeStore) Due(_ context.Context, shard int, now time.Time, limit int, cursor string) ([]gameinstance.IndexEntry, string, error) {
 	f.queries.Add(1)
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -70,22 +74,40 @@ func (f *fakeStore) Due(_ context.Context, shard int, now time.Time, limit int, 
 	if cursor != "" {
 		from, _ = strconv.Atoi(cursor)
 	}
-	var ids []string
+	var found []gameinstance.IndexEntry
 	list := f.shards[shard]
 	for i := from; i < len(list); i++ {
-		if len(ids) == limit {
-			return ids, strconv.Itoa(i), nil
+		if len(found) == limit {
+			return found, strconv.Itoa(i), nil
 		}
 		if r := f.recs[list[i]]; !r.HealthDeadline.IsZero() && !r.HealthDeadline.After(now) {
-			ids = append(ids, list[i])
+			found = append(found, gameinstance.IndexEntry{ID: list[i], Deadline: r.HealthDeadline})
 		}
 	}
-	if limit > 0 && len(ids) == limit {
+	if limit > 0 && len(found) == limit {
 		// Like DynamoDB, a page that reaches its limit has a next key
 		// even when nothing follows.
-		return ids, strconv.Itoa(len(list)), nil
+		return found, strconv.Itoa(len(list)), nil
 	}
-	return ids, "", nil
+	return found, "", nil
+}
+
+// HealthOf returns the records it holds of ids (reads counts them); a
+// shard in healthErr fails the read of its instances.
+func (f *fakeStore) HealthOf(_ context.Context, ids []string) ([]gameinstance.Record, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	var out []gameinstance.Record
+	for _, id := range ids {
+		if err := f.healthErr[id]; err != nil {
+			return out, err
+		}
+		if r, ok := f.recs[id]; ok {
+			out = append(out, r)
+			f.reads[id]++
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeStore) Get(ctx context.Context, id string) (gameinstance.Record, error) {
@@ -159,13 +181,13 @@ func quiet(ctx context.Context) context.Context {
 }
 
 // Heartbeat applies the store's condition: Linked, with that token hash.
-func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
-	return f.beat(id, func(r gameinstance.Record) bool { return r.PartnerGameTokenHash == tokenHash }, now, indexDeadline)
+func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now time.Time) (gameinstance.Record, bool, error) {
+	return f.beat(id, func(r gameinstance.Record) bool { return r.PartnerGameTokenHash == tokenHash }, now)
 }
 
 // RenewSession applies the store's condition: Linked, its room on roomServer.
-func (f *fakeStore) RenewSession(_ context.Context, id, roomServer string, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
-	return f.beat(id, func(r gameinstance.Record) bool { return r.RoomServer == roomServer }, now, indexDeadline)
+func (f *fakeStore) RenewSession(_ context.Context, id, roomServer string, now time.Time) (gameinstance.Record, bool, error) {
+	return f.beat(id, func(r gameinstance.Record) bool { return r.RoomServer == roomServer }, now)
 }
 
 // RoomSessions lists a server's sessions, sorted.
@@ -179,7 +201,7 @@ func (f *fakeStore) RoomSessions(_ context.Context, address string) ([]string, e
 	return slices.Sorted(maps.Keys(gs.sessions)), nil
 }
 
-func (f *fakeStore) beat(id string, guard func(gameinstance.Record) bool, now, indexDeadline time.Time) (gameinstance.Record, bool, error) {
+func (f *fakeStore) beat(id string, guard func(gameinstance.Record) bool, now time.Time) (gameinstance.Record, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.beats++
@@ -190,10 +212,10 @@ func (f *fakeStore) beat(id string, guard func(gameinstance.Record) bool, now, i
 	if !ok {
 		return gameinstance.Record{}, false, gameinstance.ErrNotFound
 	}
-	if r.State != gameinstance.StateLinked || !guard(r) {
+	if r.State != gameinstance.StateLinked || !guard(r) || r.HealthDeadline.IsZero() {
 		return r, false, nil
 	}
-	r.LastHeartbeatAt, r.UpdatedAt, r.HealthDeadline = now, now, indexDeadline
+	r.LastHeartbeatAt, r.UpdatedAt = now, now
 	r.Version++
 	f.recs[id] = r
 	return r, true, nil

@@ -30,27 +30,19 @@ func (p Policy) heartbeatDeadline(rec gameinstance.Record) time.Time {
 	return since.Add(p.Period * time.Duration(p.FailureThreshold))
 }
 
-// HeartbeatIndexDeadline is where a heartbeat at now puts the instance's
-// health index key: its deadline (now + Period × FailureThreshold) rounded
-// down to a multiple of IndexStep. Heartbeats within one step give the
-// same value, and DynamoDB writes the index only when the value changes,
-// so the key moves at most once per step, however often servers
-// heartbeat. Rounding down keeps the key at or before the real deadline,
-// never after, and still more than one Period away: the sweep finds the
-// instance on time and, as it re-derives the deadline from the record,
-// moves a key that is early instead of marking it.
-func (p Policy) HeartbeatIndexDeadline(now time.Time) time.Time {
-	exact := now.Add(p.Period * time.Duration(p.FailureThreshold))
-	if step := p.IndexStep(); step > 0 {
-		return exact.Truncate(step)
+// watchFrom is the health index key a Linked instance keeps while it
+// heartbeats: the key it has when that is no later than its first
+// heartbeat deadline (link + initial delay + Period × FailureThreshold),
+// that deadline otherwise. From the key on, the sweep lists the instance
+// every run and reads lastHeartbeatAt itself, so no heartbeat moves the
+// key. With the defaults the claim's key (claim + LinkTimeout) is kept,
+// and the link writes no index change either.
+func (p Policy) watchFrom(rec gameinstance.Record) time.Time {
+	first := p.heartbeatDeadline(rec)
+	if rec.HealthDeadline.IsZero() || rec.HealthDeadline.After(first) {
+		return first
 	}
-	return exact
-}
-
-// IndexStep is how often, at most, heartbeats move the index key:
-// (FailureThreshold − 1) periods, at least one (a minute by default).
-func (p Policy) IndexStep() time.Duration {
-	return p.Period * time.Duration(max(1, p.FailureThreshold-1))
+	return rec.HealthDeadline
 }
 
 func wrongState(rec gameinstance.Record, action string) error {
@@ -99,7 +91,7 @@ func (p Policy) Link(rec gameinstance.Record, now time.Time, info *gameinstance.
 		return rec, false, wrongState(rec, "link")
 	}
 	rec.State, rec.LinkedAt, rec.LinkInfo, rec.UpdatedAt = gameinstance.StateLinked, now, info, now
-	rec.HealthDeadline = p.heartbeatDeadline(rec)
+	rec.HealthDeadline = p.watchFrom(rec)
 	return rec, true, nil
 }
 
@@ -124,6 +116,8 @@ func serverOf(info *gameinstance.LinkInfo) *gameinstance.Server {
 // Period is not written (WriteDue): the sweep then marks the instance at
 // most one Period earlier than the last heartbeat's own deadline, and an
 // instance is written at most once per Period however often it beats.
+// The health index key stays where it is (one a record written before
+// there was an index lacks is set), so a heartbeat writes the record alone.
 func (p Policy) Heartbeat(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, error) {
 	switch rec.State {
 	case gameinstance.StateLinked:
@@ -131,7 +125,7 @@ func (p Policy) Heartbeat(rec gameinstance.Record, now time.Time) (gameinstance.
 			return rec, false, nil
 		}
 		rec.LastHeartbeatAt, rec.UpdatedAt = now, now
-		rec.HealthDeadline = p.heartbeatDeadline(rec)
+		rec.HealthDeadline = p.watchFrom(rec)
 		return rec, true, nil
 	case gameinstance.StateEnded, gameinstance.StateUnhealthy:
 		return rec, false, nil
@@ -179,10 +173,13 @@ func (p Policy) failQueued(rec gameinstance.Record, now time.Time, code gameinst
 // past its deadline (its queue message lost, or the queue down).
 const TimedOutMessage = "no game server was found before the placement's queueTimeoutSeconds ran out"
 
-// Review is the health sweep's look at a due instance. Deadlines are
-// recomputed from the record, so a stale index entry never marks a healthy
-// instance; an entry that is early is moved to the real deadline.
-//   - Allocated or Linked past its deadline → Unhealthy.
+// Review is the health sweep's look at an instance its index lists.
+// Deadlines are recomputed from the record, so a stale index entry never
+// marks a healthy instance.
+//   - Linked past its heartbeat deadline → Unhealthy; before it, nothing:
+//     its entry stays where it is and the sweep looks again.
+//   - Allocated past its link deadline → Unhealthy; an entry that is early
+//     is moved to the deadline.
 //   - Queued past its deadline → Failed (PLACEMENT_TIMED_OUT): no queue
 //     message did it, so none will.
 //   - Allocating whose lease ran out LinkTimeout ago → Failed: its outcome
@@ -191,9 +188,14 @@ const TimedOutMessage = "no game server was found before the placement's queueTi
 func (p Policy) Review(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool) {
 	switch rec.State {
 	case gameinstance.StateAllocated:
-		return p.markOrMove(rec, now, rec.UpdatedAt.Add(p.LinkTimeout), gameinstance.ReasonLinkTimeout)
+		if deadline := rec.UpdatedAt.Add(p.LinkTimeout); now.Before(deadline) {
+			return move(rec, deadline)
+		}
+		return p.markUnhealthy(rec, now, gameinstance.ReasonLinkTimeout), true
 	case gameinstance.StateLinked:
-		return p.markOrMove(rec, now, p.heartbeatDeadline(rec), gameinstance.ReasonMissedHeartbeats)
+		if _, overdue := p.Watch(rec, now); overdue {
+			return p.markUnhealthy(rec, now, gameinstance.ReasonMissedHeartbeats), true
+		}
 	case gameinstance.StateQueued:
 		if rec.Queue == nil || !now.Before(rec.Queue.Until) {
 			return p.failQueued(rec, now, gameinstance.CodePlacementTimedOut, TimedOutMessage), true
@@ -208,15 +210,25 @@ func (p Policy) Review(rec gameinstance.Record, now time.Time) (gameinstance.Rec
 	return rec, false
 }
 
-// markOrMove marks rec Unhealthy at its deadline, or moves an early index
-// entry to it.
-func (p Policy) markOrMove(rec gameinstance.Record, now, deadline time.Time, reason string) (gameinstance.Record, bool) {
-	if now.Before(deadline) {
-		return move(rec, deadline)
+// Watch is what the sweep learns from a Linked instance's record: whether
+// it is overdue at now, and if not, until when it cannot be (its heartbeat
+// deadline, which only a later heartbeat moves). Zero and false for every
+// other state, which Review decides alone.
+func (p Policy) Watch(rec gameinstance.Record, now time.Time) (until time.Time, overdue bool) {
+	if rec.State != gameinstance.StateLinked {
+		return time.Time{}, false
 	}
+	deadline := p.heartbeatDeadline(rec)
+	if now.Before(deadline) {
+		return deadline, false
+	}
+	return time.Time{}, true
+}
+
+func (p Policy) markUnhealthy(rec gameinstance.Record, now time.Time, reason string) gameinstance.Record {
 	rec.State, rec.UnhealthyAt, rec.UnhealthyReason, rec.UpdatedAt = gameinstance.StateUnhealthy, now, reason, now
 	rec.HealthDeadline, rec.ExpiresAt = time.Time{}, now.Add(p.Retention)
-	return rec, true
+	return rec
 }
 
 func move(rec gameinstance.Record, deadline time.Time) (gameinstance.Record, bool) {

@@ -75,8 +75,23 @@ func TestHealthDeadlines(t *testing.T) {
 	}
 	early, _, _ := p.Heartbeat(linked, t0.Add(10*time.Second)) // inside the initial delay
 	late, _, _ := p.Heartbeat(linked, t0.Add(5*time.Minute))
-	if !early.HealthDeadline.Equal(linked.HealthDeadline) || !late.HealthDeadline.Equal(t0.Add(5*time.Minute+90*time.Second)) {
-		t.Fatalf("heartbeat deadlines = %v / %v", early.HealthDeadline, late.HealthDeadline)
+	if !early.HealthDeadline.Equal(linked.HealthDeadline) || !late.HealthDeadline.Equal(linked.HealthDeadline) {
+		t.Fatalf("heartbeats moved the index key: %v / %v, want it kept at %v", early.HealthDeadline, late.HealthDeadline, linked.HealthDeadline)
+	}
+	if d := p.heartbeatDeadline(late); !d.Equal(t0.Add(5*time.Minute + 90*time.Second)) {
+		t.Fatalf("deadline after a heartbeat = %v", d)
+	}
+	// The link keeps a claim's key that is no later than the first
+	// heartbeat deadline (no index write), and moves a later one to it.
+	for _, tc := range []struct{ key, want time.Time }{
+		{t0.Add(-5 * time.Second).Add(2 * time.Minute), t0.Add(-5 * time.Second).Add(2 * time.Minute)},
+		{t0.Add(time.Hour), t0.Add(2 * time.Minute)},
+	} {
+		claimed := allocated
+		claimed.HealthDeadline = tc.key
+		if got, _, _ := p.Link(claimed, t0, nil); !got.HealthDeadline.Equal(tc.want) {
+			t.Errorf("link with key %v: key %v, want %v", tc.key, got.HealthDeadline, tc.want)
+		}
 	}
 
 	type want struct {

@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
@@ -17,17 +18,23 @@ type Store interface {
 	// returns allocation.ErrVersionConflict.
 	Put(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error)
 	// Due lists up to limit instances of one health index shard whose
-	// deadline is at or before now, oldest first, continuing after cursor
-	// ("" = from the start); next is "" once the shard has no more.
-	Due(ctx context.Context, shard int, now time.Time, limit int, cursor string) (ids []string, next string, err error)
+	// index key (HealthDeadline) is at or before now, oldest first,
+	// continuing after cursor ("" = from the start); next is "" once the
+	// shard has no more.
+	Due(ctx context.Context, shard int, now time.Time, limit int, cursor string) (found []gameinstance.IndexEntry, next string, err error)
 	// HealthShards is how many shards Due's index has.
 	HealthShards() int
+	// HealthOf reads what Policy.Review decides the instances ids by,
+	// eventually consistently (cheaply; the review itself reads again).
+	// Ids without a record are left out; one that cannot be decoded comes
+	// back with its id alone and no state.
+	HealthOf(ctx context.Context, ids []string) ([]gameinstance.Record, error)
 	// Heartbeat records a heartbeat of a Linked instance whose token hash
-	// is tokenHash in one conditional write, moving the health index key to
-	// indexDeadline. applied is false when the record is not Linked with
-	// that token (or lacks its index key); rec is then the stored record,
-	// and ErrNotFound when there is none.
-	Heartbeat(ctx context.Context, id, tokenHash string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error)
+	// is tokenHash in one conditional write of the record alone (no index
+	// key moves). applied is false when the record is not Linked with that
+	// token (or lacks its index key); rec is then the stored record, and
+	// ErrNotFound when there is none.
+	Heartbeat(ctx context.Context, id, tokenHash string, now time.Time) (rec gameinstance.Record, applied bool, err error)
 	// PutRoom writes rec as Put does and, in the same transaction, change
 	// to its game server's record: a room taken with an offer, a server
 	// closed (gameinstance.ErrRoomNotHeld when the instance holds no room
@@ -41,7 +48,7 @@ type Store interface {
 	// RenewSession is Heartbeat conditioned on the instance holding its
 	// room on roomServer instead of on a token hash: another session's
 	// heartbeat renews it (HeartbeatSessions).
-	RenewSession(ctx context.Context, id, roomServer string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error)
+	RenewSession(ctx context.Context, id, roomServer string, now time.Time) (rec gameinstance.Record, applied bool, err error)
 }
 
 // Service applies lifecycle calls.
@@ -64,6 +71,10 @@ type Service struct {
 	// a Period are written at once, without the read: nearly every such
 	// heartbeat is due.
 	ReadBeforeHeartbeat bool
+
+	// watch is what the sweep remembers between runs of a warm function
+	// (watchCache); nil until the first run, and while a run holds it.
+	watch atomic.Pointer[watchCache]
 }
 
 // maxConflictRetries bounds the read-transition-write loop when concurrent
@@ -133,7 +144,7 @@ func (s *Service) Heartbeat(ctx context.Context, id, token string) (gameinstance
 		return result(s.apply(ctx, id, &token, s.heartbeatRead))
 	}
 	now := s.now()
-	rec, applied, err := s.Store.Heartbeat(ctx, id, gameinstance.HashToken(token), now, s.Policy.HeartbeatIndexDeadline(now))
+	rec, applied, err := s.Store.Heartbeat(ctx, id, gameinstance.HashToken(token), now)
 	switch {
 	case applied:
 		return rec, nil
@@ -155,13 +166,10 @@ func (s *Service) Heartbeat(ctx context.Context, id, token string) (gameinstance
 }
 
 // heartbeatRead is a heartbeat on the read-first path: the record just
-// read decides; a due heartbeat of a Linked instance is written with the
-// index key moved lazily, exactly as the write-first path moves it.
+// read decides, and a due heartbeat of a Linked instance is written with
+// the index key where it was, as the write-first path leaves it.
 func (s *Service) heartbeatRead(rec gameinstance.Record, now time.Time) (gameinstance.Record, bool, *gameinstance.RoomChange, error) {
 	next, changed, err := s.Policy.Heartbeat(rec, now)
-	if changed {
-		next.HealthDeadline = s.Policy.HeartbeatIndexDeadline(now)
-	}
 	return next, changed, nil, err
 }
 

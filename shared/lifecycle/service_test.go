@@ -81,24 +81,34 @@ func TestHeartbeat(t *testing.T) {
 	}
 }
 
-// The index key moves at most once per IndexStep, never past the deadline
-// and never within a Period of the heartbeat.
-func TestHeartbeatIndexDeadline(t *testing.T) {
-	p := DefaultPolicy
+// Heartbeats never move the index key; a record written before there was
+// one is given one by the full path, once.
+func TestHeartbeatsKeepTheIndexKey(t *testing.T) {
 	start := time.Date(2026, 11, 23, 12, 0, 7, 0, time.UTC)
-	moves, last := 0, time.Time{}
-	for at := start; at.Before(start.Add(10 * time.Minute)); at = at.Add(p.Period / 3) {
-		key := p.HeartbeatIndexDeadline(at)
-		exact := at.Add(p.Period * time.Duration(p.FailureThreshold))
-		if key.After(exact) || !key.After(exact.Add(-p.IndexStep())) || !key.After(at.Add(p.Period)) {
-			t.Fatalf("heartbeat at %v: key %v, deadline %v", at, key, exact)
+	for _, key := range []time.Time{start.Add(2 * time.Minute), {}} {
+		f := newFakeStore(1)
+		f.recs["gi"] = gameinstance.Record{GameInstanceID: "gi", State: gameinstance.StateLinked, PartnerGameTokenHash: gameinstance.HashToken("tok"),
+			Version: 1, LinkedAt: start, HealthDeadline: key}
+		p := DefaultPolicy
+		now := start.Add(2 * p.Period) // past the initial delay: every beat is written
+		svc := &Service{Store: f, Policy: p, Now: func() time.Time { return now }}
+		var keys []time.Time
+		for ; now.Before(start.Add(10 * time.Minute)); now = now.Add(p.Period) {
+			rec, err := svc.Heartbeat(context.Background(), "gi", "tok")
+			if err != nil || !rec.LastHeartbeatAt.Equal(now) {
+				t.Fatalf("heartbeat at %v: %v, %+v", now, err, rec)
+			}
+			if len(keys) == 0 || !rec.HealthDeadline.Equal(keys[len(keys)-1]) {
+				keys = append(keys, rec.HealthDeadline)
+			}
 		}
-		if !key.Equal(last) {
-			moves, last = moves+1, key
+		want := key
+		if key.IsZero() {
+			want = start.Add(2*p.Period + p.Period*time.Duration(p.FailureThreshold)) // its first beat's deadline
 		}
-	}
-	if want := int(10*time.Minute/p.IndexStep()) + 1; moves > want {
-		t.Errorf("%d index moves in 10 minutes of heartbeats every %v, want at most %d", moves, p.Period/3, want)
+		if len(keys) != 1 || !keys[0].Equal(want) {
+			t.Errorf("key %v: index keys over 10 minutes of heartbeats = %v, want only %v", key, keys, want)
+		}
 	}
 }
 

@@ -100,7 +100,7 @@ func (s *Service) renew(ctx context.Context, id, server string) (gameinstance.Re
 		return s.renewed(s.apply(ctx, id, nil, onServer))
 	}
 	now := s.now()
-	rec, applied, err := s.Store.RenewSession(ctx, id, server, now, s.Policy.HeartbeatIndexDeadline(now))
+	rec, applied, err := s.Store.RenewSession(ctx, id, server, now)
 	switch {
 	case applied:
 		return rec, nil

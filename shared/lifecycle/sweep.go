@@ -53,8 +53,15 @@ type SweepSummary struct {
 	// PlacementsTimedOut counts queued placements failed at their
 	// deadline because no queue message did it first.
 	PlacementsTimedOut int `json:"placementsTimedOut"`
-	// Moved counts index entries that were early and were moved.
+	// Moved counts index entries that were early and were moved (a Linked
+	// instance's never moves: its heartbeats are read instead).
 	Moved int `json:"moved"`
+	// Listed counts the instances the index listed (every live one whose
+	// key has passed, as far as the run got); Checked, those it read to
+	// tell whether they are due: the others, the warm function remembered
+	// could not be overdue yet.
+	Listed  int `json:"listed"`
+	Checked int `json:"checked"`
 	// Reviewed counts the due instances the run got to, failures included;
 	// ReviewedByShard splits them by index shard.
 	Reviewed        int   `json:"reviewed"`
@@ -98,16 +105,22 @@ func (s *Service) sweep(ctx context.Context, lim sweepLimits) (SweepSummary, err
 	dispatch, cancelDispatch := deadlineOnly(work, stopAt)
 	defer cancelDispatch()
 
-	found := s.findDue(dispatch, now, first, shards, lim.capacity)
+	cache := s.takeWatch(shards)
+	defer s.putWatch(cache)
+	found := s.findDue(dispatch, now, first, shards, lim.capacity, cache)
 	cutOff, findTook := dispatch.Err() != nil, time.Since(began)
 	sum := SweepSummary{FirstShard: first, ReviewedByShard: make([]int, shards)}
 	failedShards, allFailed, shardErr := shardErrors(found)
 	sum.ShardFailures = failedShards
-	for _, d := range found {
+	for sh, d := range found {
 		sum.Due += len(d.ids)
 		sum.MoreDue = sum.MoreDue || d.open
+		sum.Listed, sum.Checked = sum.Listed+d.listed, sum.Checked+d.checked
 		if d.err != nil {
-			log.Error("health sweep: querying a shard failed", "error", d.err)
+			log.Error("health sweep: looking at a shard failed", "error", d.err)
+		}
+		if d.end && d.err == nil {
+			cache.forget(sh)
 		}
 	}
 	order := interleave(found, first)
@@ -115,7 +128,7 @@ func (s *Service) sweep(ctx context.Context, lim sweepLimits) (SweepSummary, err
 	sum.Remaining = len(order) - dispatched
 	sum.StoppedEarly = cutOff || sum.Remaining > 0
 	log.Info("health sweep finished", "due", sum.Due, "reviewed", sum.Reviewed, "marked", sum.Marked, "linkTimeouts", sum.LinkTimeouts,
-		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "placementsTimedOut", sum.PlacementsTimedOut, "moved", sum.Moved, "failures", sum.Failures,
+		"missedHeartbeats", sum.MissedHeartbeats, "outcomesLost", sum.OutcomesLost, "placementsTimedOut", sum.PlacementsTimedOut, "moved", sum.Moved, "listed", sum.Listed, "checked", sum.Checked, "failures", sum.Failures,
 		"shardFailures", sum.ShardFailures, "remaining", sum.Remaining, "stoppedEarly", sum.StoppedEarly, "moreDue", sum.MoreDue,
 		"firstShard", sum.FirstShard, "reviewedByShard", sum.ReviewedByShard, "findTook", findTook.Round(time.Millisecond), "took", time.Since(began).Round(time.Millisecond))
 	if allFailed {

@@ -55,7 +55,7 @@ func TestFindDueSharesCapacityFairly(t *testing.T) {
 		{"a huge backlog does not starve the others", []int{100000, 7, 3, 0}, 400, 0, []int{390, 7, 3, 0}, true},
 		{"leftover goes round-robin to the full shards", []int{1000, 1000, 10, 0}, 400, 3, []int{195, 195, 10, 0}, true},
 		{"everything fits", []int{30, 20, 10, 0}, 400, 1, []int{30, 20, 10, 0}, false},
-		{"exactly the capacity", []int{100, 100, 100, 100}, 400, 0, []int{100, 100, 100, 100}, true},
+		{"exactly the capacity", []int{100, 100, 100, 100}, 400, 0, []int{100, 100, 100, 100}, false},
 		{"capacity below the shard count", []int{9, 9, 9, 9}, 2, 3, []int{1, 0, 0, 1}, true},
 	}
 	for _, tc := range tests {
@@ -64,7 +64,7 @@ func TestFindDueSharesCapacityFairly(t *testing.T) {
 			for sh, n := range tc.backlog {
 				f.addDue(sh, n, sweepT0)
 			}
-			found := fakeService(f, sweepT0).findDue(context.Background(), sweepT0, tc.first, len(tc.backlog), tc.capacity)
+			found := fakeService(f, sweepT0).findDue(context.Background(), sweepT0, tc.first, len(tc.backlog), tc.capacity, newWatchCache(len(tc.backlog), 100))
 			got, more := make([]int, len(found)), false
 			for sh, d := range found {
 				got[sh], more = len(d.ids), more || d.open
@@ -75,8 +75,8 @@ func TestFindDueSharesCapacityFairly(t *testing.T) {
 			if !slices.Equal(got, tc.want) {
 				t.Errorf("taken per shard = %v, want %v", got, tc.want)
 			}
-			// "exactly the capacity" cannot know the shards are empty
-			// without asking once more; saying "maybe more" is the safe side.
+			// A shard is listed a page at a time, so "exactly the capacity"
+			// knows its shards are empty.
 			if more != tc.more {
 				t.Errorf("more = %v, want %v", more, tc.more)
 			}

@@ -6,15 +6,26 @@ import (
 	"fmt"
 	"sync"
 	"time"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // dueShard is what a run found in one shard of the health index.
 type dueShard struct {
-	ids    []string
-	cursor string // where the shard's next query continues
-	open   bool   // it may hold more due instances
-	err    error  // its query failed; the other shards went on
+	ids     []string // the due instances taken on, oldest index key first
+	pending []string // due instances found beyond what was asked so far
+	cursor  string   // where the shard's listing continues
+	end     bool     // the listing reached the shard's end
+	open    bool     // it may hold more due instances
+	err     error    // its query or read failed; the other shards went on
+	// listed counts the instances listed; checked, those read to tell
+	// whether they are due (the rest the watch cache knew).
+	listed, checked int
 }
+
+// listPage is how many index entries one step of a shard's listing takes:
+// one Query page, then reads of those the watch cache does not know.
+const listPage = 1000
 
 // firstShard is where a run's rotation starts: the run's minute modulo the
 // shard count. It is derived from the run's time because the Lambda keeps no
@@ -45,8 +56,9 @@ func rotated(first, shards int) []int {
 // takes no more than its share while the others have due instances, and
 // the loop ends after at most shards+1 rounds: each round either uses up
 // the capacity or closes a shard (one that gave less than it was asked).
-// The shards of a round are queried concurrently.
-func (s *Service) findDue(ctx context.Context, now time.Time, first, shards, capacity int) []dueShard {
+// The shards of a round are looked at concurrently, each by a goroutine of
+// its own that alone touches its entry and its part of cache.
+func (s *Service) findDue(ctx context.Context, now time.Time, first, shards, capacity int, cache *watchCache) []dueShard {
 	found := make([]dueShard, shards)
 	for i := range found {
 		found[i].open = true
@@ -72,23 +84,7 @@ func (s *Service) findDue(ctx context.Context, now time.Time, first, shards, cap
 			if ask == 0 {
 				continue
 			}
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				// Each goroutine touches only its own shard's entry.
-				d := &found[sh]
-				ids, next, err := s.Store.Due(ctx, sh, now, ask, d.cursor)
-				d.ids, d.cursor = append(d.ids, ids...), next
-				switch {
-				case err == nil:
-					d.open = next != "" && len(ids) == ask
-				case ctx.Err() != nil:
-					// Cut off by the run's deadline: not the shard's
-					// failure, and it may hold more.
-				default:
-					d.open, d.err = false, fmt.Errorf("shard %02d: %w", sh, err)
-				}
-			}()
+			wg.Go(func() { s.takeDue(ctx, now, sh, &found[sh], ask, cache) })
 		}
 		wg.Wait()
 		left = capacity
@@ -97,6 +93,71 @@ func (s *Service) findDue(ctx context.Context, now time.Time, first, shards, cap
 		}
 	}
 	return found
+}
+
+// takeDue adds up to ask of the shard's due instances to d.ids: those
+// found before, then what its listing finds as it goes on.
+func (s *Service) takeDue(ctx context.Context, now time.Time, shard int, d *dueShard, ask int, cache *watchCache) {
+	cutOff := false
+	for len(d.pending) < ask && !d.end && d.err == nil && !cutOff {
+		entries, next, err := s.Store.Due(ctx, shard, now, listPage, d.cursor)
+		due, readErr := s.dueAmong(ctx, now, shard, entries, cache, d)
+		d.pending = append(d.pending, due...)
+		switch err = errors.Join(err, readErr); {
+		case err == nil:
+			d.cursor, d.end = next, next == ""
+		case ctx.Err() != nil:
+			// Cut off by the run's deadline: not the shard's failure, and
+			// it may hold more.
+			cutOff = true
+		default:
+			d.err = fmt.Errorf("shard %02d: %w", shard, err)
+		}
+	}
+	n := min(ask, len(d.pending))
+	d.ids, d.pending = append(d.ids, d.pending[:n]...), d.pending[n:]
+	d.open = cutOff || (d.err == nil && (!d.end || len(d.pending) > 0))
+}
+
+// dueAmong is which of the listed entries are due at now, in their order.
+// An entry the watch cache knows cannot be overdue yet is not read; the
+// others are read eventually consistently (Store.HealthOf), and a Linked
+// instance that is not overdue is remembered until its deadline. Due is
+// what Policy.Review would change (a record it could not decode too: the
+// review reports it); the review reads it again before it writes.
+func (s *Service) dueAmong(ctx context.Context, now time.Time, shard int, entries []gameinstance.IndexEntry, cache *watchCache, d *dueShard) ([]string, error) {
+	d.listed += len(entries)
+	var ids []string
+	listed := make(map[string]gameinstance.IndexEntry, len(entries))
+	for _, e := range entries {
+		if !cache.known(shard, e, now) {
+			ids, listed[e.ID] = append(ids, e.ID), e
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	recs, err := s.Store.HealthOf(ctx, ids)
+	d.checked += len(recs)
+	due := make(map[string]bool, len(recs))
+	for _, rec := range recs {
+		until, _ := s.Policy.Watch(rec, now)
+		_, changed := s.Policy.Review(rec, now)
+		switch e, ok := listed[rec.GameInstanceID]; {
+		case !ok:
+		case !until.IsZero():
+			cache.remember(shard, e, until)
+		case changed || rec.State == "":
+			due[e.ID] = true
+		}
+	}
+	var out []string
+	for _, id := range ids {
+		if due[id] {
+			out = append(out, id)
+		}
+	}
+	return out, err
 }
 
 // interleave orders the found instances round-robin over the shards,

@@ -53,7 +53,8 @@ func TestAllocationMetrics(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	want := []string{`"Allocations":1`, `"Outcome":"Allocated"`, `"FallbacksUsed":1`, `"AttemptsPerAllocation":3`, `"RegionsSkippedUnhealthy":1`,
 		`"SuspectedOrphans":1`, `"Region":"us-west","SuspectedOrphans":1`, `"Region":"us-west","UpstreamLatency":300`,
-		`"Region":"other","UpstreamLatency":12`, `"Region":"eu","UpstreamLatency":30`,
+		`"Region":"other","UpstreamLatency":12`, `"SuspectedOrphans":1,"UpstreamLatency":30,"_aws"`,
+		`"Dimensions":[["Region"]],"Metrics":[{"Name":"UpstreamLatency","Unit":"Milliseconds"}]}],"Timestamp"`,
 		`"Outcome":"Allocated","Region":"eu"`, `"AllocationLatency":345`, `"AllocationFailed":0`, `"NoCapacity":0`,
 		`"Dimensions":[["Outcome"],["Outcome","Region"]],"Metrics":[{"Name":"Allocations","Unit":"Count"}]`,
 		`"Dimensions":[[],["Region"]],"Metrics":[{"Name":"AllocationLatency","Unit":"Milliseconds"},{"Name":"RoomPlacements","Unit":"Count"}]`,
@@ -66,10 +67,11 @@ func TestAllocationMetrics(t *testing.T) {
 	if strings.Contains(buf.String(), "made-up") {
 		t.Errorf("an unknown region became a dimension:\n%s", buf.String())
 	}
-	// One line for the allocation, one per region with suspected orphans,
-	// one per attempt's latency.
-	if len(lines) != 5 {
-		t.Errorf("%d lines, want 5", len(lines))
+	// One line for the allocation (with the latency of the attempt that
+	// placed it, in its region), one per region with suspected orphans, one
+	// per other attempt's latency.
+	if len(lines) != 4 || !strings.Contains(lines[0], `"UpstreamLatency":30`) {
+		t.Errorf("%d lines, want 4, the first with the placing attempt's latency", len(lines))
 	}
 }
 
@@ -82,7 +84,7 @@ func TestRoomPlacementMetrics(t *testing.T) {
 			Attempts: []gameinstance.Attempt{{Region: "eu", Status: 503, DurationMs: 4, Placement: gameinstance.PlacementRoom, Server: "10.0.0.1:7777"},
 				{Region: "eu", Status: 200, DurationMs: 3, Placement: gameinstance.PlacementRoom, Server: "10.0.0.2:7777"}}},
 		Known: map[string]bool{"eu": true}, Duration: 9 * time.Millisecond})
-	for _, w := range []string{`"RoomPlacements":1`, `"Dimensions":[[],["Region"]],"Metrics":[{"Name":"AllocationLatency","Unit":"Milliseconds"},{"Name":"RoomPlacements","Unit":"Count"}]`, `"Region":"eu","RoomCallbackLatency":4`, `"Region":"eu","RoomCallbackLatency":3`} {
+	for _, w := range []string{`"RoomPlacements":1`, `"Dimensions":[[],["Region"]],"Metrics":[{"Name":"AllocationLatency","Unit":"Milliseconds"},{"Name":"RoomPlacements","Unit":"Count"}]`, `"Region":"eu","RoomCallbackLatency":4`, `"RegionsSkippedUnhealthy":0,"RoomCallbackLatency":3,"RoomPlacements":1`} {
 		if !strings.Contains(buf.String(), w) {
 			t.Errorf("metrics lack %s:\n%s", w, buf.String())
 		}
@@ -126,5 +128,48 @@ func TestEventMetrics(t *testing.T) {
 	}
 	if strings.Count(out, `"LinkTime":`) != 1 {
 		t.Errorf("a link the server recovered has no link time:\n%s", out)
+	}
+}
+
+// The hand-built line is what encoding/json makes of the same document.
+func TestEmitGroupsIsWhatEncodingJSONWrites(t *testing.T) {
+	type def struct {
+		Name string `json:"Name"`
+		Unit string `json:"Unit"`
+	}
+	type directive struct {
+		Namespace  string     `json:"Namespace"`
+		Dimensions [][]string `json:"Dimensions"`
+		Metrics    []def      `json:"Metrics"`
+	}
+	dims := map[string]string{"Region": "us-\"west\"\\\n\t<a&b>\f", "Outcome": "Allocated\x01\b\r"}
+	groups := []Group{{DimensionSets: [][]string{{"Outcome"}, {"Outcome", "Region"}}, Metrics: []Metric{{"Allocations", 1, "Count"}}},
+		{}, {DimensionSets: [][]string{nil}, Metrics: []Metric{{"Latency", 12.5, "Milliseconds"}, {"Big", 1e22, "Count"}, {"Small", -0.000001, "Count"}, {"Tiny", 1.5e-9, "Count"}}}}
+	var buf bytes.Buffer
+	e := NewEMF(&buf)
+	e.now = func() time.Time { return time.UnixMilli(1700000000123) }
+	e.EmitGroups(dims, groups...)
+	doc := map[string]any{}
+	for k, v := range dims {
+		doc[k] = v
+	}
+	var ds []directive
+	for _, g := range groups {
+		if len(g.Metrics) == 0 {
+			continue
+		}
+		d := directive{Namespace: Namespace, Dimensions: [][]string{}}
+		for _, set := range g.DimensionSets {
+			d.Dimensions = append(d.Dimensions, append([]string{}, set...))
+		}
+		for _, m := range g.Metrics {
+			d.Metrics, doc[m.Name] = append(d.Metrics, def{m.Name, m.Unit}), m.Value
+		}
+		ds = append(ds, d)
+	}
+	doc["_aws"] = map[string]any{"Timestamp": int64(1700000000123), "CloudWatchMetrics": ds}
+	want, _ := json.Marshal(doc)
+	if got := strings.TrimSuffix(buf.String(), "\n"); got != string(want) {
+		t.Fatalf("line\n got %s\nwant %s", got, want)
 	}
 }

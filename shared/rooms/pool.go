@@ -65,7 +65,18 @@ type Pool struct {
 	CallbackTimeout time.Duration
 }
 
-var _ allocation.Rooms = (*Pool)(nil)
+var (
+	_ allocation.Rooms      = (*Pool)(nil)
+	_ allocation.RoomLister = (*Pool)(nil)
+)
+
+// ListRooms is the first page Place would read of pool's servers with a
+// free room, read ahead of it (see allocation.RoomLister).
+func (p *Pool) ListRooms(ctx context.Context, pool gameinstance.RoomPool, order gameinstance.Scheduling) allocation.RoomListing {
+	var l allocation.RoomListing
+	l.Servers, l.Next, l.Err = p.Store.Candidates(ctx, pool, order, pageSize, "")
+	return l
+}
 
 // Bounds of one placement: servers read per page, pages read (a pass that
 // lost every room to concurrent allocations reads again, as the index may
@@ -91,7 +102,13 @@ func (p *Pool) Place(ctx context.Context, req allocation.RoomRequest) allocation
 	called := map[string]bool{}
 	cursor, takes, lost := "", 0, false
 	for page := 0; page < maxPages && len(res.Attempts) < len(req.Payloads); page++ {
-		servers, next, err := p.Store.Candidates(ctx, req.Pool, req.Scheduling, pageSize, cursor)
+		var l allocation.RoomListing
+		if page == 0 && req.Listed != nil {
+			l = <-req.Listed
+		} else {
+			l.Servers, l.Next, l.Err = p.Store.Candidates(ctx, req.Pool, req.Scheduling, pageSize, cursor)
+		}
+		servers, next, err := l.Servers, l.Next, l.Err
 		if err != nil {
 			log.Warn("rooms: listing game servers with a free room failed; asking the Allocator", "error", err)
 			return res

@@ -219,3 +219,26 @@ func boolInt(b bool) int {
 	}
 	return 0
 }
+
+// A first page listed ahead (ListRooms, while the claim was written) is
+// the page Place starts from: it does not list it again, goes on to the
+// next page from it, and a listing that failed asks the Allocator.
+func TestPlaceFromAListingAhead(t *testing.T) {
+	st := &fakeStore{servers: servers(15), taken: map[string]string{}, full: map[string]bool{}}
+	for i := range 10 {
+		st.full[st.servers[i].Address] = true // the whole first page is lost to races
+	}
+	p := &Pool{Store: st, Caller: &fakeCaller{}, CallbackTimeout: time.Second}
+	listed := make(chan allocation.RoomListing, 1)
+	listed <- p.ListRooms(context.Background(), gameinstance.RoomPool{Region: "us-west"}, gameinstance.SchedulingPacked)
+	req := allocation.RoomRequest{GameInstanceID: "gi", ClaimID: "c", Payloads: make([]allocation.Payload, 2), Deadline: time.Now().Add(time.Minute), Listed: listed}
+	if res := p.Place(context.Background(), req); res.Address != st.servers[10].Address || st.reads != 2 {
+		t.Fatalf("placed on %q after %d reads; want the second page's first server after the listing ahead and one more read", res.Address, st.reads)
+	}
+	failed := make(chan allocation.RoomListing, 1)
+	failed <- allocation.RoomListing{Err: errors.New("throttled")}
+	req.Listed, st.reads = failed, 0
+	if res := p.Place(context.Background(), req); res.Server != nil || len(res.Attempts) != 0 || st.reads != 0 {
+		t.Fatalf("a failed listing ahead: %+v after %d reads; want the Allocator asked", res, st.reads)
+	}
+}

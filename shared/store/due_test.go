@@ -11,6 +11,8 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb"
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
+
+	"github.com/gamefabric-alloc/allocsvc/shared/gameinstance"
 )
 
 // indexDB answers Query like the health index of one shard: keys in
@@ -72,14 +74,14 @@ func TestDuePagesAndContinuesFromItsCursor(t *testing.T) {
 	s := NewGameInstances(db, "t")
 
 	ids, next, err := s.Due(context.Background(), 7, now, 1200, "")
-	if err != nil || len(ids) != 1200 || ids[0] != "gi-0" || ids[1199] != "gi-1199" || next == "" {
+	if err != nil || len(ids) != 1200 || ids[0].ID != "gi-0" || ids[1199].ID != "gi-1199" || !ids[1199].Deadline.Equal(time.UnixMilli(1199)) || next == "" {
 		t.Fatalf("first call = %d ids (%v…), next %q, %v", len(ids), ids[:min(2, len(ids))], next, err)
 	}
 	if !slices.Equal(db.limits, []int32{duePage, 200}) {
 		t.Fatalf("page limits = %v, want [%d 200]: pages stay bounded and stop at limit", db.limits, duePage)
 	}
 	more, next, err := s.Due(context.Background(), 7, now, 5000, next)
-	if err != nil || len(more) != 1300 || more[0] != "gi-1200" || next != "" {
+	if err != nil || len(more) != 1300 || more[0].ID != "gi-1200" || next != "" {
 		t.Fatalf("continued call = %d ids (first %v), next %q, %v; want the other 1300 and no cursor", len(more), more[:1], next, err)
 	}
 	if ids, next, err := s.Due(context.Background(), 3, now, 10, ""); err != nil || len(ids) != 0 || next != "" {
@@ -96,5 +98,79 @@ func TestDuePagesAndContinuesFromItsCursor(t *testing.T) {
 	db.fail = true
 	if _, _, err := s.Due(context.Background(), 7, now, 10, ""); err == nil {
 		t.Error("a failed query was not reported")
+	}
+}
+
+// batchDB answers BatchGetItem from items, leaving the last key of each
+// call's first answer unprocessed, as a throttled DynamoDB may.
+type batchDB struct {
+	DynamoDB
+	items map[string]map[string]types.AttributeValue
+	calls []int // keys per call
+	held  map[string]bool
+}
+
+func (f *batchDB) BatchGetItem(_ context.Context, in *dynamodb.BatchGetItemInput, _ ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error) {
+	ka := in.RequestItems["t"]
+	if ka.ConsistentRead != nil && *ka.ConsistentRead || ka.ProjectionExpression == nil {
+		return nil, errors.New("want an eventually consistent read of the health attributes")
+	}
+	f.calls = append(f.calls, len(ka.Keys))
+	out := &dynamodb.BatchGetItemOutput{Responses: map[string][]map[string]types.AttributeValue{}}
+	for i, k := range ka.Keys {
+		id := k["gameInstanceId"].(*types.AttributeValueMemberS).Value
+		if i == len(ka.Keys)-1 && !f.held[id] {
+			f.held[id] = true
+			out.UnprocessedKeys = map[string]types.KeysAndAttributes{"t": {Keys: ka.Keys[i:], ProjectionExpression: ka.ProjectionExpression}}
+			break
+		}
+		if item, ok := f.items[id]; ok {
+			out.Responses["t"] = append(out.Responses["t"], item)
+		}
+	}
+	return out, nil
+}
+
+func TestHealthOfReadsInBatchesAndDecodesByHand(t *testing.T) {
+	at := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+	db := &batchDB{items: map[string]map[string]types.AttributeValue{}, held: map[string]bool{}}
+	var ids []string
+	for i := range 230 {
+		id := fmt.Sprintf("gi-%d", i)
+		ids = append(ids, id)
+		if i%10 == 9 {
+			continue // no record
+		}
+		av, err := Encode(gameinstance.Record{GameInstanceID: id, State: gameinstance.StateLinked, LinkedAt: at, LastHeartbeatAt: at.Add(time.Duration(i) * time.Second),
+			UpdatedAt: at, LeaseExpiresAt: at, HealthDeadline: at.Add(time.Minute), Queue: &gameinstance.Queue{Until: at.Add(time.Hour)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		db.items[id] = av
+	}
+	db.items["gi-3"]["state"] = &types.AttributeValueMemberN{Value: "7"}                       // not a string: unreadable
+	recs, err := NewGameInstances(db, "t").HealthOf(context.Background(), append(ids, "gi-0")) // a duplicate
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(db.calls, []int{100, 1, 100, 1, 30, 1}) {
+		t.Errorf("keys per call = %v; want batches of 100 and each unprocessed key asked again", db.calls)
+	}
+	if len(recs) != 207 {
+		t.Fatalf("%d records, want the 207 that exist", len(recs))
+	}
+	for _, r := range recs {
+		var i int
+		fmt.Sscanf(r.GameInstanceID, "gi-%d", &i)
+		if i == 3 {
+			if r.State != "" {
+				t.Errorf("an unreadable record came back as %s", r.State)
+			}
+			continue
+		}
+		if r.State != gameinstance.StateLinked || !r.LinkedAt.Equal(at) || !r.LastHeartbeatAt.Equal(at.Add(time.Duration(i)*time.Second)) ||
+			!r.HealthDeadline.Equal(at.Add(time.Minute)) || r.Queue == nil || !r.Queue.Until.Equal(at.Add(time.Hour)) || !r.UpdatedAt.Equal(at) {
+			t.Fatalf("%s decoded as %+v", r.GameInstanceID, r)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +22,9 @@ import (
 type DynamoDB interface {
 	GetItem(ctx context.Context, in *dynamodb.GetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.GetItemOutput, error)
 	UpdateItem(ctx context.Context, in *dynamodb.UpdateItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.UpdateItemOutput, error)
+	PutItem(ctx context.Context, in *dynamodb.PutItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.PutItemOutput, error)
 	Query(ctx context.Context, in *dynamodb.QueryInput, opts ...func(*dynamodb.Options)) (*dynamodb.QueryOutput, error)
+	BatchGetItem(ctx context.Context, in *dynamodb.BatchGetItemInput, opts ...func(*dynamodb.Options)) (*dynamodb.BatchGetItemOutput, error)
 }
 
 var _ DynamoDB = (*dynamodb.Client)(nil)
@@ -41,13 +44,37 @@ func NewGameInstances(db DynamoDB, table string) *GameInstances {
 
 // Claim takes the game instance if it is new, Failed, or an Allocating claim
 // whose lease expired before takeoverBefore. createdAt survives a retry or
-// takeover.
-func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) error {
+// takeover. It returns the claim as stored: rec with the createdAt and
+// version the write left (from what it replaced, if anything).
+//
+// Most claims are of a new game instance, so the first write is the
+// cheapest DynamoDB has: a PutItem of the whole record, on the condition
+// that there is none (no update expression to parse). Only when a record is
+// there does an UpdateItem decide, one that keeps its createdAt and counts
+// its version on: a retry of a Failed allocation or a takeover, which so
+// pay one refused write more. A replay pays the refused put alone, as it
+// paid the refused update.
+func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, takeoverBefore time.Time) (gameinstance.Record, error) {
+	stored, existing, err := s.claimNew(ctx, rec)
+	switch {
+	case err != nil:
+		return gameinstance.Record{}, err
+	case existing == nil && stored.GameInstanceID != "":
+		return stored, nil
+	case existing == nil:
+		// Refused, yet gone when read (a record expiring): the update's
+		// condition decides.
+	case existing.ClaimedBy(rec.ClaimID):
+		return *existing, nil // our own put, saved with its reply lost
+	case !claimable(*existing, takeoverBefore):
+		return gameinstance.Record{}, &gameinstance.ClaimConflictError{Existing: *existing}
+	}
 	// A claim in doubt that may hold a room is not taken over: the health
 	// sweep fails it first, giving the room back in the same transaction.
 	// A match's Failed record is final: its players were told (AllocationFailed),
 	// so a late copy of its event must not place it after all. So is a
-	// GameLift placement's: GameLift never reuses a PlacementId.
+	// GameLift placement's: GameLift never reuses a PlacementId. The
+	// condition decides; claimable only saves a write that would be refused.
 	return s.claim(ctx, rec, "attribute_not_exists(gameInstanceId) OR "+
 		"(#c_state = :c_failed AND attribute_not_exists(fromMatch) AND attribute_not_exists(gameLift)) OR "+
 		"(#c_state = :c_allocating AND leaseExpiresAt < :c_takeover AND attribute_not_exists(roomServer))",
@@ -58,24 +85,72 @@ func (s *GameInstances) Claim(ctx context.Context, rec gameinstance.Record, take
 		})
 }
 
+// claimable is Claim's condition on a record found: Failed (a match's and a
+// GameLift placement's are final), or an Allocating claim whose lease ran out before takeoverBefore
+// and that holds no room.
+func claimable(rec gameinstance.Record, takeoverBefore time.Time) bool {
+	switch rec.State {
+	case gameinstance.StateFailed:
+		return !rec.Fingerprint.Match && rec.Fingerprint.GameLift == ""
+	case gameinstance.StateAllocating:
+		return rec.LeaseExpiresAt.Before(takeoverBefore) && rec.RoomServer == ""
+	}
+	return false
+}
+
+// claimNew puts rec, at version 1, if the game instance has no record
+// (stored is then rec as stored); existing is the record there when it has
+// one. Both are empty when the put was refused and the record then gone.
+func (s *GameInstances) claimNew(ctx context.Context, rec gameinstance.Record) (stored gameinstance.Record, existing *gameinstance.Record, err error) {
+	rec.Version = 1
+	item, err := Encode(rec)
+	if err != nil {
+		return gameinstance.Record{}, nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
+	}
+	if size := ItemSize(item); size > MaxItemBytes-itemSizeMargin {
+		return gameinstance.Record{}, nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, gameinstance.ErrTooLarge)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item,
+		ConditionExpression:                 aws.String("attribute_not_exists(gameInstanceId)"),
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld})
+	var ccf *types.ConditionalCheckFailedException
+	if !errors.As(err, &ccf) {
+		if err != nil {
+			return gameinstance.Record{}, nil, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+		}
+		return toItem(rec).record(), nil, nil
+	}
+	found, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
+	if errors.Is(err, gameinstance.ErrNotFound) {
+		return gameinstance.Record{}, nil, nil
+	}
+	if err != nil {
+		return gameinstance.Record{}, nil, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+	}
+	return gameinstance.Record{}, &found, nil
+}
+
 // Resume takes a queued placement for the queue worker's next attempt: rec
 // (an Allocating claim) is written only while the instance is Queued under
 // ticket, so of the copies of a queue message only one runs, and none once
 // a DELETE cancelled the placement.
 func (s *GameInstances) Resume(ctx context.Context, rec gameinstance.Record, ticket string) error {
-	return s.claim(ctx, rec, "#c_state = :c_queued AND queueTicket = :c_ticket", map[string]types.AttributeValue{
+	_, err := s.claim(ctx, rec, "#c_state = :c_queued AND queueTicket = :c_ticket", map[string]types.AttributeValue{
 		":c_queued": &types.AttributeValueMemberS{Value: string(gameinstance.StateQueued)},
 		":c_ticket": &types.AttributeValueMemberS{Value: ticket},
 	})
+	return err
 }
 
 // claim writes rec under condition (whose #c_state is the state); a refusal
 // is *ClaimConflictError with the record that refused it, unless that
-// record is rec's own claim, saved with its reply lost.
-func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, condition string, values map[string]types.AttributeValue) error {
+// record is rec's own claim, saved with its reply lost. It returns the
+// claim as stored: the write's UPDATED_OLD image (nothing for a new item)
+// holds the createdAt it kept and the version it counted from.
+func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, condition string, values map[string]types.AttributeValue) (gameinstance.Record, error) {
 	in, err := s.update(rec, "createdAt")
 	if err != nil {
-		return err
+		return gameinstance.Record{}, err
 	}
 	in.ConditionExpression = aws.String(condition)
 	in.ExpressionAttributeNames["#c_state"] = "state"
@@ -83,25 +158,42 @@ func (s *GameInstances) claim(ctx context.Context, rec gameinstance.Record, cond
 		in.ExpressionAttributeValues[k] = v
 	}
 	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	in.ReturnValues = types.ReturnValueUpdatedOld
 
-	_, err = s.db.UpdateItem(ctx, in)
+	out, err := s.db.UpdateItem(ctx, in)
 	var ccf *types.ConditionalCheckFailedException
 	if !errors.As(err, &ccf) {
 		if err != nil {
-			return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+			return gameinstance.Record{}, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
 		}
-		return nil
+		return claimed(rec, out.Attributes), nil
 	}
 	existing, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
 	if err != nil {
-		return fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
+		return gameinstance.Record{}, fmt.Errorf("claim %s: %w", rec.GameInstanceID, err)
 	}
 	if existing.ClaimedBy(rec.ClaimID) {
 		// Our own claim: the write was saved, its reply lost, and the SDK's
 		// retry failed the condition against it.
-		return nil
+		return existing, nil
 	}
-	return &gameinstance.ClaimConflictError{Existing: existing}
+	return gameinstance.Record{}, &gameinstance.ClaimConflictError{Existing: existing}
+}
+
+// claimed is the claim rec as its write stored it, from the write's
+// UPDATED_OLD image: the createdAt it kept, the version after the one it
+// replaced.
+func claimed(rec gameinstance.Record, old map[string]types.AttributeValue) gameinstance.Record {
+	rec.Version = 1
+	if v, ok := old["version"].(*types.AttributeValueMemberN); ok {
+		if n, err := strconv.ParseInt(v.Value, 10, 64); err == nil {
+			rec.Version = n + 1
+		}
+	}
+	if c, ok := old["createdAt"].(*types.AttributeValueMemberS); ok && c.Value != "" {
+		rec.CreatedAt = ParseTime(c.Value)
+	}
+	return rec
 }
 
 // conflicting is the record a failed condition met: the ALL_OLD image, or a
@@ -117,20 +209,29 @@ func (s *GameInstances) conflicting(ctx context.Context, id string, ccf *types.C
 	return rec, err
 }
 
-// Finish writes the outcome only while rec.ClaimID still holds the claim.
+// Finish writes the outcome only while rec.ClaimID still holds the claim,
+// and returns the record as stored. When rec.Version is the claim's as
+// stored (Claim returned it, and nothing wrote the record since), the
+// outcome is the whole item, version and createdAt included: one
+// conditional PutItem, the cheapest write DynamoDB has (no expression
+// to parse), and no record sent back. Otherwise (0) it is an UpdateItem
+// that counts the version on from the stored one and sends the record
+// back.
 func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
-	in, err := s.update(rec, "createdAt")
-	if err != nil {
-		return gameinstance.Record{}, err
+	names := map[string]string{"#c_state": "state"}
+	values := map[string]types.AttributeValue{
+		":c_claim":      &types.AttributeValueMemberS{Value: rec.ClaimID},
+		":c_allocating": &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)},
 	}
-	in.ConditionExpression = aws.String("claimId = :c_claim AND #c_state = :c_allocating")
-	in.ExpressionAttributeNames["#c_state"] = "state"
-	in.ExpressionAttributeValues[":c_claim"] = &types.AttributeValueMemberS{Value: rec.ClaimID}
-	in.ExpressionAttributeValues[":c_allocating"] = &types.AttributeValueMemberS{Value: string(gameinstance.StateAllocating)}
-	in.ReturnValues = types.ReturnValueAllNew
-	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
-
-	out, err := s.db.UpdateItem(ctx, in, outcomeWrite)
+	const condition = "claimId = :c_claim AND #c_state = :c_allocating"
+	var attrs map[string]types.AttributeValue
+	var err error
+	if rec.Version != 0 {
+		rec.Version++
+		attrs, err = s.putOutcome(ctx, rec, condition, names, values)
+	} else {
+		attrs, err = s.updateOutcome(ctx, rec, condition, names, values)
+	}
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
 		stored, err := s.conflicting(ctx, rec.GameInstanceID, ccf)
@@ -144,7 +245,44 @@ func (s *GameInstances) Finish(ctx context.Context, rec gameinstance.Record) (ga
 	if err != nil {
 		return gameinstance.Record{}, fmt.Errorf("finish %s: %w", rec.GameInstanceID, err)
 	}
-	return decode(out.Attributes)
+	if attrs == nil {
+		return toItem(rec).record(), nil // as the table holds it (times in ms, TTL in s)
+	}
+	return decode(attrs)
+}
+
+// putOutcome writes rec whole under condition; nothing comes back.
+func (s *GameInstances) putOutcome(ctx context.Context, rec gameinstance.Record, condition string, names map[string]string, values map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	item, err := Encode(rec)
+	if err != nil {
+		return nil, fmt.Errorf("encode %s: %w", rec.GameInstanceID, err)
+	}
+	if size := ItemSize(item); size > MaxItemBytes-itemSizeMargin {
+		return nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, gameinstance.ErrTooLarge)
+	}
+	_, err = s.db.PutItem(ctx, &dynamodb.PutItemInput{TableName: aws.String(s.table), Item: item, ConditionExpression: aws.String(condition),
+		ExpressionAttributeNames: names, ExpressionAttributeValues: values,
+		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld}, outcomeWrite)
+	return nil, err
+}
+
+// updateOutcome sets rec's attributes under condition and returns the
+// record as stored.
+func (s *GameInstances) updateOutcome(ctx context.Context, rec gameinstance.Record, condition string, names map[string]string, values map[string]types.AttributeValue) (map[string]types.AttributeValue, error) {
+	in, err := s.update(rec, "createdAt")
+	if err != nil {
+		return nil, err
+	}
+	in.ConditionExpression = aws.String(condition)
+	maps.Copy(in.ExpressionAttributeNames, names)
+	maps.Copy(in.ExpressionAttributeValues, values)
+	in.ReturnValues = types.ReturnValueAllNew
+	in.ReturnValuesOnConditionCheckFailure = types.ReturnValuesOnConditionCheckFailureAllOld
+	out, err := s.db.UpdateItem(ctx, in, outcomeWrite)
+	if err != nil {
+		return nil, err
+	}
+	return out.Attributes, nil
 }
 
 // Put writes rec if the stored version is still rec.Version (the version it
@@ -214,6 +352,9 @@ func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (gameins
 
 // update builds an UpdateItem that sets every attribute of rec, clears the
 // optional ones it lacks, and writes the keep attributes only where absent.
+// Every attribute has its own placeholders (#name, :name), and the clauses
+// follow attributeOrder, so the same record always makes the same
+// expression, built with a few allocations (it runs twice per allocation).
 func (s *GameInstances) update(rec gameinstance.Record, keep ...string) (*dynamodb.UpdateItemInput, error) {
 	av, err := Encode(rec)
 	if err != nil {
@@ -224,44 +365,63 @@ func (s *GameInstances) update(rec gameinstance.Record, keep ...string) (*dynamo
 	if size := ItemSize(av); size > MaxItemBytes-itemSizeMargin {
 		return nil, fmt.Errorf("write %s (%d bytes): %w", rec.GameInstanceID, size, gameinstance.ErrTooLarge)
 	}
-	delete(av, "gameInstanceId")
-	delete(av, "version")
 	// Every write bumps the version, whoever makes it.
-	names := map[string]string{"#v": "version"}
-	values := map[string]types.AttributeValue{":v0": &types.AttributeValueMemberN{Value: "0"}, ":v1": &types.AttributeValueMemberN{Value: "1"}}
-	set := []string{"#v = if_not_exists(#v, :v0) + :v1"}
-	var remove []string
-	i := 0
-	for name, value := range av {
-		n, v := "#a"+strconv.Itoa(i), ":a"+strconv.Itoa(i)
-		i++
-		names[n], values[v] = name, value
-		if slices.Contains(keep, name) {
-			set = append(set, fmt.Sprintf("%s = if_not_exists(%s, %s)", n, n, v))
-		} else {
-			set = append(set, n+" = "+v)
+	names := make(map[string]string, len(attributeOrder)+4)
+	values := make(map[string]types.AttributeValue, len(av)+6)
+	names["#v"] = "version"
+	values[":v0"], values[":v1"] = &types.AttributeValueMemberN{Value: "0"}, &types.AttributeValueMemberN{Value: "1"}
+	var set, remove strings.Builder
+	set.Grow(32 * len(av))
+	set.WriteString("SET #v = if_not_exists(#v, :v0) + :v1")
+	written := 2 // the key and the version
+	for _, a := range attributeClauses {
+		switch value, ok := av[a.name]; {
+		case ok:
+			written++
+			names[a.placeholder], values[a.value] = a.name, value
+			if slices.Contains(keep, a.name) {
+				set.WriteString(a.keep)
+			} else {
+				set.WriteString(a.set)
+			}
+		case a.optional:
+			names[a.placeholder] = a.name
+			if remove.Len() == 0 {
+				remove.WriteString(" REMOVE " + a.placeholder)
+			} else {
+				remove.WriteString(", " + a.placeholder)
+			}
 		}
 	}
-	for _, name := range optional {
-		if _, ok := av[name]; !ok {
-			n := "#a" + strconv.Itoa(i)
-			i++
-			names[n] = name
-			remove = append(remove, n)
-		}
-	}
-	expr := "SET " + strings.Join(set, ", ")
-	if len(remove) > 0 {
-		expr += " REMOVE " + strings.Join(remove, ", ")
+	if written != len(av) {
+		return nil, fmt.Errorf("encode %s: %d attributes, %d of them in attributeOrder", rec.GameInstanceID, len(av), written)
 	}
 	return &dynamodb.UpdateItemInput{
 		TableName:                 aws.String(s.table),
 		Key:                       key(rec.GameInstanceID),
-		UpdateExpression:          aws.String(expr),
+		UpdateExpression:          aws.String(set.String() + remove.String()),
 		ExpressionAttributeNames:  names,
 		ExpressionAttributeValues: values,
 	}, nil
 }
+
+// attributeClause is an attribute's part of an update, spelt once: its
+// placeholders and its SET clauses, plain and if absent.
+type attributeClause struct {
+	name, placeholder, value, set, keep string
+	optional                            bool
+}
+
+// attributeClauses are attributeOrder's clauses; built once, never changed.
+var attributeClauses = func() []attributeClause {
+	out := make([]attributeClause, len(attributeOrder))
+	for i, name := range attributeOrder {
+		n, v := "#"+name, ":"+name
+		out[i] = attributeClause{name: name, placeholder: n, value: v, set: ", " + n + " = " + v,
+			keep: ", " + n + " = if_not_exists(" + n + ", " + v + ")", optional: slices.Contains(optional, name)}
+	}
+	return out
+}()
 
 func formatInt(n int64) string { return strconv.FormatInt(n, 10) }
 

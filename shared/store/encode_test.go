@@ -2,6 +2,7 @@ package store
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -60,5 +61,29 @@ func TestRecordRoundTrips(t *testing.T) {
 	// A GameFabric attempt does not store its kind (it is the default).
 	if first := av["attempts"].(*types.AttributeValueMemberL).Value[0].(*types.AttributeValueMemberM).Value; first["allocatorKind"] != nil {
 		t.Fatalf("a GameFabric attempt stores its kind: %v", first)
+	}
+}
+
+// Every attribute a record has is written: attributeOrder names each of
+// item's but the key and the version, and every optional one.
+func TestAttributeOrderCoversTheItem(t *testing.T) {
+	order := map[string]bool{}
+	for _, name := range attributeOrder {
+		order[name] = true
+	}
+	typ := reflect.TypeFor[item]()
+	for i := range typ.NumField() {
+		name, _, _ := strings.Cut(typ.Field(i).Tag.Get("dynamodbav"), ",")
+		if name != "gameInstanceId" && name != "version" && !order[name] {
+			t.Errorf("attributeOrder lacks %q", name)
+		}
+	}
+	for _, name := range optional {
+		if !order[name] {
+			t.Errorf("attributeOrder lacks the optional %q", name)
+		}
+	}
+	if len(order) != typ.NumField()-2 {
+		t.Errorf("attributeOrder has %d names, item %d attributes besides its key and version", len(order), typ.NumField()-2)
 	}
 }

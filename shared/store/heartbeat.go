@@ -15,25 +15,25 @@ import (
 
 // Heartbeat records a Linked instance's heartbeat in one conditional
 // UpdateItem: no read, no rewrite of the item, the state and the token
-// hash in the condition. It sets lastHeartbeatAt (and updatedAt, version)
-// and the health index key to indexDeadline; DynamoDB writes the index
-// only when that value changes, so the caller moves the key lazily by
-// passing the same value until it must move. applied is false when the
-// condition failed: rec is then the stored record (ErrNotFound when there
-// is none), for the caller to tell a wrong token from a wrong state.
+// hash in the condition. It sets lastHeartbeatAt, updatedAt and version,
+// none of them in the health index (KEYS_ONLY), so DynamoDB writes the
+// record alone: one write unit for a record under 1 KB. applied is false
+// when the condition failed: rec is then the stored record (ErrNotFound
+// when there is none), for the caller to tell a wrong token from a wrong
+// state.
 //
 // A write saved with its reply lost is retried by the SDK; the retry fails
 // the condition against the write itself (lastHeartbeatAt is already now)
 // and recognises it, so one heartbeat is one version, as for every write.
-func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
-	return s.beat(ctx, id, beatGuard{attr: "partnerGameTokenHash", name: ":hash", value: tokenHash}, now, indexDeadline)
+func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now time.Time) (rec gameinstance.Record, applied bool, err error) {
+	return s.beat(ctx, id, beatGuard{attr: "partnerGameTokenHash", name: ":hash", value: tokenHash}, now)
 }
 
 // RenewSession is Heartbeat for a session renewed by another session's
 // heartbeat on the same game server: the condition is that the instance
 // holds its room on roomServer, not a token.
-func (s *GameInstances) RenewSession(ctx context.Context, id, roomServer string, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
-	return s.beat(ctx, id, beatGuard{attr: "roomServer", name: ":room", value: roomServer}, now, indexDeadline)
+func (s *GameInstances) RenewSession(ctx context.Context, id, roomServer string, now time.Time) (rec gameinstance.Record, applied bool, err error) {
+	return s.beat(ctx, id, beatGuard{attr: "roomServer", name: ":room", value: roomServer}, now)
 }
 
 // beatGuard is the attribute a heartbeat's write is conditioned on, besides
@@ -49,23 +49,22 @@ func (g beatGuard) holds(rec gameinstance.Record) bool {
 	return rec.PartnerGameTokenHash == g.value
 }
 
-func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, now, indexDeadline time.Time) (rec gameinstance.Record, applied bool, err error) {
+func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, now time.Time) (rec gameinstance.Record, applied bool, err error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
 		TableName:        aws.String(s.table),
 		Key:              key(id),
-		UpdateExpression: aws.String("SET lastHeartbeatAt = :now, updatedAt = :now, healthDeadline = :deadline, #v = if_not_exists(#v, :zero) + :one"),
+		UpdateExpression: aws.String("SET lastHeartbeatAt = :now, updatedAt = :now, #v = if_not_exists(#v, :zero) + :one"),
 		// attribute_exists(healthShard): a Linked record without its index
 		// key (written before there was one) takes the full path instead.
 		ConditionExpression: aws.String("#state = :linked AND " + guard.attr + " = " + guard.name + " AND attribute_exists(healthShard) AND " +
 			"(attribute_not_exists(lastHeartbeatAt) OR lastHeartbeatAt <> :now)"),
 		ExpressionAttributeNames: map[string]string{"#state": "state", "#v": "version"},
 		ExpressionAttributeValues: map[string]types.AttributeValue{
-			":now":      &types.AttributeValueMemberS{Value: FormatTime(now)},
-			":deadline": &types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())},
-			":zero":     &types.AttributeValueMemberN{Value: "0"},
-			":one":      &types.AttributeValueMemberN{Value: "1"},
-			":linked":   &types.AttributeValueMemberS{Value: string(gameinstance.StateLinked)},
-			guard.name:  &types.AttributeValueMemberS{Value: guard.value},
+			":now":     &types.AttributeValueMemberS{Value: FormatTime(now)},
+			":zero":    &types.AttributeValueMemberN{Value: "0"},
+			":one":     &types.AttributeValueMemberN{Value: "1"},
+			":linked":  &types.AttributeValueMemberS{Value: string(gameinstance.StateLinked)},
+			guard.name: &types.AttributeValueMemberS{Value: guard.value},
 		},
 		ReturnValues:                        types.ReturnValueAllNew,
 		ReturnValuesOnConditionCheckFailure: types.ReturnValuesOnConditionCheckFailureAllOld,
@@ -74,8 +73,7 @@ func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, no
 	if errors.As(err, &ccf) {
 		stored, err := s.conflicting(ctx, id, ccf)
 		ours := err == nil && stored.State == gameinstance.StateLinked && guard.holds(stored) &&
-			FormatTime(stored.LastHeartbeatAt) == FormatTime(now) && ccf.Item != nil && sameValue(ccf.Item["healthDeadline"],
-			&types.AttributeValueMemberN{Value: formatInt(indexDeadline.UnixMilli())})
+			FormatTime(stored.LastHeartbeatAt) == FormatTime(now) && !stored.HealthDeadline.IsZero()
 		return stored, ours, err
 	}
 	if err != nil {

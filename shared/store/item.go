@@ -67,6 +67,15 @@ type item struct {
 	QueueNextAt    int64  `dynamodbav:"queueNextAt,omitempty"`
 }
 
+// attributeOrder is every attribute a write of a record sets or clears but
+// its key and version (those have their own clauses), in item's order:
+// the order of an update's clauses.
+var attributeOrder = []string{"state", "desiredRegion", "gameServerVersion", "serverArgs", "regionInputs", "latencyRelaxed",
+	"environment", "armadaSet", "region", "fallbackUsed", "server", "placement", "roomServer", "scheduling", "dedicated", "fromMatch", "gameLift",
+	"attempts", "failureCode", "failureMessage", "partnerGameTokenHash", "candidateTokenHashes", "claimId", "leaseExpiresAt",
+	"createdAt", "updatedAt", "allocatedAt", "expiresAt", "linkedAt", "linkInfo", "recoveredByLink", "lastHeartbeatAt", "endedAt", "endReason",
+	"unhealthyAt", "unhealthyReason", "healthShard", "healthDeadline", "queueStartedAt", "queuedUntil", "queueTicket", "queueNextAt"}
+
 // optional lists the attributes a record may leave out; a write clears
 // whichever of them it does not set, so nothing stale survives a retry or
 // a transition (leaving the health index is removing healthShard).
@@ -81,8 +90,9 @@ type linkInfoItem struct {
 	ServerName string         `dynamodbav:"serverName,omitempty"`
 }
 
-// HealthShards spreads the health index over partitions: every heartbeat
-// rewrites healthDeadline, and one index partition takes ~1,000 writes/s.
+// HealthShards spreads the health index over partitions, so the sweep
+// lists its shards at once and no partition takes every claim's and end's
+// index write (one takes ~1,000 writes/s); heartbeats write none.
 const HealthShards = 16
 
 // HealthShard is the index shard of a game instance.

@@ -1,7 +1,6 @@
 package store
 
 import (
-	"math"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/service/dynamodb/types"
@@ -61,11 +60,16 @@ func valueSize(v types.AttributeValue) int {
 	return 0
 }
 
-// numberSize: leading and trailing zeros do not count.
+// numberSize: the significant digits of the mantissa, leading and
+// trailing zeros apart (sign, point and exponent do not count).
 func numberSize(s string) int {
-	digits := strings.Trim(strings.NewReplacer("-", "", ".", "", "+", "").Replace(strings.ToLower(s)), "0")
-	if i := strings.IndexByte(digits, 'e'); i >= 0 {
-		digits = strings.Trim(digits[:i], "0")
+	if i := strings.IndexAny(s, "eE"); i >= 0 {
+		s = s[:i]
 	}
-	return int(math.Ceil(float64(len(digits))/2)) + 1
+	first, last := strings.IndexAny(s, "123456789"), strings.LastIndexAny(s, "123456789")
+	digits := 0
+	if first >= 0 {
+		digits = last - first + 1 - strings.Count(s[first:last+1], ".")
+	}
+	return (digits+1)/2 + 1
 }

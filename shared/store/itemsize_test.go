@@ -18,3 +18,14 @@ func TestItemSizeFollowsTheDocumentedRules(t *testing.T) {
 		t.Fatalf("ItemSize = %d, want %d", got, want)
 	}
 }
+
+func TestNumberSize(t *testing.T) {
+	for _, tc := range []struct {
+		n    string
+		want int
+	}{{"0", 1}, {"7", 2}, {"-5", 2}, {"100", 2}, {"1200", 2}, {"0.001", 2}, {"10.01", 3}, {"1.50e10", 2}, {"123456", 4}, {"-1.5E-7", 2}} {
+		if got := numberSize(tc.n); got != tc.want {
+			t.Errorf("numberSize(%q) = %d, want %d", tc.n, got, tc.want)
+		}
+	}
+}

@@ -33,6 +33,7 @@ func main() {
 	flag.IntVar(&o.RaceCallers, "race-callers", 8, "simultaneous callers per race game instance")
 	flag.IntVar(&o.ColdStarts, "starts", 15, fmt.Sprintf("cold starts per series (at least %d)", bench.MinStarts))
 	flag.IntVar(&o.SweepBacklog, "sweep-backlog", 20000, "due instances the health sweep phase drains (0 skips it)")
+	sweepGames := flag.String("sweep-games", "1000,100000", "games in play at which the health sweep's reads are priced (empty skips it)")
 	flag.IntVar(&o.Queued.N, "queued", 20, "queued placements timed from capacity returning (0 skips the queued placements' figures)")
 	flag.DurationVar(&o.Queued.Dry, "queued-dry", 20*time.Second, "how long their region stays dry (less than their 60 s queue timeout)")
 	waits := flag.String("queued-waits", "10s,60s", "the waits at which queued placements are counted and priced")
@@ -44,6 +45,11 @@ func main() {
 	var err error
 	if o.Throughput.Callers, err = parseInts(*callers); err != nil {
 		fail(fmt.Errorf("-callers: %w", err))
+	}
+	if *sweepGames != "" {
+		if o.SweepGames, err = parseInts(*sweepGames); err != nil {
+			fail(fmt.Errorf("-sweep-games: %w", err))
+		}
 	}
 	if o.Queued.Waits, err = parseDurations(*waits); err != nil {
 		fail(fmt.Errorf("-queued-waits: %w", err))
