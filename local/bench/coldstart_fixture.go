@@ -63,7 +63,8 @@ type coldEvent struct {
 // for PlacementFunction (it needs a Queued record under the message's
 // ticket), MatchmakingFunction (a real match asks GameLift, which only the
 // stack's stand-in answers), EventsFunction (moto delivers a put event to
-// the SQS tap inside the call, ~0.3 s per target; EventBridge after).
+// the SQS tap inside the call, ~0.3 s per target; EventBridge after),
+// GameLiftApiFunction (events/ holds no signature that stays fresh).
 var coldStartEvents = []coldEvent{
 	{fn: "AllocateFunction", file: "allocate-bad-request.json", status: http.StatusBadRequest,
 		describe: "POST /v1/allocations with an invalid gameInstanceId: rejected by request validation before any AWS or GameFabric call"},
@@ -85,6 +86,8 @@ var coldStartEvents = []coldEvent{
 		describe: "an SQS batch of a stale placement message (one DynamoDB read finds no record: dropped) and an unreadable one (handed back as a batch item failure)"},
 	{fn: "MatchmakingFunction", file: "matchmaking-invalid.json",
 		describe: "a FlexMatch event whose customEventData is not JSON: round 1 records the match Failed (DynamoDB read, match kept, Failed record); every later start finds that record and stops (one DynamoDB read), as a redelivered event does"},
+	{fn: "GameLiftApiFunction", file: "gamelift-describe-placement.json", status: http.StatusBadRequest,
+		describe: "a DescribeGameSessionPlacement as botocore signs it (AWS JSON 1.1), signed on 1 January 2025: refused as UnauthorizedException (more than 15 minutes off) before any AWS call"},
 	{fn: "EventsFunction", file: "stream-heartbeat.json",
 		describe: "a stream batch of one heartbeat (Linked → Linked; the filters keep such records from deployed invocations): decoded and compared, no event, no AWS call"},
 }
