@@ -8,11 +8,15 @@ import (
 )
 
 // LinkBackFunction reads one record to check a token and moves it on with
-// conditional updates; of a game server's record it may read only which
-// sessions it holds (an all-sessions heartbeat), never its callback token.
+// conditional updates (and reads the other sessions' states in a batch for
+// an all-sessions heartbeat); of a game server's record it may read only
+// which sessions it holds and its last beat for them, never its callback
+// token.
 func TestRepoTemplateLinkBackGrants(t *testing.T) {
 	tpl := loadRepoTemplate(t)
 	want := []string{
+		"dynamodb:BatchGetItem on !GetAtt GameInstancesTable.Arn",
+		"dynamodb:BatchGetItem on !GetAtt GameServersTable.Arn",
 		"dynamodb:GetItem on !GetAtt GameInstancesTable.Arn",
 		"dynamodb:GetItem on !GetAtt GameServersTable.Arn",
 		"dynamodb:UpdateItem on !GetAtt GameInstancesTable.Arn",
@@ -33,11 +37,11 @@ func TestRepoTemplateLinkBackGrants(t *testing.T) {
 				attrs = append(attrs, deref(a).Value)
 			}
 			sel := lookup(lookup(lookup(st, "Condition"), "StringEqualsIfExists"), "dynamodb:Select")
-			limited = slices.Equal(attrs, []string{"address", "sessions"}) && sel != nil && deref(sel).Value == "SPECIFIC_ATTRIBUTES"
+			limited = slices.Equal(attrs, []string{"address", "lastBeatAt", "sessions"}) && sel != nil && deref(sel).Value == "SPECIFIC_ATTRIBUTES"
 		}
 	}
 	if !limited {
-		t.Error("LinkBackFunction's GetItem on GameServersTable is not limited to the address and sessions attributes")
+		t.Error("LinkBackFunction's GetItem on GameServersTable is not limited to the address, lastBeatAt and sessions attributes")
 	}
 }
 

@@ -103,7 +103,7 @@ func (f *fakeStore) HealthOf(_ context.Context, ids []string) ([]gameinstance.Re
 			return out, err
 		}
 		if r, ok := f.recs[id]; ok {
-			out = append(out, r)
+			out = append(out, f.fold(r))
 			f.reads[id]++
 		}
 	}
@@ -138,7 +138,7 @@ func (f *fakeStore) Get(ctx context.Context, id string) (gameinstance.Record, er
 	if !ok {
 		return gameinstance.Record{}, gameinstance.ErrNotFound
 	}
-	return r, nil
+	return f.fold(r), nil
 }
 
 func (f *fakeStore) Put(_ context.Context, rec gameinstance.Record) (gameinstance.Record, error) {
@@ -185,11 +185,6 @@ func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now time.
 	return f.beat(id, func(r gameinstance.Record) bool { return r.PartnerGameTokenHash == tokenHash }, now)
 }
 
-// RenewSession applies the store's condition: Linked, its room on roomServer.
-func (f *fakeStore) RenewSession(_ context.Context, id, roomServer string, now time.Time) (gameinstance.Record, bool, error) {
-	return f.beat(id, func(r gameinstance.Record) bool { return r.RoomServer == roomServer }, now)
-}
-
 // RoomSessions lists a server's sessions, sorted.
 func (f *fakeStore) RoomSessions(_ context.Context, address string) ([]string, error) {
 	f.mu.Lock()
@@ -228,6 +223,29 @@ type fakeServer struct {
 	accepting bool
 	reason    string
 	offer     gameinstance.RoomOffer
+	beatAt    time.Time // its last heartbeat for all its sessions
+}
+
+// fold is the store's: a Linked session holding a room counts its
+// server's last beat as its own heartbeat. Called with f.mu held.
+func (f *fakeStore) fold(r gameinstance.Record) gameinstance.Record {
+	if gs := f.servers[r.RoomServer]; gs != nil && r.State == gameinstance.StateLinked && gs.sessions[r.GameInstanceID] && gs.beatAt.After(r.LastHeartbeatAt) {
+		r.LastHeartbeatAt = gs.beatAt
+	}
+	return r
+}
+
+// BeatServer applies the store's condition: session holds a room there.
+func (f *fakeStore) BeatServer(_ context.Context, address, session string, now time.Time) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.beats++
+	gs := f.servers[address]
+	if gs == nil || !gs.sessions[session] {
+		return gameinstance.ErrNotFound
+	}
+	gs.beatAt = now
+	return nil
 }
 
 // PutRoom applies the store's semantics: the instance's version

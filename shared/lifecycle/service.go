@@ -45,10 +45,12 @@ type Store interface {
 	// RoomSessions lists the sessions holding a room on the game server at
 	// address (gameinstance.ErrNotFound: no such server, or no rooms).
 	RoomSessions(ctx context.Context, address string) ([]string, error)
-	// RenewSession is Heartbeat conditioned on the instance holding its
-	// room on roomServer instead of on a token hash: another session's
-	// heartbeat renews it (HeartbeatSessions).
-	RenewSession(ctx context.Context, id, roomServer string, now time.Time) (rec gameinstance.Record, applied bool, err error)
+	// BeatServer records a heartbeat of the game server at address for all
+	// the sessions holding a room there, in one write of the server's
+	// record, applied only while session holds a room there
+	// (gameinstance.ErrNotFound otherwise). Get and HealthOf count it as
+	// each of those sessions' heartbeat.
+	BeatServer(ctx context.Context, address, session string, now time.Time) error
 }
 
 // Service applies lifecycle calls.

@@ -113,7 +113,7 @@ func decodeDueCursor(shard, cursor string) (map[string]types.AttributeValue, err
 // healthAttributes are what lifecycle.Policy.Review decides an instance's
 // health by. The sweep's first look at an instance reads these alone: it
 // costs what reading the whole item costs, but carries no upstream texts.
-const healthAttributes = "gameInstanceId, #state, updatedAt, linkedAt, lastHeartbeatAt, leaseExpiresAt, queuedUntil, healthDeadline"
+const healthAttributes = "gameInstanceId, #state, updatedAt, linkedAt, lastHeartbeatAt, leaseExpiresAt, queuedUntil, healthDeadline, roomServer"
 
 // healthBatch is BatchGetItem's most keys per call.
 const healthBatch = 100
@@ -124,8 +124,10 @@ const healthBatch = 100
 // to tell which instances are overdue; it reads an overdue one again,
 // strongly consistently, before it writes. Ids without a record are left
 // out; a record it cannot decode comes back with its id alone, no state,
-// for the sweep's strongly consistent review to report; what DynamoDB leaves unprocessed is asked again (a few times, backing
-// off) before the read fails.
+// for the sweep's strongly consistent review to report; what DynamoDB
+// leaves unprocessed is asked again (a few times, backing off) before the
+// read fails. A Linked session holding a room has its server's last beat
+// folded in, as Get folds it (the servers read in batches too).
 func (s *GameInstances) HealthOf(ctx context.Context, ids []string) ([]gameinstance.Record, error) {
 	var keys []map[string]types.AttributeValue
 	seen := make(map[string]bool, len(ids))
@@ -154,7 +156,8 @@ func (s *GameInstances) HealthOf(ctx context.Context, ids []string) ([]gameinsta
 			return out, err
 		}
 	}
-	return out, nil
+	// A session on a rooms server heartbeats through the server's record.
+	return out, s.foldServerBeats(ctx, out, false)
 }
 
 // healthRecord decodes healthAttributes by hand, not by reflection: a run
@@ -184,10 +187,11 @@ func healthRecord(av map[string]types.AttributeValue) gameinstance.Record {
 	lease, ok5 := num("leaseExpiresAt")
 	until, ok6 := num("queuedUntil")
 	deadline, ok7 := num("healthDeadline")
-	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 {
+	room, ok8 := str("roomServer")
+	if !ok1 || !ok2 || !ok3 || !ok4 || !ok5 || !ok6 || !ok7 || !ok8 {
 		return gameinstance.Record{GameInstanceID: id}
 	}
 	it := item{GameInstanceID: id, State: state, UpdatedAt: updated, LinkedAt: linked, LastHeartbeatAt: beat,
-		LeaseExpiresAt: lease, QueuedUntil: until, HealthDeadline: deadline}
+		LeaseExpiresAt: lease, QueuedUntil: until, HealthDeadline: deadline, RoomServer: room}
 	return it.record()
 }

@@ -334,7 +334,10 @@ const itemSizeMargin = 4 << 10
 const HealthIndex = "HealthDeadlineIndex"
 
 // Get reads a record with a strongly consistent read: a replay or status
-// check right after an allocation must see it.
+// check right after an allocation must see it. A Linked session holding a
+// room has its server's last beat for all its sessions folded into its
+// LastHeartbeatAt (one more strongly consistent read, of the server's
+// record).
 func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (gameinstance.Record, error) {
 	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{
 		TableName:      aws.String(s.table),
@@ -347,7 +350,15 @@ func (s *GameInstances) Get(ctx context.Context, gameInstanceID string) (gameins
 	if out.Item == nil {
 		return gameinstance.Record{}, gameinstance.ErrNotFound
 	}
-	return decode(out.Item)
+	rec, err := decode(out.Item)
+	if err != nil {
+		return rec, err
+	}
+	recs := []gameinstance.Record{rec}
+	if err := s.foldServerBeats(ctx, recs, true); err != nil {
+		return gameinstance.Record{}, fmt.Errorf("get %s: %w", gameInstanceID, err)
+	}
+	return recs[0], nil
 }
 
 // update builds an UpdateItem that sets every attribute of rec, clears the

@@ -29,25 +29,11 @@ func (s *GameInstances) Heartbeat(ctx context.Context, id, tokenHash string, now
 	return s.beat(ctx, id, beatGuard{attr: "partnerGameTokenHash", name: ":hash", value: tokenHash}, now)
 }
 
-// RenewSession is Heartbeat for a session renewed by another session's
-// heartbeat on the same game server: the condition is that the instance
-// holds its room on roomServer, not a token.
-func (s *GameInstances) RenewSession(ctx context.Context, id, roomServer string, now time.Time) (rec gameinstance.Record, applied bool, err error) {
-	return s.beat(ctx, id, beatGuard{attr: "roomServer", name: ":room", value: roomServer}, now)
-}
-
 // beatGuard is the attribute a heartbeat's write is conditioned on, besides
-// the state: the token hash, or the server the session's room is on (name
-// is its value's placeholder, so the two writes read differently in logs
-// and fault rules).
+// the state: the token hash.
 type beatGuard struct{ attr, name, value string }
 
-func (g beatGuard) holds(rec gameinstance.Record) bool {
-	if g.attr == "roomServer" {
-		return rec.RoomServer == g.value
-	}
-	return rec.PartnerGameTokenHash == g.value
-}
+func (g beatGuard) holds(rec gameinstance.Record) bool { return rec.PartnerGameTokenHash == g.value }
 
 func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, now time.Time) (rec gameinstance.Record, applied bool, err error) {
 	out, err := s.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{
@@ -86,7 +72,7 @@ func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, no
 // RoomSessions lists the sessions holding a room on the game server at
 // address: one eventually consistent read of that attribute alone (the
 // record's callback token is not read). A session that joined a moment
-// ago may be missing; the next heartbeat finds it. ErrNotFound: no such
+// ago may be missing; the next heartbeat lists it. ErrNotFound: no such
 // server (or no game servers table).
 func (s *GameInstances) RoomSessions(ctx context.Context, address string) ([]string, error) {
 	if s.servers == nil {
