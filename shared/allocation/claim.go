@@ -143,3 +143,81 @@ func (s *Service) aborted(ctx context.Context, rec gameinstance.Record, run plan
 	}
 	return e
 }
+
+// newClaim is the Allocating record this call will try to claim, and the
+// link-back tokens of each plan step (see stepTokens).
+func (s *Service) newClaim(spec Spec) (gameinstance.Record, [][]string, error) {
+	tokens, err := s.stepTokens(spec)
+	if err != nil {
+		return gameinstance.Record{}, nil, internal("mint partner game tokens", err)
+	}
+	claimID, err := mintToken(s.o.Random)
+	if err != nil {
+		return gameinstance.Record{}, nil, internal("mint claim id", err)
+	}
+	now := s.o.Now()
+	return gameinstance.Record{
+		GameInstanceID:       spec.GameInstanceID,
+		State:                gameinstance.StateAllocating,
+		Fingerprint:          spec.Fingerprint,
+		Environment:          spec.Environment,
+		ArmadaSet:            spec.ArmadaSet,
+		PartnerGameTokenHash: gameinstance.HashToken(tokens[0][0]),
+		CandidateTokenHashes: candidateHashes(spec, tokens),
+		ClaimID:              claimID,
+		LatencyRelaxed:       spec.LatencyRelaxed,
+		LeaseExpiresAt:       now.Add(s.o.Lease),
+		CreatedAt:            now,
+		UpdatedAt:            now,
+		ExpiresAt:            now.Add(s.o.Retention),
+		// The health sweep watches the claim from the start, so a claim
+		// whose outcome is never recorded cannot stay Allocating forever.
+		// An Allocated outcome keeps this deadline: the index entry is
+		// written once, not moved.
+		HealthDeadline: now.Add(s.o.LinkTimeout),
+	}, tokens, nil
+}
+
+// stepTokens is the link-back credential of every try of every plan step:
+// [step][0] for its Allocator, [step][1..RoomTries] for the game servers
+// with a free room it may call back. Minted ones all differ: a try that
+// times out may still have a server (or a session) holding its token, and
+// with its own token that orphan cannot link to the instance another
+// server holds. A caller's token is used for every try.
+func (s *Service) stepTokens(spec Spec) ([][]string, error) {
+	perStep := 1
+	if s.o.Rooms != nil && !spec.Fingerprint.Dedicated {
+		perStep += RoomTries
+	}
+	tokens := make([][]string, max(len(spec.Plan), 1))
+	for i := range tokens {
+		tokens[i] = make([]string, perStep)
+		for k := range tokens[i] {
+			tokens[i][k] = spec.PartnerGameToken
+			if tokens[i][k] == "" {
+				var err error
+				if tokens[i][k], err = mintToken(s.o.Random); err != nil {
+					return nil, err
+				}
+			}
+		}
+	}
+	return tokens, nil
+}
+
+// candidateHashes are the tokens a server allocated under this claim may
+// hold, kept while the outcome is unknown so an in-doubt claim's server can
+// still link (see lifecycle.Policy.Link). Only minted tokens qualify: a
+// caller's own token proves nothing about which server holds it.
+func candidateHashes(spec Spec, tokens [][]string) []string {
+	if spec.PartnerGameToken != "" {
+		return nil
+	}
+	var hashes []string
+	for _, step := range tokens {
+		for _, t := range step {
+			hashes = append(hashes, gameinstance.HashToken(t))
+		}
+	}
+	return hashes
+}
