@@ -166,21 +166,11 @@ func (a *AgonesSDK) gameSession(ann map[string]string) *gameinstance.GameSession
 			gs.MaximumPlayerSessionCount, found = &n, true
 		}
 	}
-	for i := 0; ; i++ {
-		key, ok := at("GameProperties." + strconv.Itoa(i) + ".Key")
-		if !ok {
-			break
-		}
-		value, _ := at("GameProperties." + strconv.Itoa(i) + ".Value")
-		gs.Properties, found = append(gs.Properties, gameinstance.GameProperty{Key: key, Value: value}), true
+	for _, p := range flattenedPairs(at, "GameProperties", "Key", "Value") {
+		gs.Properties, found = append(gs.Properties, gameinstance.GameProperty{Key: p[0], Value: p[1]}), true
 	}
-	for i := 0; ; i++ {
-		player, ok := at("DesiredPlayerSessions." + strconv.Itoa(i) + ".PlayerId")
-		if !ok {
-			break
-		}
-		data, _ := at("DesiredPlayerSessions." + strconv.Itoa(i) + ".PlayerData")
-		gs.DesiredPlayerSessions, found = append(gs.DesiredPlayerSessions, gameinstance.PlayerSession{PlayerID: player, PlayerData: data}), true
+	for _, p := range flattenedPairs(at, "DesiredPlayerSessions", "PlayerId", "PlayerData") {
+		gs.DesiredPlayerSessions, found = append(gs.DesiredPlayerSessions, gameinstance.PlayerSession{PlayerID: p[0], PlayerData: p[1]}), true
 	}
 	if !found {
 		return nil
@@ -238,4 +228,20 @@ func AgonesSDKFromEnv(getenv func(string) string) (*AgonesSDK, error) {
 		port = p
 	}
 	return &AgonesSDK{URL: "http://localhost:" + strconv.Itoa(port), Prefix: AgonesSDKAnnotationPrefix + annotation}, nil
+}
+
+// flattenedPairs reads a list of two-field objects as the sidecar flattens
+// it (list.0.first, list.0.second, list.1.first, ...), up to the first
+// index without its first field.
+func flattenedPairs(at func(string) (string, bool), list, first, second string) [][2]string {
+	var out [][2]string
+	for i := 0; ; i++ {
+		prefix := list + "." + strconv.Itoa(i) + "."
+		a, ok := at(prefix + first)
+		if !ok {
+			return out
+		}
+		b, _ := at(prefix + second)
+		out = append(out, [2]string{a, b})
+	}
 }
