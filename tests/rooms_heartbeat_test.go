@@ -157,11 +157,11 @@ func TestRoomsServerBeatsFoldIntoReads(t *testing.T) {
 		}
 	}
 	// A beat only from a session the server lists; it moves every one of them.
-	if err := records.BeatServer(ctx, "192.0.2.1:7777", "fold-x", now); !errors.Is(err, gameinstance.ErrNotFound) {
+	if _, err := records.BeatServer(ctx, "192.0.2.1:7777", "fold-x", now); !errors.Is(err, gameinstance.ErrNotFound) {
 		t.Fatalf("a beat from a session the server does not list: %v, want ErrNotFound", err)
 	}
-	if err := records.BeatServer(ctx, "192.0.2.1:7777", "fold-a1", now); err != nil {
-		t.Fatal(err)
+	if sessions, err := records.BeatServer(ctx, "192.0.2.1:7777", "fold-a1", now); err != nil || !slices.Equal(slices.Sorted(slices.Values(sessions)), []string{"fold-a1", "fold-a2"}) {
+		t.Fatalf("the beat answered sessions %v (%v), want the server's two", sessions, err)
 	}
 	if r, err := records.Get(ctx, "fold-a2"); err != nil || !r.LastHeartbeatAt.Equal(now) {
 		t.Errorf("after the beat fold-a2 reads with heartbeat %v (%v), want %v", r.LastHeartbeatAt, err, now)

@@ -185,17 +185,6 @@ func (f *fakeStore) Heartbeat(_ context.Context, id, tokenHash string, now time.
 	return f.beat(id, func(r gameinstance.Record) bool { return r.PartnerGameTokenHash == tokenHash }, now)
 }
 
-// RoomSessions lists a server's sessions, sorted.
-func (f *fakeStore) RoomSessions(_ context.Context, address string) ([]string, error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	gs := f.servers[address]
-	if gs == nil {
-		return nil, gameinstance.ErrNotFound
-	}
-	return slices.Sorted(maps.Keys(gs.sessions)), nil
-}
-
 func (f *fakeStore) beat(id string, guard func(gameinstance.Record) bool, now time.Time) (gameinstance.Record, bool, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -235,17 +224,18 @@ func (f *fakeStore) fold(r gameinstance.Record) gameinstance.Record {
 	return r
 }
 
-// BeatServer applies the store's condition: session holds a room there.
-func (f *fakeStore) BeatServer(_ context.Context, address, session string, now time.Time) error {
+// BeatServer applies the store's condition (session holds a room there)
+// and returns the server's sessions, sorted.
+func (f *fakeStore) BeatServer(_ context.Context, address, session string, now time.Time) ([]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.beats++
 	gs := f.servers[address]
 	if gs == nil || !gs.sessions[session] {
-		return gameinstance.ErrNotFound
+		return nil, gameinstance.ErrNotFound
 	}
 	gs.beatAt = now
-	return nil
+	return slices.Sorted(maps.Keys(gs.sessions)), nil
 }
 
 // PutRoom applies the store's semantics: the instance's version

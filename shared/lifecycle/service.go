@@ -42,15 +42,13 @@ type Store interface {
 	PutRoom(ctx context.Context, rec gameinstance.Record, change gameinstance.RoomChange) (gameinstance.Record, error)
 	// ChangeRoom applies change to the game server's record alone.
 	ChangeRoom(ctx context.Context, change gameinstance.RoomChange) error
-	// RoomSessions lists the sessions holding a room on the game server at
-	// address (gameinstance.ErrNotFound: no such server, or no rooms).
-	RoomSessions(ctx context.Context, address string) ([]string, error)
 	// BeatServer records a heartbeat of the game server at address for all
 	// the sessions holding a room there, in one write of the server's
 	// record, applied only while session holds a room there
-	// (gameinstance.ErrNotFound otherwise). Get and HealthOf count it as
-	// each of those sessions' heartbeat.
-	BeatServer(ctx context.Context, address, session string, now time.Time) error
+	// (gameinstance.ErrNotFound otherwise: no such server, or no rooms),
+	// and returns those sessions. Get and HealthOf count it as each of
+	// those sessions' heartbeat.
+	BeatServer(ctx context.Context, address, session string, now time.Time) ([]string, error)
 }
 
 // Service applies lifecycle calls.

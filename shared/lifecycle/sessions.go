@@ -23,10 +23,7 @@ func (s *Service) HeartbeatSessions(ctx context.Context, id, token string) (rec 
 		return rec, nil, err
 	}
 	server := rec.RoomServer
-	ids, err := s.Store.RoomSessions(ctx, server)
-	if err == nil {
-		err = s.Store.BeatServer(ctx, server, id, s.now())
-	}
+	ids, err := s.Store.BeatServer(ctx, server, id, s.now())
 	switch {
 	case errors.Is(err, gameinstance.ErrNotFound):
 		return rec, nil, nil // no server record, or the caller's room is gone

@@ -141,7 +141,7 @@ func TestSweepCountsTheServersBeatForItsSessions(t *testing.T) {
 				now := sweepT0.Add(time.Duration(m) * time.Minute)
 				for at := now.Add(-time.Minute).Add(p.Period); !at.After(now); at = at.Add(p.Period) {
 					if at.Before(stop) {
-						if err := f.BeatServer(context.Background(), roomAddress, "s-1", at); err != nil {
+						if _, err := f.BeatServer(context.Background(), roomAddress, "s-1", at); err != nil {
 							t.Fatal(err)
 						}
 					}

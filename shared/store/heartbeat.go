@@ -68,27 +68,3 @@ func (s *GameInstances) beat(ctx context.Context, id string, guard beatGuard, no
 	rec, err = decode(out.Attributes)
 	return rec, err == nil, err
 }
-
-// RoomSessions lists the sessions holding a room on the game server at
-// address: one eventually consistent read of that attribute alone (the
-// record's callback token is not read). A session that joined a moment
-// ago may be missing; the next heartbeat lists it. ErrNotFound: no such
-// server (or no game servers table).
-func (s *GameInstances) RoomSessions(ctx context.Context, address string) ([]string, error) {
-	if s.servers == nil {
-		return nil, gameinstance.ErrNotFound
-	}
-	out, err := s.db.GetItem(ctx, &dynamodb.GetItemInput{TableName: aws.String(s.servers.table), Key: serverKey(address),
-		ProjectionExpression: aws.String("#s"), ExpressionAttributeNames: map[string]string{"#s": "sessions"}})
-	if err != nil {
-		return nil, fmt.Errorf("read the sessions of game server %s: %w", address, err)
-	}
-	if out.Item == nil {
-		return nil, gameinstance.ErrNotFound
-	}
-	ss, _ := out.Item["sessions"].(*types.AttributeValueMemberSS)
-	if ss == nil {
-		return nil, nil
-	}
-	return ss.Value, nil
-}

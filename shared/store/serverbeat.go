@@ -23,32 +23,39 @@ import (
 // heartbeat they saw when each session's record was written.
 
 // BeatServer records a heartbeat, at now, of the game server at address
-// for all the sessions holding a room there: one conditional UpdateItem
-// of its record (lastBeatAt, and the expiry pushed out as by every write),
-// applied only while session holds a room there. ErrNotFound: no such
-// server, or session holds no room on it (or no rooms are kept). A write
-// saved with its reply lost is retried as is: setting the same beat twice
-// is the same beat.
-func (s *GameInstances) BeatServer(ctx context.Context, address, session string, now time.Time) error {
+// for all the sessions holding a room there, and returns those sessions:
+// one conditional UpdateItem of its record (lastBeatAt, and the expiry
+// pushed out as by every write), applied only while session holds a room
+// there. The sessions come back in the write's UPDATED_NEW image (set to
+// themselves), so no read precedes it and nothing else of the record (not
+// its callback token) comes back. ErrNotFound: no such server, or session
+// holds no room on it (or no rooms are kept). A write saved with its reply
+// lost is retried as is: setting the same beat twice is the same beat.
+func (s *GameInstances) BeatServer(ctx context.Context, address, session string, now time.Time) ([]string, error) {
 	if s.servers == nil {
-		return gameinstance.ErrNotFound
+		return nil, gameinstance.ErrNotFound
 	}
 	g := s.servers
 	e := newExpr()
+	sessions := e.name("sessions")
 	e.set = append(e.set, e.name("lastBeatAt")+" = "+e.str("beat", FormatTime(now)),
-		e.name("expiresAt")+" = "+e.num("expires", now.Add(g.retention).Unix()))
-	_, err := g.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(g.table), Key: serverKey(address),
+		e.name("expiresAt")+" = "+e.num("expires", now.Add(g.retention).Unix()), sessions+" = "+sessions)
+	out, err := g.db.UpdateItem(ctx, &dynamodb.UpdateItemInput{TableName: aws.String(g.table), Key: serverKey(address),
 		UpdateExpression:         aws.String(e.update()),
-		ConditionExpression:      aws.String("contains(" + e.name("sessions") + ", " + e.str("session", session) + ")"),
-		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values})
+		ConditionExpression:      aws.String("contains(" + sessions + ", " + e.str("session", session) + ")"),
+		ExpressionAttributeNames: e.names, ExpressionAttributeValues: e.values, ReturnValues: types.ReturnValueUpdatedNew})
 	var ccf *types.ConditionalCheckFailedException
 	if errors.As(err, &ccf) {
-		return gameinstance.ErrNotFound
+		return nil, gameinstance.ErrNotFound
 	}
 	if err != nil {
-		return fmt.Errorf("heartbeat of game server %s: %w", address, err)
+		return nil, fmt.Errorf("heartbeat of game server %s: %w", address, err)
 	}
-	return nil
+	ss, _ := out.Attributes["sessions"].(*types.AttributeValueMemberSS)
+	if ss == nil {
+		return nil, nil
+	}
+	return ss.Value, nil
 }
 
 // serverBeat is what a game server's record says of its sessions'
