@@ -5,6 +5,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -87,11 +89,7 @@ func (r *reader) allocators(name, defaultURL, defaultSecret string) map[string]A
 		r.problem("%s lists %d regions, at most %d are allowed", name, len(doc), maxAllocators)
 		return nil
 	}
-	keys := make([]string, 0, len(doc))
-	for k := range doc {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
+	keys := slices.Sorted(maps.Keys(doc))
 	out := make(map[string]Allocator, len(doc))
 	var problems []string
 	for _, key := range keys {

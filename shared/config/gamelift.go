@@ -3,7 +3,8 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
@@ -104,11 +105,7 @@ func (r *reader) gameLiftQueues(name, fallback string) map[string]GameLiftQueue 
 			`"gameServerVersion": "env::armadaSet", "playerLatencyPolicies": [...]}}: %v`, name, err)
 		return nil
 	}
-	names := make([]string, 0, len(doc))
-	for n := range doc {
-		names = append(names, n)
-	}
-	sort.Strings(names)
+	names := slices.Sorted(maps.Keys(doc))
 	queues := make(map[string]GameLiftQueue, len(doc))
 	for _, n := range names {
 		q := doc[n].GameLiftQueue
